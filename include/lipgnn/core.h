@@ -1,0 +1,141 @@
+/*
+ * lipgnn/core.h: status codes, error messages, the allocator hook, the seeded
+ * random number generator, the OpenBLAS core-type check and the version.
+ *
+ * Part of the umbrella header <lipgnn.h>; include that one.
+ */
+#ifndef LIPGNN_CORE_H
+#define LIPGNN_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lipgnn/version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Index type for nodes, edges and non-zeros: 64-bit, so no count overflows
+ * past 2^31 edges (CXSparse's cs_dl_* use the same width). */
+typedef int64_t lg_idx;
+
+/* ------------------------------------------------------------------------- */
+/* Status codes                                                               */
+/* ------------------------------------------------------------------------- */
+
+/* Every fallible function returns one of these; LG_OK is 0. The thread's last
+ * error message (lg_last_error) says what exactly went wrong. */
+typedef enum lg_status {
+    LG_OK = 0,
+    LG_ENOMEM,       /* an allocation failed                                  */
+    LG_EINVAL,       /* a caller's argument is invalid                        */
+    LG_EIO,          /* a file could not be opened, read or written          */
+    LG_EPARSE,       /* an input file is malformed                            */
+    LG_ERANGE,       /* a value is out of its allowed range                   */
+    LG_ENOTFOUND,    /* a named thing (data set, file, variable) is absent    */
+    LG_EIGRAPH,      /* igraph reported an error                              */
+    LG_ESPARSE,      /* CXSparse reported an error                            */
+    LG_ENUMERIC,     /* a NaN or infinity where finite values are required   */
+    LG_EUNSUPPORTED, /* a valid request this build or version does not handle */
+    LG_STATUS_COUNT
+} lg_status;
+
+/* The fixed name of a status ("LG_EPARSE" ...). Never NULL. */
+const char *lg_status_name(lg_status s);
+
+/* A short fixed description of a status ("malformed input" ...). Never NULL. */
+const char *lg_strerror(lg_status s);
+
+/* The calling thread's last error message: what went wrong, naming the file,
+ * the line and the value where there is one. Empty after lg_clear_error().
+ * The buffer is thread-local and valid until the thread's next failing call. */
+const char *lg_last_error(void);
+
+/* Empties the calling thread's last error message. */
+void lg_clear_error(void);
+
+/* ------------------------------------------------------------------------- */
+/* Allocator hook                                                             */
+/* ------------------------------------------------------------------------- */
+
+/* The library allocates only through these. A setting to be made before any
+ * other call (it is global, not thread-safe). NULL fields restore the C
+ * library's functions; lg_set_allocator(NULL) restores all four. */
+typedef struct lg_allocator {
+    void *(*malloc_fn)(size_t size);
+    void *(*calloc_fn)(size_t count, size_t size);
+    void *(*realloc_fn)(void *ptr, size_t size);
+    void (*free_fn)(void *ptr);
+} lg_allocator;
+
+void lg_set_allocator(const lg_allocator *a);
+
+/* ------------------------------------------------------------------------- */
+/* Random numbers                                                             */
+/* ------------------------------------------------------------------------- */
+
+/* A seeded generator (xoshiro256**, seeded through splitmix64). Same seed, same
+ * sequence, on every platform. One per user; it holds no hidden global state. */
+typedef struct lg_rng {
+    uint64_t s[4]; /* generator state */
+} lg_rng;
+
+/* Seeds rng from a 64-bit seed. */
+void lg_rng_seed(lg_rng *rng, uint64_t seed);
+
+/* Next 64 random bits. */
+uint64_t lg_rng_next(lg_rng *rng);
+
+/* Uniform float in [0, 1), 24 random bits. */
+float lg_rng_float(lg_rng *rng);
+
+/* Uniform double in [0, 1), 53 random bits. */
+double lg_rng_double(lg_rng *rng);
+
+/* Uniform integer in [0, n), unbiased (rejection); n must be > 0. */
+uint64_t lg_rng_below(lg_rng *rng, uint64_t n);
+
+/* In-place uniform random permutation of v[0..n) (Fisher-Yates). */
+void lg_rng_shuffle(lg_rng *rng, lg_idx *v, lg_idx n);
+
+/* A stateless mix of a 64-bit key into 64 well-spread bits (splitmix64's
+ * finaliser). Counter-based randomness: hash(seed ^ f(epoch, edge)) gives the
+ * same bits whatever the number of threads. */
+uint64_t lg_hash64(uint64_t key);
+
+/* ------------------------------------------------------------------------- */
+/* OpenBLAS core type                                                         */
+/* ------------------------------------------------------------------------- */
+
+/* What OpenBLAS chose against what this CPU can run. Debian's OpenBLAS 0.3.21
+ * mis-detects recent AVX-512 CPUs (as "Prescott" or "Haswell") and its sgemm
+ * then runs 2-5x slower; OPENBLAS_CORETYPE, read when the library loads,
+ * overrides the choice. */
+typedef struct lg_blas_info {
+    char current[32];   /* openblas_get_corename() of the loaded library      */
+    char best[32];      /* best core type for this CPU (CPUID), "" if unknown */
+    int user_set;       /* 1 if OPENBLAS_CORETYPE is set in the environment   */
+    int recommend;      /* 1 if current is slower than best and !user_set     */
+    int threads;        /* OpenBLAS's thread count                            */
+} lg_blas_info;
+
+/* Fills info. CPU features come from CPUID (__builtin_cpu_supports), so under
+ * valgrind, which masks AVX-512, the best type is one valgrind can execute.
+ * To apply a recommendation, set OPENBLAS_CORETYPE=info.best before OpenBLAS
+ * loads (for a program: in the environment, or by re-executing itself). */
+void lg_blas_check(lg_blas_info *info);
+
+/* ------------------------------------------------------------------------- */
+/* Version                                                                    */
+/* ------------------------------------------------------------------------- */
+
+/* The library's version, "MAJOR.MINOR.PATCH" (LG_VERSION_STRING of the build
+ * that made the library, which may differ from the header's). */
+const char *lg_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIPGNN_CORE_H */

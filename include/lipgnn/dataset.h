@@ -1,0 +1,102 @@
+/*
+ * lipgnn/dataset.h: node-classification data sets: the directory loader
+ * (Matrix Market graph and features, labels, splits), feature matrices, and the
+ * TREES generator.
+ *
+ * Part of the umbrella header <lipgnn.h>; include that one.
+ */
+#ifndef LIPGNN_DATASET_H
+#define LIPGNN_DATASET_H
+
+#include "lipgnn/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How a feature matrix is stored. */
+typedef enum lg_feat_kind {
+    LG_FEAT_DENSE = 0,  /* n x d row-major values                          */
+    LG_FEAT_SPARSE = 1, /* compressed rows: p, j, x                        */
+} lg_feat_kind;
+
+/* An n x d node-feature matrix, dense or sparse (Cora's are 1.3% dense: they
+ * stay sparse so that a model's first product is sparse x dense). */
+typedef struct lg_features {
+    lg_idx n;          /* rows (nodes)                                      */
+    lg_idx d;          /* columns (features)                                */
+    lg_feat_kind kind; /* storage                                           */
+    lg_idx nnz;        /* stored values: n*d if dense                       */
+    float *x;          /* DENSE: n*d values; SPARSE: nnz values             */
+    lg_idx *p;         /* SPARSE: n+1 row pointers; NULL if dense           */
+    lg_idx *j;         /* SPARSE: nnz column ids, ascending in a row; NULL if dense */
+} lg_features;
+
+/* Frees f and its arrays; NULL is a no-op. */
+void lg_features_free(lg_features *f);
+
+/* A node-classification data set. Node ids are 0-based. */
+typedef struct lg_dataset {
+    char *name;          /* the directory's base name, or "trees-d<D>"            */
+    lg_graph *graph;     /* in-neighbour CSR as the files give it (self-loops not added) */
+    lg_features *features; /* n x d node features                                 */
+    int32_t *labels;     /* n class ids in [0, n_classes), -1 = no label          */
+    int32_t n_classes;   /* number of classes                                     */
+    lg_idx *train;       /* n_train node ids of the training split               */
+    lg_idx *val;         /* n_val node ids of the validation split (may be 0)    */
+    lg_idx *test;        /* n_test node ids of the test split                    */
+    lg_idx n_train, n_val, n_test;
+    lg_idx n_graphs;     /* graphs in the disjoint union: 1, or the TREES count  */
+    lg_idx *graph_ptr;   /* n_graphs+1: graph g owns nodes [graph_ptr[g], graph_ptr[g+1]) */
+    lg_idx *roots;       /* TREES: the root of each tree (n_graphs); NULL otherwise */
+} lg_dataset;
+
+/* Loads the data set in directory dir:
+ *   graph.mtx    Matrix Market `coordinate pattern symmetric|general` n x n
+ *                (symmetric: lower triangle, both directions made; general:
+ *                entry (i, j) is the edge i -> j), 1-based; or, instead,
+ *   edges.txt    one `u v` pair a line, 0-based, edge u -> v;
+ *   features.mtx `coordinate real general` (kept sparse) or `array real general`
+ *                (dense, column-major in the file), n x d;
+ *   labels.txt   n lines, a class id >= 0 or -1 (no label);
+ *   train.txt, val.txt, test.txt: node ids, one a line (val.txt may be absent).
+ * n is the number of lines of labels.txt; every header must agree with it, and
+ * no size declared in a header is allocated before it is checked against the
+ * file's length. Bad input is LG_EIO or LG_EPARSE/LG_ERANGE/LG_ENUMERIC, with
+ * lg_last_error() naming the file, the line and what is wrong. O(file sizes). */
+lg_status lg_dataset_load(lg_dataset **out, const char *dir);
+
+/* Resolves a data-set name to a directory: $LIPGNN_DATA/name. Writes the path
+ * into buf (cap bytes). LG_ENOTFOUND with a message saying so when LIPGNN_DATA
+ * is unset or the directory does not exist; LG_EINVAL for a name holding '/'. */
+lg_status lg_dataset_resolve(const char *name, char *buf, size_t cap);
+
+/* Frees ds and everything it owns; NULL is a no-op. */
+void lg_dataset_free(lg_dataset *ds);
+
+/* Options of the TREES generator. */
+typedef struct lg_trees_opts {
+    int depth;             /* d in 2..10: 2^(d+1)-1 nodes, 2^d classes per tree */
+    lg_idx count;          /* number of trees (the paper: 5000)                  */
+    uint64_t seed;         /* everything random derives from it                  */
+    double train_fraction; /* share of trees in the training split (0.8)        */
+} lg_trees_opts;
+
+/* Defaults: depth 3, 5000 trees, seed 0, train fraction 0.8. */
+void lg_trees_opts_default(lg_trees_opts *o);
+
+/* Generates TREES (Dasoulas et al. 2021, section 7.2, after Alon & Yahav 2021;
+ * ../docs/trees-spec.md): count full binary trees of depth d, built with igraph,
+ * in one disjoint union. Green leaves carry [one-hot key | one-hot label], the
+ * root [one-hot key | 0], interior nodes zeros; features are sparse, width
+ * 2 * 2^d. Edges go child -> parent, self-loops added. labels[root] is the
+ * label of the leaf whose key equals the root's; other nodes are -1. train and
+ * test list roots (split stratified by label where possible), val is empty.
+ * Deterministic for a seed. O(count * 2^d). */
+lg_status lg_trees_generate(lg_dataset **out, const lg_trees_opts *o);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIPGNN_DATASET_H */

@@ -1,0 +1,65 @@
+/* Shared pieces of the lipgnn command-line tool. */
+#ifndef LG_CLI_H
+#define LG_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "lipgnn.h"
+
+/* Exit statuses of the CLI. */
+enum {
+    LG_EXIT_OK = 0,
+    LG_EXIT_FAIL = 1,     /* a run failed (out of memory, internal error)     */
+    LG_EXIT_USAGE = 2,    /* bad option, bad value, or bad input data         */
+    LG_EXIT_EXPLODED = 3, /* training stopped on a gradient explosion         */
+};
+
+/* Where a command's data set comes from: exactly one of data, dataset, trees. */
+typedef struct lg_cli_data {
+    const char *data;     /* --data DIR                                       */
+    const char *dataset;  /* --dataset NAME, under $LIPGNN_DATA               */
+    int trees;            /* --trees DEPTH (0 = not given)                    */
+    long long trees_count; /* --trees-count N                                 */
+    uint64_t seed;        /* --seed S                                         */
+} lg_cli_data;
+
+/* The program name for messages ("lipgnn"). */
+extern const char *lg_cli_prog;
+
+/* Prints "lipgnn CMD: <message>" on stderr. */
+void lg_cli_errorf(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Strict number parsing: the whole string, within [lo, hi]; on failure prints
+ * an error naming the option and returns -1. */
+int lg_cli_parse_ll(const char *cmd, const char *opt, const char *s, long long lo, long long hi,
+                    long long *out);
+int lg_cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t *out);
+int lg_cli_parse_double(const char *cmd, const char *opt, const char *s, double lo, double hi,
+                        double *out);
+
+/* Handles one data option (--data, --dataset, --trees, --trees-count, --seed)
+ * if `name` is one: returns 1 if handled, 0 if not a data option, -1 on a bad
+ * value (message printed). */
+int lg_cli_data_option(const char *cmd, lg_cli_data *d, const char *name, const char *value);
+
+/* Checks that exactly one source is given (message printed, -1 otherwise). */
+int lg_cli_data_check(const char *cmd, const lg_cli_data *d);
+
+/* Loads the data set described by d. On failure prints the library's message
+ * and returns the exit status to use. */
+int lg_cli_data_load(const char *cmd, const lg_cli_data *d, lg_dataset **out);
+
+/* The help lines of the data options. */
+extern const char lg_cli_data_help[];
+
+/* The exit status for a library status (data errors -> 2, others -> 1). */
+int lg_cli_exit_for(lg_status st);
+
+/* JSON output: a string with escapes. */
+void lg_json_string(FILE *f, const char *s);
+
+/* Subcommands: each returns the process exit status. */
+int lg_cmd_info(int argc, char **argv);
+
+#endif

@@ -1,0 +1,156 @@
+/* Option parsing helpers and data-set loading shared by the subcommands. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+const char *lg_cli_prog = "lipgnn";
+
+void lg_cli_errorf(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    fprintf(stderr, "%s%s%s: ", lg_cli_prog, cmd ? " " : "", cmd ? cmd : "");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int lg_cli_parse_ll(const char *cmd, const char *opt, const char *s, long long lo, long long hi,
+                    long long *out) {
+    char *end = NULL;
+    errno = 0;
+    long long v = (s && *s) ? strtoll(s, &end, 10) : 0;
+    if (!s || !*s || errno || *end) {
+        lg_cli_errorf(cmd, "%s: '%s' is not an integer", opt, s ? s : "");
+        return -1;
+    }
+    if (v < lo || v > hi) {
+        lg_cli_errorf(cmd, "%s: %lld is outside %lld..%lld", opt, v, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int lg_cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t *out) {
+    char *end = NULL;
+    errno = 0;
+    if (!s || !*s || *s == '-') {
+        lg_cli_errorf(cmd, "%s: '%s' is not a non-negative integer", opt, s ? s : "");
+        return -1;
+    }
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end) {
+        lg_cli_errorf(cmd, "%s: '%s' is not a non-negative integer", opt, s);
+        return -1;
+    }
+    *out = (uint64_t)v;
+    return 0;
+}
+
+int lg_cli_parse_double(const char *cmd, const char *opt, const char *s, double lo, double hi,
+                        double *out) {
+    char *end = NULL;
+    errno = 0;
+    double v = (s && *s) ? strtod(s, &end) : 0;
+    if (!s || !*s || errno || *end || !isfinite(v)) {
+        lg_cli_errorf(cmd, "%s: '%s' is not a finite number", opt, s ? s : "");
+        return -1;
+    }
+    if (v < lo || v > hi) {
+        lg_cli_errorf(cmd, "%s: %g is outside [%g, %g]", opt, v, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+const char lg_cli_data_help[] =
+    "Data (exactly one of --data, --dataset, --trees):\n"
+    "  --data DIR          a data-set directory (graph.mtx or edges.txt, features.mtx,\n"
+    "                      labels.txt, train.txt, val.txt, test.txt)\n"
+    "  --dataset NAME      the directory NAME under $LIPGNN_DATA (e.g. cora, pubmed)\n"
+    "  --trees DEPTH       the synthetic TREES problem of depth 2..10 (built in)\n"
+    "  --trees-count N     number of trees (default 5000)\n"
+    "  --seed S            seed of everything random (default 0)\n";
+
+int lg_cli_data_option(const char *cmd, lg_cli_data *d, const char *name, const char *value) {
+    long long v;
+    if (strcmp(name, "data") == 0) { d->data = value; return 1; }
+    if (strcmp(name, "dataset") == 0) { d->dataset = value; return 1; }
+    if (strcmp(name, "trees") == 0) {
+        if (lg_cli_parse_ll(cmd, "--trees", value, 2, 10, &v)) return -1;
+        d->trees = (int)v;
+        return 1;
+    }
+    if (strcmp(name, "trees-count") == 0) {
+        if (lg_cli_parse_ll(cmd, "--trees-count", value, 1, 100000000, &v)) return -1;
+        d->trees_count = v;
+        return 1;
+    }
+    if (strcmp(name, "seed") == 0) return lg_cli_parse_u64(cmd, "--seed", value, &d->seed) ? -1 : 1;
+    return 0;
+}
+
+int lg_cli_data_check(const char *cmd, const lg_cli_data *d) {
+    int k = (d->data != NULL) + (d->dataset != NULL) + (d->trees != 0);
+    if (k != 1) {
+        lg_cli_errorf(cmd, k ? "give only one of --data, --dataset and --trees"
+                             : "no data set: give --data DIR, --dataset NAME or --trees DEPTH");
+        return -1;
+    }
+    if (d->trees_count && !d->trees) {
+        lg_cli_errorf(cmd, "--trees-count goes with --trees");
+        return -1;
+    }
+    return 0;
+}
+
+int lg_cli_exit_for(lg_status st) {
+    switch (st) {
+    case LG_OK: return LG_EXIT_OK;
+    case LG_EINVAL: case LG_EIO: case LG_EPARSE: case LG_ERANGE: case LG_ENOTFOUND:
+    case LG_ENUMERIC: case LG_EUNSUPPORTED:
+        return LG_EXIT_USAGE;
+    default: return LG_EXIT_FAIL;
+    }
+}
+
+int lg_cli_data_load(const char *cmd, const lg_cli_data *d, lg_dataset **out) {
+    lg_status st;
+    *out = NULL;
+    if (d->trees) {
+        lg_trees_opts o;
+        lg_trees_opts_default(&o);
+        o.depth = d->trees;
+        if (d->trees_count) o.count = d->trees_count;
+        o.seed = d->seed;
+        st = lg_trees_generate(out, &o);
+    } else if (d->dataset) {
+        char path[4096];
+        st = lg_dataset_resolve(d->dataset, path, sizeof path);
+        if (st == LG_OK) st = lg_dataset_load(out, path);
+    } else {
+        st = lg_dataset_load(out, d->data);
+    }
+    if (st != LG_OK) {
+        lg_cli_errorf(cmd, "%s", lg_last_error()[0] ? lg_last_error() : lg_strerror(st));
+        return lg_cli_exit_for(st);
+    }
+    return LG_EXIT_OK;
+}
+
+void lg_json_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
+        else if (*p == '\n') fputs("\\n", f);
+        else if (*p == '\t') fputs("\\t", f);
+        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+        else fputc(*p, f);
+    }
+    fputc('"', f);
+}

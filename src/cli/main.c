@@ -1,0 +1,79 @@
+/*
+ * lipgnn: the command-line tool. main() fixes the OpenBLAS core type if needed
+ * (see lg_cli_blas_fix) and dispatches to the subcommands.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+static const char lg__usage[] =
+    "Usage: lipgnn COMMAND [OPTIONS]\n"
+    "Graph neural networks with Lipschitz-normalised attention.\n"
+    "\n"
+    "Commands:\n"
+    "  info        describe a data set (nodes, edges, features, classes, splits, degrees)\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help     this help; `lipgnn COMMAND --help` for a command's options\n"
+    "  -V, --version  the version, and the OpenBLAS core type in use\n"
+    "\n"
+    "Environment:\n"
+    "  LIPGNN_DATA        directory that --dataset NAME looks in (e.g. holding cora/, pubmed/)\n"
+    "  OPENBLAS_CORETYPE  OpenBLAS kernel family. When unset and OpenBLAS picks a slower\n"
+    "                     one than the CPU supports (Debian's 0.3.21 on AVX-512 CPUs),\n"
+    "                     lipgnn restarts itself with the best one and says so on stderr.\n"
+    "  OMP_NUM_THREADS    threads of lipgnn's own kernels (default: all cores)\n"
+    "\n"
+    "Exit status: 0 success, 1 failure, 2 bad usage or bad input data.\n";
+
+/* Debian's OpenBLAS 0.3.21 picks a generic kernel on AVX-512 CPUs and then runs
+ * sgemm 2-5x slower. OPENBLAS_CORETYPE is only read when OpenBLAS loads, which
+ * happens before main(): so when it is unset and a better core exists, set it
+ * and re-execute this program, once, saying so. A core type the user set is
+ * never touched. */
+static void lg_cli_blas_fix(char **argv) {
+    lg_blas_info bi;
+    lg_blas_check(&bi);
+    if (!bi.recommend || getenv("LIPGNN_BLAS_REEXEC")) return;
+    fprintf(stderr,
+            "lipgnn: OpenBLAS selected its '%s' kernels, but this CPU runs '%s' (sgemm up to 5x "
+            "faster); restarting with OPENBLAS_CORETYPE=%s (set OPENBLAS_CORETYPE yourself to "
+            "choose another)\n",
+            bi.current, bi.best, bi.best);
+    fflush(stderr);
+    if (setenv("OPENBLAS_CORETYPE", bi.best, 1) != 0 || setenv("LIPGNN_BLAS_REEXEC", bi.current, 1) != 0)
+        return;
+    execv("/proc/self/exe", argv);
+    /* exec failed: carry on with the slower kernels rather than fail */
+    fprintf(stderr, "lipgnn: could not restart (continuing with OpenBLAS '%s')\n", bi.current);
+    unsetenv("OPENBLAS_CORETYPE");
+}
+
+static int lg_cli_version(void) {
+    lg_blas_info bi;
+    lg_blas_check(&bi);
+    const char *fixed = getenv("LIPGNN_BLAS_REEXEC");
+    printf("lipgnn %s\n", lg_version());
+    printf("OpenBLAS core: %s (best for this CPU: %s; %s)\n", bi.current, bi.best[0] ? bi.best : "unknown",
+           fixed ? "set by lipgnn" : (bi.user_set ? "set by OPENBLAS_CORETYPE" : "detected by OpenBLAS"));
+    return LG_EXIT_OK;
+}
+
+int main(int argc, char **argv) {
+    lg_cli_blas_fix(argv);
+    if (argc < 2) {
+        fputs(lg__usage, stderr);
+        return LG_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        fputs(lg__usage, stdout);
+        return LG_EXIT_OK;
+    }
+    if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version") || !strcmp(cmd, "version")) return lg_cli_version();
+    if (!strcmp(cmd, "info")) return lg_cmd_info(argc - 1, argv + 1);
+    lg_cli_errorf(NULL, "unknown command '%s' (see 'lipgnn --help')", cmd);
+    return LG_EXIT_USAGE;
+}

@@ -1,0 +1,61 @@
+/*
+ * Internal helpers shared by every module: allocation through the hook, error
+ * reporting and the CHECK macros. Not installed; names carry the lg__ prefix.
+ */
+#ifndef LG_CORE_INTERNAL_H
+#define LG_CORE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lipgnn.h"
+
+/* Allocation through the hook (lg_set_allocator). lg__malloc_array and
+ * lg__calloc_array return NULL on count*size overflow; lg__free(NULL) is a
+ * no-op. None of them sets an error message: callers say what failed. */
+void *lg__malloc(size_t size);
+void *lg__calloc(size_t count, size_t size);
+void *lg__realloc(void *ptr, size_t size);
+void *lg__malloc_array(size_t count, size_t size);
+void lg__free(void *ptr);
+
+/* Records a printf-style message as the thread's last error and returns s, so
+ * that `return lg__error(LG_EPARSE, "%s:%ld: ...", file, line);` reads well. */
+lg_status lg__error(lg_status s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Records "out of memory: <what>" and returns LG_ENOMEM. */
+lg_status lg__nomem(const char *what);
+
+/* Propagate a failing status to the caller. */
+#define LG_CHECK(expr)                                                         \
+    do {                                                                       \
+        lg_status lg__s_ = (expr);                                             \
+        if (lg__s_ != LG_OK) return lg__s_;                                    \
+    } while (0)
+
+/* Propagate a failing status through a cleanup label: needs `lg_status st`
+ * and a `fail:` label in scope. */
+#define LG_TRY(expr)                                                           \
+    do {                                                                       \
+        st = (expr);                                                           \
+        if (st != LG_OK) goto fail;                                            \
+    } while (0)
+
+/* Allocate n elements of *p into p, or go to fail with LG_ENOMEM. */
+#define LG_ALLOC(p, n, what)                                                   \
+    do {                                                                       \
+        (p) = lg__malloc_array((size_t)(n) ? (size_t)(n) : 1, sizeof *(p));    \
+        if (!(p)) { st = lg__nomem(what); goto fail; }                         \
+    } while (0)
+
+#define LG_CALLOC(p, n, what)                                                  \
+    do {                                                                       \
+        (p) = lg__calloc((size_t)(n) ? (size_t)(n) : 1, sizeof *(p));          \
+        if (!(p)) { st = lg__nomem(what); goto fail; }                         \
+    } while (0)
+
+#define LG_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define LG_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#endif /* LG_CORE_INTERNAL_H */

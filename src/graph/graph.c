@@ -1,0 +1,259 @@
+/*
+ * The CSR graph of in-neighbour lists (lipgnn/graph.h).
+ *
+ * Construction goes through CXSparse's 64-bit interface (Davis, "Direct
+ * Methods for Sparse Linear Systems", SIAM 2006): the edges j -> i become the
+ * triplet entries (row j, column i) of an n x n pattern, so that column i of
+ * the compressed matrix lists the in-neighbours of i; cs_dl_dupl sums the
+ * duplicates away, and transposing twice sorts every column. The first
+ * transpose is itself the out-neighbour graph.
+ */
+#include <string.h>
+
+#include <cs.h>
+
+#include "core/internal.h"
+
+/* An empty graph struct with arrays for n nodes and nnz edges. */
+static lg_status lg__graph_alloc(lg_graph **out, lg_idx n, lg_idx nnz) {
+    lg_status st = LG_OK;
+    lg_graph *g = NULL;
+    *out = NULL;
+    LG_CALLOC(g, 1, "graph");
+    g->n = n;
+    g->nnz = nnz;
+    LG_CALLOC(g->p, (size_t)n + 1, "graph row pointers");
+    LG_ALLOC(g->j, nnz, "graph neighbour ids");
+    *out = g;
+    return LG_OK;
+fail:
+    lg_graph_free(g);
+    return st;
+}
+
+void lg_graph_free(lg_graph *g) {
+    if (!g) return;
+    lg__free(g->p);
+    lg__free(g->j);
+    lg__free(g);
+}
+
+/* Copies a compressed-column CXSparse matrix into a new lg_graph. */
+static lg_status lg__graph_from_csc(lg_graph **out, const cs_dl *A) {
+    lg_idx n = A->n, nnz = A->p[A->n];
+    LG_CHECK(lg__graph_alloc(out, n, nnz));
+    memcpy((*out)->p, A->p, sizeof(lg_idx) * ((size_t)n + 1));
+    if (nnz) memcpy((*out)->j, A->i, sizeof(lg_idx) * (size_t)nnz);
+    return LG_OK;
+}
+
+static cs_long_t lg__offdiag(cs_long_t i, cs_long_t j, double aij, void *other) {
+    (void)aij;
+    (void)other;
+    return i != j;
+}
+
+lg_status lg_graph_from_edges(lg_graph **out, lg_idx n, lg_idx m, const lg_idx *src,
+                              const lg_idx *dst, unsigned flags) {
+    lg_status st = LG_OK;
+    cs_dl *T = NULL, *C = NULL, *Ct = NULL, *Cs = NULL;
+    if (!out) return lg__error(LG_EINVAL, "lg_graph_from_edges: out is NULL");
+    *out = NULL;
+    if (n < 0 || m < 0) return lg__error(LG_EINVAL, "lg_graph_from_edges: negative size (n=%lld, m=%lld)", (long long)n, (long long)m);
+    if (m > 0 && (!src || !dst)) return lg__error(LG_EINVAL, "lg_graph_from_edges: edge arrays are NULL");
+    if ((flags & LG_GRAPH_ADD_SELF_LOOPS) && (flags & LG_GRAPH_REMOVE_SELF_LOOPS))
+        return lg__error(LG_EINVAL, "lg_graph_from_edges: adding and removing self-loops at once");
+    for (lg_idx e = 0; e < m; e++) {
+        if (src[e] < 0 || src[e] >= n || dst[e] < 0 || dst[e] >= n)
+            return lg__error(LG_ERANGE, "edge %lld (%lld -> %lld) has a node id outside [0, %lld)",
+                             (long long)e, (long long)src[e], (long long)dst[e], (long long)n);
+    }
+    int sym = (flags & LG_GRAPH_SYMMETRIZE) != 0, loops = (flags & LG_GRAPH_ADD_SELF_LOOPS) != 0;
+    lg_idx cap = m * (sym ? 2 : 1) + (loops ? n : 0);
+    T = cs_dl_spalloc(n, n, cap > 0 ? cap : 1, 1, 1);
+    if (!T) return lg__nomem("edge triplets");
+    lg_idx nz = 0;
+    for (lg_idx e = 0; e < m; e++) {
+        /* entry (row = source, column = target): column i lists in-neighbours */
+        T->i[nz] = src[e]; T->p[nz] = dst[e]; T->x[nz++] = 1.0;
+        if (sym) { T->i[nz] = dst[e]; T->p[nz] = src[e]; T->x[nz++] = 1.0; }
+    }
+    if (loops)
+        for (lg_idx i = 0; i < n; i++) { T->i[nz] = i; T->p[nz] = i; T->x[nz++] = 1.0; }
+    T->nz = nz;
+    C = cs_dl_compress(T);
+    if (!C) { st = lg__nomem("compressed graph"); goto fail; }
+    if (!cs_dl_dupl(C)) { st = lg__nomem("duplicate removal"); goto fail; }
+    if ((flags & LG_GRAPH_REMOVE_SELF_LOOPS) && cs_dl_fkeep(C, lg__offdiag, NULL) < 0) {
+        st = lg__error(LG_ESPARSE, "CXSparse cs_dl_fkeep failed");
+        goto fail;
+    }
+    Ct = cs_dl_transpose(C, 0); /* column j: out-neighbours of j, sorted */
+    if (!Ct) { st = lg__nomem("graph transpose"); goto fail; }
+    Cs = cs_dl_transpose(Ct, 0); /* column i: in-neighbours of i, sorted */
+    if (!Cs) { st = lg__nomem("graph transpose"); goto fail; }
+    st = lg__graph_from_csc(out, Cs);
+fail:
+    cs_dl_spfree(T);
+    cs_dl_spfree(C);
+    cs_dl_spfree(Ct);
+    cs_dl_spfree(Cs);
+    return st;
+}
+
+lg_status lg_graph_transpose(const lg_graph *g, lg_graph **out) {
+    lg_status st = LG_OK;
+    lg_idx *next = NULL;
+    if (!out || !g) return lg__error(LG_EINVAL, "lg_graph_transpose: NULL argument");
+    *out = NULL;
+    LG_TRY(lg__graph_alloc(out, g->n, g->nnz));
+    lg_graph *t = *out;
+    /* counting sort by source: rows of t come out ascending because rows of g
+     * are visited in order */
+    for (lg_idx e = 0; e < g->nnz; e++) t->p[g->j[e] + 1]++;
+    for (lg_idx i = 0; i < g->n; i++) t->p[i + 1] += t->p[i];
+    LG_ALLOC(next, g->n, "transpose workspace");
+    memcpy(next, t->p, sizeof(lg_idx) * (size_t)g->n);
+    for (lg_idx i = 0; i < g->n; i++)
+        for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) t->j[next[g->j[e]]++] = i;
+    lg__free(next);
+    return LG_OK;
+fail:
+    lg__free(next);
+    lg_graph_free(*out);
+    *out = NULL;
+    return st;
+}
+
+lg_status lg_graph_copy(const lg_graph *g, lg_graph **out) {
+    if (!out || !g) return lg__error(LG_EINVAL, "lg_graph_copy: NULL argument");
+    *out = NULL;
+    LG_CHECK(lg__graph_alloc(out, g->n, g->nnz));
+    memcpy((*out)->p, g->p, sizeof(lg_idx) * ((size_t)g->n + 1));
+    if (g->nnz) memcpy((*out)->j, g->j, sizeof(lg_idx) * (size_t)g->nnz);
+    return LG_OK;
+}
+
+lg_status lg_graph_self_loops(const lg_graph *g, int add, lg_graph **out) {
+    if (!out || !g) return lg__error(LG_EINVAL, "lg_graph_self_loops: NULL argument");
+    *out = NULL;
+    /* rows are sorted: one merge pass per row, first counting then filling */
+    lg_idx nnz = 0;
+    for (lg_idx i = 0; i < g->n; i++) {
+        int has = 0;
+        for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) has |= g->j[e] == i;
+        nnz += (g->p[i + 1] - g->p[i]) + (add ? !has : -has);
+    }
+    LG_CHECK(lg__graph_alloc(out, g->n, nnz));
+    lg_graph *h = *out;
+    lg_idx k = 0;
+    for (lg_idx i = 0; i < g->n; i++) {
+        int placed = 0;
+        for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) {
+            lg_idx j = g->j[e];
+            if (add && !placed && j >= i) {
+                h->j[k++] = i;
+                placed = 1;
+                if (j == i) continue;
+            }
+            if (j == i) continue; /* removing, or already placed */
+            h->j[k++] = j;
+        }
+        if (add && !placed) h->j[k++] = i;
+        h->p[i + 1] = k;
+    }
+    return LG_OK;
+}
+
+lg_status lg_graph_union(lg_graph **out, lg_idx count, const lg_graph *const *graphs,
+                         lg_idx *offsets) {
+    if (!out) return lg__error(LG_EINVAL, "lg_graph_union: out is NULL");
+    *out = NULL;
+    if (count < 0 || (count > 0 && !graphs)) return lg__error(LG_EINVAL, "lg_graph_union: bad graph list");
+    lg_idx n = 0, nnz = 0;
+    for (lg_idx k = 0; k < count; k++) {
+        if (!graphs[k]) return lg__error(LG_EINVAL, "lg_graph_union: graph %lld is NULL", (long long)k);
+        n += graphs[k]->n;
+        nnz += graphs[k]->nnz;
+    }
+    LG_CHECK(lg__graph_alloc(out, n, nnz));
+    lg_graph *u = *out;
+    lg_idx off = 0, eoff = 0;
+    for (lg_idx k = 0; k < count; k++) {
+        const lg_graph *g = graphs[k];
+        if (offsets) offsets[k] = off;
+        for (lg_idx i = 0; i < g->n; i++) u->p[off + i + 1] = eoff + g->p[i + 1];
+        for (lg_idx e = 0; e < g->nnz; e++) u->j[eoff + e] = off + g->j[e];
+        off += g->n;
+        eoff += g->nnz;
+    }
+    if (offsets) offsets[count] = off;
+    return LG_OK;
+}
+
+lg_status lg_graph_check(const lg_graph *g) {
+    if (!g) return lg__error(LG_EINVAL, "graph is NULL");
+    if (g->n < 0 || g->nnz < 0) return lg__error(LG_EINVAL, "graph has a negative size");
+    if (!g->p || (g->nnz > 0 && !g->j)) return lg__error(LG_EINVAL, "graph arrays are NULL");
+    if (g->p[0] != 0 || g->p[g->n] != g->nnz)
+        return lg__error(LG_EINVAL, "graph row pointers do not span [0, nnz)");
+    for (lg_idx i = 0; i < g->n; i++) {
+        if (g->p[i + 1] < g->p[i]) return lg__error(LG_EINVAL, "graph row %lld has negative length", (long long)i);
+        for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) {
+            if (g->j[e] < 0 || g->j[e] >= g->n)
+                return lg__error(LG_EINVAL, "graph row %lld has node id %lld outside [0, %lld)",
+                                 (long long)i, (long long)g->j[e], (long long)g->n);
+            if (e > g->p[i] && g->j[e] <= g->j[e - 1])
+                return lg__error(LG_EINVAL, "graph row %lld is not sorted or has a duplicate", (long long)i);
+        }
+    }
+    return LG_OK;
+}
+
+lg_status lg_graph_stats_compute(const lg_graph *g, lg_graph_stats *s) {
+    lg_status st = LG_OK;
+    lg_idx *outdeg = NULL;
+    unsigned char *touched = NULL;
+    if (!g || !s) return lg__error(LG_EINVAL, "lg_graph_stats_compute: NULL argument");
+    memset(s, 0, sizeof *s);
+    s->n = g->n;
+    s->edges = g->nnz;
+    LG_CALLOC(outdeg, g->n, "degree workspace");
+    LG_CALLOC(touched, g->n, "degree workspace");
+    s->in_min = g->n ? INT64_MAX : 0;
+    for (lg_idx i = 0; i < g->n; i++) {
+        lg_idx d = 0;
+        for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) {
+            lg_idx j = g->j[e];
+            if (j == i) { s->self_loops++; continue; }
+            d++;
+            outdeg[j]++;
+            touched[i] = touched[j] = 1;
+        }
+        s->in_min = LG_MIN(s->in_min, d);
+        s->in_max = LG_MAX(s->in_max, d);
+    }
+    s->in_mean = g->n ? (double)(g->nnz - s->self_loops) / (double)g->n : 0.0;
+    s->out_min = g->n ? INT64_MAX : 0;
+    for (lg_idx i = 0; i < g->n; i++) {
+        s->out_min = LG_MIN(s->out_min, outdeg[i]);
+        s->out_max = LG_MAX(s->out_max, outdeg[i]);
+        s->isolated += !touched[i];
+    }
+    /* symmetric iff every j -> i has i -> j: binary search in sorted rows */
+    s->symmetric = 1;
+    for (lg_idx i = 0; i < g->n && s->symmetric; i++) {
+        for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) {
+            lg_idx j = g->j[e], lo = g->p[j], hi = g->p[j + 1];
+            while (lo < hi) {
+                lg_idx mid = lo + (hi - lo) / 2;
+                if (g->j[mid] < i) lo = mid + 1; else hi = mid;
+            }
+            if (lo == g->p[j + 1] || g->j[lo] != i) { s->symmetric = 0; break; }
+        }
+    }
+fail:
+    lg__free(outdeg);
+    lg__free(touched);
+    return st;
+}

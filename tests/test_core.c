@@ -1,0 +1,150 @@
+/* Tests of src/core: status strings, thread-local errors, allocator hook, RNG,
+ * the OpenBLAS core check, the version. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "core/internal.h"
+
+static void test_status_strings(void **state) {
+    (void)state;
+    for (int s = 0; s < LG_STATUS_COUNT; s++) {
+        assert_non_null(lg_status_name((lg_status)s));
+        assert_non_null(lg_strerror((lg_status)s));
+        assert_true(strncmp(lg_status_name((lg_status)s), "LG_", 3) == 0);
+        for (int t = 0; t < s; t++) assert_string_not_equal(lg_strerror((lg_status)s), lg_strerror((lg_status)t));
+    }
+    assert_string_equal(lg_status_name(LG_EPARSE), "LG_EPARSE");
+    assert_string_equal(lg_status_name((lg_status)999), "LG_E?");
+    assert_string_equal(lg_strerror((lg_status)-1), "unknown status");
+}
+
+static void test_error_message(void **state) {
+    (void)state;
+    lg_clear_error();
+    assert_string_equal(lg_last_error(), "");
+    assert_int_equal(lg__error(LG_EPARSE, "%s:%d: bad token '%s'", "f.mtx", 7, "x"), LG_EPARSE);
+    assert_string_equal(lg_last_error(), "f.mtx:7: bad token 'x'");
+    assert_int_equal(lg__nomem("buffers"), LG_ENOMEM);
+    assert_string_equal(lg_last_error(), "out of memory: buffers");
+}
+
+static void *other_thread(void *arg) {
+    (void)arg;
+    /* a fresh thread has its own, empty message */
+    int empty = lg_last_error()[0] == '\0';
+    lg__error(LG_EIO, "from the other thread");
+    return (void *)(intptr_t)empty;
+}
+
+static void test_error_is_thread_local(void **state) {
+    (void)state;
+    lg__error(LG_EINVAL, "main thread");
+    pthread_t t;
+    void *ret = NULL;
+    assert_int_equal(pthread_create(&t, NULL, other_thread, NULL), 0);
+    assert_int_equal(pthread_join(t, &ret), 0);
+    assert_true((intptr_t)ret);
+    assert_string_equal(lg_last_error(), "main thread");
+}
+
+static void test_allocator_hook(void **state) {
+    (void)state;
+    lg_test_alloc_fail_at(2);
+    void *a = lg__malloc(10);
+    void *b = lg__malloc(10); /* the 2nd fails */
+    void *c = lg__calloc(3, 4);
+    assert_non_null(a);
+    assert_null(b);
+    assert_non_null(c);
+    assert_int_equal(lg_test_alloc_live(), 2);
+    lg__free(a);
+    lg__free(c);
+    lg__free(NULL);
+    assert_int_equal(lg_test_alloc_live(), 0);
+    lg_test_alloc_reset();
+    /* overflow of count * size is refused, not wrapped */
+    assert_null(lg__malloc_array(SIZE_MAX / 2, 4));
+    assert_null(lg__calloc(SIZE_MAX / 2, 4));
+}
+
+static void test_rng(void **state) {
+    (void)state;
+    lg_rng a, b;
+    lg_rng_seed(&a, 42);
+    lg_rng_seed(&b, 42);
+    for (int k = 0; k < 1000; k++) assert_true(lg_rng_next(&a) == lg_rng_next(&b));
+    lg_rng_seed(&b, 43);
+    int same = 0;
+    for (int k = 0; k < 100; k++) same += lg_rng_next(&a) == lg_rng_next(&b);
+    assert_true(same < 2);
+    /* below(n) is in range and about uniform */
+    long hist[10] = {0};
+    for (int k = 0; k < 100000; k++) {
+        uint64_t v = lg_rng_below(&a, 10);
+        assert_true(v < 10);
+        hist[v]++;
+    }
+    for (int k = 0; k < 10; k++) assert_true(hist[k] > 9500 && hist[k] < 10500);
+    double sum = 0;
+    for (int k = 0; k < 100000; k++) {
+        float f = lg_rng_float(&a);
+        double d = lg_rng_double(&a);
+        assert_true(f >= 0.0f && f < 1.0f);
+        assert_true(d >= 0.0 && d < 1.0);
+        sum += d;
+    }
+    assert_true(sum / 100000 > 0.49 && sum / 100000 < 0.51);
+    /* shuffle is a permutation, and deterministic */
+    lg_idx v[100], w[100];
+    for (int k = 0; k < 100; k++) v[k] = w[k] = k;
+    lg_rng_seed(&a, 7);
+    lg_rng_seed(&b, 7);
+    lg_rng_shuffle(&a, v, 100);
+    lg_rng_shuffle(&b, w, 100);
+    int seen[100] = {0}, moved = 0;
+    for (int k = 0; k < 100; k++) {
+        assert_true(v[k] == w[k]);
+        seen[v[k]]++;
+        moved += v[k] != k;
+    }
+    for (int k = 0; k < 100; k++) assert_int_equal(seen[k], 1);
+    assert_true(moved > 80);
+    assert_true(lg_hash64(1) != lg_hash64(2));
+}
+
+static void test_blas_check(void **state) {
+    (void)state;
+    lg_blas_info bi;
+    const char *env = getenv("OPENBLAS_CORETYPE");
+    lg_blas_check(&bi);
+    assert_true(bi.current[0] != '\0');
+    assert_true(bi.threads >= 1);
+    assert_int_equal(bi.user_set, env && *env);
+    if (bi.user_set) assert_false(bi.recommend);
+    if (bi.recommend) assert_string_not_equal(bi.current, bi.best);
+    /* a core type set by the user is respected: never a recommendation */
+    setenv("OPENBLAS_CORETYPE", "Prescott", 1);
+    lg_blas_check(&bi);
+    assert_true(bi.user_set);
+    assert_false(bi.recommend);
+    if (env) setenv("OPENBLAS_CORETYPE", env, 1); else unsetenv("OPENBLAS_CORETYPE");
+}
+
+static void test_version(void **state) {
+    (void)state;
+    assert_string_equal(lg_version(), LG_VERSION_STRING);
+    char buf[64];
+    snprintf(buf, sizeof buf, "%d.%d.%d", LG_VERSION_MAJOR, LG_VERSION_MINOR, LG_VERSION_PATCH);
+    assert_string_equal(lg_version(), buf);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_status_strings), cmocka_unit_test(test_error_message),
+        cmocka_unit_test(test_error_is_thread_local), cmocka_unit_test(test_allocator_hook),
+        cmocka_unit_test(test_rng), cmocka_unit_test(test_blas_check), cmocka_unit_test(test_version),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs lipgnn's build and test dependencies from Debian's packages (Debian 12).
+# Runs apt-get only when something is missing; uses sudo when not root.
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config
+      libsuitesparse-dev libopenblas-dev libigraph-dev libcmocka-dev
+      python3 python3-numpy python3-scipy)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all dependencies present"
+  exit 0
+fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "install-deps: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Builds lipgnn twice and runs the whole test suite on each build:
+#   build/       Release, warnings as errors
+#   build-asan/  AddressSanitizer + UndefinedBehaviorSanitizer
+# Tests that need the shared data sets read $LIPGNN_DATA (skipped, saying so, when unset).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc 2>/dev/null || echo 2)
+if [ -z "${LIPGNN_DATA:-}" ]; then
+  echo "test.sh: LIPGNN_DATA is unset: the tests on Cora and PubMed will be skipped" >&2
+fi
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j"$jobs"
+ctest --test-dir build --output-on-failure -j"$jobs"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLG_SANITIZE=ON -DLG_BUILD_BENCH=OFF
+cmake --build build-asan -j"$jobs"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j"$jobs"
