@@ -1,0 +1,1 @@
+list(APPEND LG_SOURCES src/train/checkpoint.c)
