@@ -1,1 +1,1 @@
-list(APPEND LG_SOURCES src/train/checkpoint.c)
+list(APPEND LG_SOURCES src/train/checkpoint.c src/train/optim.c)

@@ -1,0 +1,80 @@
+/* Adam and the explosion detector (src/train/optim.h). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "train/optim.h"
+
+void lg__adam_step(const lg_adam *a, long t, float *p, const float *grad, float *m, float *v, size_t n) {
+    const double bc1 = 1.0 - pow(a->beta1, (double)t), bc2 = 1.0 - pow(a->beta2, (double)t);
+    const float step = (float)(a->lr / bc1), rbc2 = (float)(1.0 / sqrt(bc2));
+    const float b1 = (float)a->beta1, b2 = (float)a->beta2, eps = (float)a->eps, wd = (float)a->weight_decay;
+    const long long nn = (long long)n;
+#pragma omp parallel for schedule(static)
+    for (long long k = 0; k < nn; k++) {
+        float g = grad[k] + wd * p[k];
+        m[k] = b1 * m[k] + (1.0f - b1) * g;
+        v[k] = b2 * v[k] + (1.0f - b2) * g * g;
+        p[k] -= step * m[k] / (sqrtf(v[k]) * rbc2 + eps);
+    }
+}
+
+lg_status lg__explode_init(lg_explode *d, int layers, const lg_explode_opts *o) {
+    memset(d, 0, sizeof *d);
+    if (layers < 0 || !o || o->window < 0 || !(o->threshold > 0) || !(o->growth > 1))
+        return lg__error(LG_EINVAL, "explosion detector: threshold must be > 0, growth > 1, window >= 0");
+    d->o = *o;
+    d->layers = layers;
+    d->epoch = -1;
+    d->layer = -1;
+    d->hist = lg__calloc((size_t)(o->window + 1) * (size_t)(layers ? layers : 1), sizeof(double));
+    if (!d->hist) return lg__nomem("explosion detector history");
+    return LG_OK;
+}
+
+void lg__explode_destroy(lg_explode *d) {
+    if (!d) return;
+    lg__free(d->hist);
+    d->hist = NULL;
+}
+
+static int lg__explode_fire(lg_explode *d, long epoch, int layer, const char *why) {
+    if (d->fired) return 0;
+    d->fired = 1;
+    d->epoch = epoch;
+    d->layer = layer;
+    snprintf(d->reason, sizeof d->reason, "%s", why);
+    return 1;
+}
+
+int lg__explode_observe(lg_explode *d, long epoch, double loss, const double *norms) {
+    char why[160];
+    int fire = 0;
+    const int w = d->o.window, rows = w + 1;
+    double *now = d->hist + (size_t)(d->seen % rows) * (size_t)d->layers;
+    for (int l = 0; l < d->layers; l++) now[l] = norms[l];
+    if (!isfinite(loss)) {
+        snprintf(why, sizeof why, "loss is %g", loss);
+        fire = lg__explode_fire(d, epoch, -1, why);
+    }
+    for (int l = 0; l < d->layers && !d->fired; l++) {
+        if (!isfinite(norms[l])) {
+            snprintf(why, sizeof why, "gradient norm of layer %d is %g", l, norms[l]);
+            fire = lg__explode_fire(d, epoch, l, why);
+        } else if (norms[l] > d->o.threshold) {
+            snprintf(why, sizeof why, "gradient norm of layer %d is %.3g > threshold %.3g", l, norms[l],
+                     d->o.threshold);
+            fire = lg__explode_fire(d, epoch, l, why);
+        } else if (w > 0 && d->seen >= w) {
+            double then = d->hist[(size_t)((d->seen - w) % rows) * (size_t)d->layers + (size_t)l];
+            if (then > 0 && norms[l] > d->o.growth * then) {
+                snprintf(why, sizeof why, "gradient norm of layer %d grew %.3gx in %d epochs (%.3g -> %.3g)", l,
+                         norms[l] / then, w, then, norms[l]);
+                fire = lg__explode_fire(d, epoch, l, why);
+            }
+        }
+    }
+    d->seen++;
+    return fire;
+}

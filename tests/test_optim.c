@@ -1,0 +1,96 @@
+/* Tests of Adam (against a double-precision transcription of PyTorch's
+ * update) and of the explosion detector. */
+#include <math.h>
+#include <omp.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "train/optim.h"
+
+static void test_adam_matches_reference(void **state) {
+    (void)state;
+    enum { N = 1000 };
+    static float p[N], g[N], m[N], v[N];
+    static double pr[N], mr[N], vr[N];
+    lg_rng r;
+    lg_rng_seed(&r, 1);
+    for (int k = 0; k < N; k++) { p[k] = (float)(lg_rng_double(&r) * 2 - 1); pr[k] = p[k]; }
+    lg_adam a = {0.005, 0.9, 0.999, 1e-8, 5e-4};
+    for (long t = 1; t <= 50; t++) {
+        for (int k = 0; k < N; k++) g[k] = (float)(lg_rng_double(&r) - 0.5) * (k % 7 == 0 ? 1e-6f : 1.0f);
+        lg__adam_step(&a, t, p, g, m, v, N);
+        for (int k = 0; k < N; k++) {
+            double gg = g[k] + a.weight_decay * pr[k];
+            mr[k] = a.beta1 * mr[k] + (1 - a.beta1) * gg;
+            vr[k] = a.beta2 * vr[k] + (1 - a.beta2) * gg * gg;
+            double mh = mr[k] / (1 - pow(a.beta1, (double)t)), vh = vr[k] / (1 - pow(a.beta2, (double)t));
+            pr[k] -= a.lr * mh / (sqrt(vh) + a.eps);
+        }
+    }
+    for (int k = 0; k < N; k++) assert_true(fabs(p[k] - pr[k]) < 1e-5 * (1 + fabs(pr[k])));
+}
+
+static void test_adam_thread_invariant(void **state) {
+    (void)state;
+    enum { N = 100003 };
+    static float p1[N], p2[N], g[N], m1[N], v1[N], m2[N], v2[N];
+    for (int k = 0; k < N; k++) { p1[k] = p2[k] = (float)sin(k); g[k] = (float)cos(3.0 * k); }
+    lg_adam a = {0.01, 0.9, 0.999, 1e-8, 5e-4};
+    omp_set_num_threads(1);
+    for (long t = 1; t <= 3; t++) lg__adam_step(&a, t, p1, g, m1, v1, N);
+    omp_set_num_threads(2);
+    for (long t = 1; t <= 3; t++) lg__adam_step(&a, t, p2, g, m2, v2, N);
+    assert_memory_equal(p1, p2, sizeof p1);
+    assert_memory_equal(v1, v2, sizeof v1);
+}
+
+static void test_explode(void **state) {
+    (void)state;
+    lg_explode d;
+    lg_explode_opts o = {1e3, 100, 5};
+    assert_ok(lg__explode_init(&d, 2, &o));
+    double n[2] = {1, 1};
+    for (long e = 0; e < 20; e++) assert_int_equal(lg__explode_observe(&d, e, 1.0, n), 0);
+    n[1] = 999;
+    assert_int_equal(lg__explode_observe(&d, 20, 1.0, n), 1); /* 999x growth in 5 epochs */
+    assert_int_equal(d.epoch, 20);
+    assert_int_equal(d.layer, 1);
+    assert_non_null(strstr(d.reason, "grew"));
+    n[0] = INFINITY;
+    assert_int_equal(lg__explode_observe(&d, 21, 1.0, n), 0); /* reported once */
+    lg__explode_destroy(&d);
+
+    assert_ok(lg__explode_init(&d, 2, &o));
+    n[0] = 1; n[1] = 1;
+    assert_int_equal(lg__explode_observe(&d, 0, 1.0, n), 0);
+    n[0] = 2e3; /* above the threshold */
+    assert_int_equal(lg__explode_observe(&d, 1, 1.0, n), 1);
+    assert_int_equal(d.layer, 0);
+    lg__explode_destroy(&d);
+
+    assert_ok(lg__explode_init(&d, 2, &o));
+    n[0] = 1;
+    assert_int_equal(lg__explode_observe(&d, 0, NAN, n), 1);
+    assert_int_equal(d.layer, -1);
+    lg__explode_destroy(&d);
+
+    assert_ok(lg__explode_init(&d, 1, &o));
+    double slow = 1; /* slow steady growth, 2x per window: never flagged */
+    for (long e = 0; e < 40; e++, slow *= pow(2.0, 1.0 / 5)) assert_int_equal(lg__explode_observe(&d, e, 1.0, &slow), 0);
+    lg__explode_destroy(&d);
+
+    lg_explode_opts bad = {0, 100, 5};
+    assert_int_equal(lg__explode_init(&d, 1, &bad), LG_EINVAL);
+    bad.threshold = 1;
+    bad.growth = 1;
+    assert_int_equal(lg__explode_init(&d, 1, &bad), LG_EINVAL);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_adam_matches_reference),
+        cmocka_unit_test(test_adam_thread_invariant),
+        cmocka_unit_test(test_explode),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
