@@ -39,5 +39,7 @@
 #include "lipgnn/dataset.h"
 #include "lipgnn/nn.h"
 #include "lipgnn/gat.h"
+#include "lipgnn/gt.h"
+#include "lipgnn/train.h"
 
 #endif /* LIPGNN_H */

@@ -126,6 +126,14 @@ typedef struct lg_blas_info {
  * loads (for a program: in the environment, or by re-executing itself). */
 void lg_blas_check(lg_blas_info *info);
 
+/* Sets the threads of lipgnn's kernels to n (OpenMP; n <= 0: one per core)
+ * and pins OpenBLAS to one thread: every dense product is then split by lipgnn
+ * into fixed panels spread over those threads, so results have the same bits
+ * whatever n is, and OpenBLAS's own threads never compete with lipgnn's. A
+ * setting to be made before use (it changes process-wide state of OpenMP and
+ * OpenBLAS). Returns the thread count in effect. */
+int lg_set_threads(int n);
+
 /* ------------------------------------------------------------------------- */
 /* Version                                                                    */
 /* ------------------------------------------------------------------------- */

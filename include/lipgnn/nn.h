@@ -1,5 +1,266 @@
-/* lipgnn/nn.h: placeholder, being written. Part of <lipgnn.h>. */
+/*
+ * lipgnn/nn.h: node-wise neural-network operations with hand-written backward
+ * passes: linear (dense and sparse input), ELU, dropout, residual add,
+ * PairNorm, LayerNorm, log-softmax + NLL, accuracy.
+ *
+ * Part of the umbrella header <lipgnn.h>; include that one.
+ *
+ * Conventions of this header:
+ *  - Every operation exists in float (_f32, production) and double (_f64, for
+ *    finite-difference checks); both are compiled from one generic kernel and
+ *    are documented once, on the _f32 line.
+ *  - Matrices are dense row-major; "n x d" means n rows (nodes) of d values.
+ *  - A *_forward writes (overwrites) its outputs. A *_backward ADDS (+=) into
+ *    its gradient outputs, so the caller zeroes them once per backward pass; a
+ *    gradient pointer given as NULL is not computed.
+ *  - Outputs come first. Every function that can fail returns an lg_status:
+ *    LG_EINVAL for a NULL pointer where data is needed, a negative size, a
+ *    size product that overflows, an invalid index or option; LG_ERANGE for a
+ *    size beyond what BLAS (32-bit int) accepts. Nothing is written then.
+ *  - Threads: OpenMP over rows (or over column blocks / segments for the
+ *    reductions); each thread writes only what it owns, and every sum across
+ *    rows runs in one fixed order, so results are bitwise identical whatever
+ *    the number of OpenMP threads.
+ *    The dense products (lg_linear_*) are OpenBLAS gemms. OpenBLAS's own
+ *    threading changes the last bits of a gemm with its thread count (it
+ *    splits the output, and its edge kernels round differently from its inner
+ *    ones). So when OpenBLAS runs ONE thread (OPENBLAS_NUM_THREADS=1 or
+ *    openblas_set_num_threads(1)), the products are done as fixed panels of
+ *    rows, one single-threaded gemm each, over OpenMP: then every result here
+ *    is the same whatever the thread count. With more OpenBLAS threads they
+ *    are one gemm call each, reproducible only for a fixed OpenBLAS count.
+ *  - No function allocates, except lg_features_transpose.
+ */
 #ifndef LIPGNN_NN_H
 #define LIPGNN_NN_H
-#include "lipgnn/graph.h"
+
+#include "lipgnn/dataset.h"
+
+#ifdef __cplusplus
+extern "C" {
 #endif
+
+/* ------------------------------------------------------------------------- */
+/* Linear, dense input                                                        */
+/* ------------------------------------------------------------------------- */
+
+/* Forward: y (n x out) = x (n x in) w (in x out) + b (out; NULL: no bias).
+ * One OpenBLAS gemm. y must not overlap x or w. O(n in out). */
+lg_status lg_linear_forward_f32(float *y, const float *x, const float *w, const float *b,
+                                lg_idx n, lg_idx in, lg_idx out);
+lg_status lg_linear_forward_f64(double *y, const double *x, const double *w, const double *b,
+                                lg_idx n, lg_idx in, lg_idx out);
+
+/* Backward, given dy (n x out):
+ *   dx (n x in)   += dy w^T      (gemm)
+ *   dw (in x out) += x^T dy      (gemm)
+ *   db (out)      += column sums of dy (each column summed over rows 0..n-1 in
+ *                    order, OpenMP over column blocks)
+ * Any of dx, dw, db may be NULL (not computed); x is needed only for dw, w
+ * only for dx. O(n in out). */
+lg_status lg_linear_backward_f32(float *dx, float *dw, float *db, const float *dy, const float *x,
+                                 const float *w, lg_idx n, lg_idx in, lg_idx out);
+lg_status lg_linear_backward_f64(double *dx, double *dw, double *db, const double *dy,
+                                 const double *x, const double *w, lg_idx n, lg_idx in, lg_idx out);
+
+/* ------------------------------------------------------------------------- */
+/* Linear, sparse input (features of kind LG_FEAT_SPARSE)                     */
+/* ------------------------------------------------------------------------- */
+
+/* *out = the transpose of the sparse matrix x (x->d rows, x->n columns, kind
+ * LG_FEAT_SPARSE, column ids ascending in a row), for lg_linear_sparse_backward.
+ * Build it once per feature matrix. x is checked (row pointers monotone from 0
+ * to nnz, column ids in range): LG_EINVAL otherwise. Free the result with
+ * lg_features_free. O(n + d + nnz) time and memory; LG_ENOMEM possible. On
+ * failure *out is NULL. */
+lg_status lg_features_transpose(lg_features **out, const lg_features *x);
+
+/* Forward: y (n x out) = x (n x in, sparse, n = x->n, in = x->d) w (in x out)
+ * + b (out; NULL: no bias). The feature values are float in both variants (the
+ * _f64 one converts them). OpenMP over rows of y; each row is built from its
+ * non-zeros in storage order. x's structure is checked first (O(n + nnz)):
+ * LG_EINVAL if invalid. O(nnz out). */
+lg_status lg_linear_sparse_forward_f32(float *y, const lg_features *x, const float *w,
+                                       const float *b, lg_idx out);
+lg_status lg_linear_sparse_forward_f64(double *y, const lg_features *x, const double *w,
+                                       const double *b, lg_idx out);
+
+/* Backward, given dy (n x out), xt = lg_features_transpose(x) (in x n):
+ *   dw (in x out) += x^T dy   (OpenMP over rows of xt = rows of dw, each row
+ *                              summed over its non-zeros in ascending node order)
+ *   db (out)      += column sums of dy (as in lg_linear_backward)
+ * There is no dx: a sparse input is the raw features. dw or db may be NULL.
+ * xt's structure is checked (LG_EINVAL). O(nnz out). */
+lg_status lg_linear_sparse_backward_f32(float *dw, float *db, const float *dy,
+                                        const lg_features *xt, lg_idx out);
+lg_status lg_linear_sparse_backward_f64(double *dw, double *db, const double *dy,
+                                        const lg_features *xt, lg_idx out);
+
+/* ------------------------------------------------------------------------- */
+/* ELU (alpha = 1) and the residual add                                       */
+/* ------------------------------------------------------------------------- */
+
+/* Forward: y[k] = x[k] if x[k] > 0, else expm1(x[k]), k < count. y may equal
+ * x (in place). O(count). */
+lg_status lg_elu_forward_f32(float *y, const float *x, lg_idx count);
+lg_status lg_elu_forward_f64(double *y, const double *x, lg_idx count);
+
+/* Backward FROM THE OUTPUT y (so the forward may run in place):
+ *   dx[k] += dy[k] * (y[k] > 0 ? 1 : y[k] + 1)      (y + 1 = exp(x) for x <= 0)
+ * O(count). */
+lg_status lg_elu_backward_f32(float *dx, const float *dy, const float *y, lg_idx count);
+lg_status lg_elu_backward_f64(double *dx, const double *dy, const double *y, lg_idx count);
+
+/* y[k] += x[k], k < count. This is the residual forward (out += in), and also
+ * its backward (d_in += d_out; d_out flows on unchanged). O(count). */
+lg_status lg_add_f32(float *y, const float *x, lg_idx count);
+lg_status lg_add_f64(double *y, const double *x, lg_idx count);
+
+/* ------------------------------------------------------------------------- */
+/* Dropout (inverted)                                                         */
+/* ------------------------------------------------------------------------- */
+
+/* The mask is never stored: it is a function of (seed, counter, element index
+ * k) and is recomputed by the backward pass, the same bits whatever the number
+ * of threads. With stream = lg_hash64(seed ^ lg_hash64(counter)) and
+ * u_k = lg_hash64(stream + k * 0x9e3779b97f4a7c15) >> 32, element k is dropped
+ * iff u_k < floor(p * 2^32). The caller picks a new counter for every call
+ * that needs a fresh mask (e.g. epoch * calls_per_epoch + call), and passes the
+ * same (seed, counter, p) to the backward. */
+
+/* 1 if element k is kept by the mask of (seed, counter, p), 0 if dropped.
+ * p outside [0, 1) keeps everything. For attention dropout and for tests. */
+int lg_dropout_kept(uint64_t seed, uint64_t counter, lg_idx k, double p);
+
+/* Forward: y[k] = x[k] / (1 - p) if kept, else 0, k < count; y = x when
+ * training is 0 or p is 0 (evaluation). y may equal x. p must be in [0, 1)
+ * (LG_EINVAL otherwise, NaN included). O(count). */
+lg_status lg_dropout_forward_f32(float *y, const float *x, lg_idx count, double p, uint64_t seed,
+                                 uint64_t counter, int training);
+lg_status lg_dropout_forward_f64(double *y, const double *x, lg_idx count, double p,
+                                 uint64_t seed, uint64_t counter, int training);
+
+/* Backward: dx[k] += dy[k] / (1 - p) if kept, else nothing (dx += dy when not
+ * training or p is 0), with the forward's (p, seed, counter). O(count). */
+lg_status lg_dropout_backward_f32(float *dx, const float *dy, lg_idx count, double p,
+                                  uint64_t seed, uint64_t counter, int training);
+lg_status lg_dropout_backward_f64(double *dx, const double *dy, lg_idx count, double p,
+                                  uint64_t seed, uint64_t counter, int training);
+
+/* ------------------------------------------------------------------------- */
+/* PairNorm (Zhao & Akoglu 2020), per graph of a batch                        */
+/* ------------------------------------------------------------------------- */
+
+/* Which PairNorm. */
+typedef enum lg_pairnorm_mode {
+    LG_PAIRNORM_PN = 0, /* out_i = s xc_i / sqrt(1e-12 + mean_i ||xc_i||^2)      */
+    LG_PAIRNORM_SI = 1, /* "PN-SI": out_i = s xc_i / sqrt(1e-12 + ||xc_i||^2)    */
+} lg_pairnorm_mode;
+
+/* Forward, per segment (graph) g of nodes [graph_ptr[g], graph_ptr[g+1]):
+ *   xc_i = x_i - mean over the segment of x_i, then out_i as the mode says,
+ *   scale s > 0 (the paper: 1).
+ * out, x: n x d (out may equal x). rstd (n): saved for the backward, the
+ * factor 1/sqrt(...) of each row (for PN the same within a segment).
+ * graph_ptr holds n_graphs + 1 non-decreasing offsets from 0 to n (empty
+ * segments are allowed); graph_ptr NULL means one segment [0, n). Sums over
+ * rows run in row order (OpenMP over segment x column-block tasks and over
+ * rows). O(n d). */
+lg_status lg_pairnorm_forward_f32(float *out, float *rstd, const float *x, lg_idx n, lg_idx d,
+                                  const lg_idx *graph_ptr, lg_idx n_graphs, lg_pairnorm_mode mode,
+                                  double scale);
+lg_status lg_pairnorm_forward_f64(double *out, double *rstd, const double *x, lg_idx n, lg_idx d,
+                                  const lg_idx *graph_ptr, lg_idx n_graphs, lg_pairnorm_mode mode,
+                                  double scale);
+
+/* Backward through the mean and the norms, from the forward's out and rstd:
+ *   dx (n x d) += J^T dout (dout: n x d).
+ * work: scratch of n values (overwritten). Same graph_ptr, mode, scale as the
+ * forward. O(n d). */
+lg_status lg_pairnorm_backward_f32(float *dx, float *work, const float *dout, const float *out,
+                                   const float *rstd, lg_idx n, lg_idx d, const lg_idx *graph_ptr,
+                                   lg_idx n_graphs, lg_pairnorm_mode mode, double scale);
+lg_status lg_pairnorm_backward_f64(double *dx, double *work, const double *dout,
+                                   const double *out, const double *rstd, lg_idx n, lg_idx d,
+                                   const lg_idx *graph_ptr, lg_idx n_graphs,
+                                   lg_pairnorm_mode mode, double scale);
+
+/* ------------------------------------------------------------------------- */
+/* LayerNorm, per node over its features                                      */
+/* ------------------------------------------------------------------------- */
+
+/* Forward (PyTorch's nn.LayerNorm(d), eps 1e-5, biased variance):
+ *   y_i = (x_i - mean_i) * rstd_i * gain + bias,  rstd_i = 1/sqrt(var_i + 1e-5).
+ * y, x: n x d; gain, bias: d (NULL: 1 and 0). mean, rstd (n each) are saved
+ * for the backward. The mean is taken as x_i0 + mean(x_i - x_i0), so a
+ * constant row gives exactly y_i = bias. y may equal x only if no backward
+ * follows (the backward reads x). OpenMP over rows. O(n d). */
+lg_status lg_layernorm_forward_f32(float *y, float *mean, float *rstd, const float *x,
+                                   const float *gain, const float *bias, lg_idx n, lg_idx d);
+lg_status lg_layernorm_forward_f64(double *y, double *mean, double *rstd, const double *x,
+                                   const double *gain, const double *bias, lg_idx n, lg_idx d);
+
+/* Backward, given dy (n x d), the forward's x, mean, rstd and gain (NULL: 1):
+ *   dx (n x d) += rstd_i (g_i - mean(g_i) - xhat_i mean(g_i * xhat_i)),
+ *                 g_i = dy_i * gain, xhat_i = (x_i - mean_i) rstd_i
+ *   dgain (d)  += sum over rows of dy_i * xhat_i
+ *   dbias (d)  += sum over rows of dy_i
+ * (the two sums in row order, OpenMP over column blocks). dx, dgain, dbias may
+ * be NULL. O(n d). */
+lg_status lg_layernorm_backward_f32(float *dx, float *dgain, float *dbias, const float *dy,
+                                    const float *x, const float *mean, const float *rstd,
+                                    const float *gain, lg_idx n, lg_idx d);
+lg_status lg_layernorm_backward_f64(double *dx, double *dgain, double *dbias, const double *dy,
+                                    const double *x, const double *mean, const double *rstd,
+                                    const double *gain, lg_idx n, lg_idx d);
+
+/* ------------------------------------------------------------------------- */
+/* Log-softmax, NLL loss and accuracy over a list of nodes                    */
+/* ------------------------------------------------------------------------- */
+
+/* Checks a node list for the loss: every nodes[k] (k < m) in [0, n) and its
+ * label labels[nodes[k]] in [0, n_classes) (so a -1 "no label" node must not
+ * be listed). LG_EINVAL naming the first offender. The functions below call
+ * it themselves. O(m). */
+lg_status lg_nll_check(const int32_t *labels, lg_idx n, lg_idx n_classes, const lg_idx *nodes,
+                       lg_idx m);
+
+/* Forward: logp (n x c) = log_softmax of each row of logits (n x c), with the
+ * row maximum subtracted. logp may equal logits. c >= 1. OpenMP over rows.
+ * O(n c). */
+lg_status lg_log_softmax_forward_f32(float *logp, const float *logits, lg_idx n, lg_idx c);
+lg_status lg_log_softmax_forward_f64(double *logp, const double *logits, lg_idx n, lg_idx c);
+
+/* *loss = -(1/m) sum over k < m of logp[nodes[k], labels[nodes[k]]], summed
+ * in double in list order (0 when m = 0). Checks the list (lg_nll_check).
+ * O(m). */
+lg_status lg_nll_forward_f32(double *loss, const float *logp, lg_idx n, lg_idx c,
+                             const int32_t *labels, const lg_idx *nodes, lg_idx m);
+lg_status lg_nll_forward_f64(double *loss, const double *logp, lg_idx n, lg_idx c,
+                             const int32_t *labels, const lg_idx *nodes, lg_idx m);
+
+/* Backward of loss = nll(log_softmax(logits)) with respect to the LOGITS,
+ * given the forward's logp and dloss (1 for the plain loss):
+ *   dlogits[i] += (dloss / m) (exp(logp[i]) - onehot(labels[i]))  for each
+ *   listed i (a node listed twice counts twice); other rows are untouched
+ *   (zero if the caller zeroed dlogits). Serial over the list. O(m c). */
+lg_status lg_log_softmax_nll_backward_f32(float *dlogits, const float *logp, lg_idx n, lg_idx c,
+                                          const int32_t *labels, const lg_idx *nodes, lg_idx m,
+                                          double dloss);
+lg_status lg_log_softmax_nll_backward_f64(double *dlogits, const double *logp, lg_idx n, lg_idx c,
+                                          const int32_t *labels, const lg_idx *nodes, lg_idx m,
+                                          double dloss);
+
+/* *acc = the share of listed nodes whose arg-max over scores[i] (n x c, logits
+ * or log-probabilities) equals its label; ties go to the lowest class, NaN
+ * scores never win. 0 when m = 0. Checks the list. O(m c). */
+lg_status lg_accuracy_f32(double *acc, const float *scores, lg_idx n, lg_idx c,
+                          const int32_t *labels, const lg_idx *nodes, lg_idx m);
+lg_status lg_accuracy_f64(double *acc, const double *scores, lg_idx n, lg_idx c,
+                          const int32_t *labels, const lg_idx *nodes, lg_idx m);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIPGNN_NN_H */

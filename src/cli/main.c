@@ -14,6 +14,7 @@ static const char lg__usage[] =
     "\n"
     "Commands:\n"
     "  info        describe a data set (nodes, edges, features, classes, splits, degrees)\n"
+    "  train       train a deep GAT or graph transformer, log gradient norms, detect explosions\n"
     "\n"
     "Options:\n"
     "  -h, --help     this help; `lipgnn COMMAND --help` for a command's options\n"
@@ -74,6 +75,7 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version") || !strcmp(cmd, "version")) return lg_cli_version();
     if (!strcmp(cmd, "info")) return lg_cmd_info(argc - 1, argv + 1);
+    if (!strcmp(cmd, "train")) return lg_cmd_train(argc - 1, argv + 1);
     lg_cli_errorf(NULL, "unknown command '%s' (see 'lipgnn --help')", cmd);
     return LG_EXIT_USAGE;
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include <cblas.h>
+#include <omp.h>
 
 #include "core/internal.h"
 
@@ -46,4 +47,11 @@ void lg_blas_check(lg_blas_info *info) {
     info->threads = openblas_get_num_threads();
     int rc = lg__core_rank(info->current), rb = lg__core_rank(info->best);
     info->recommend = !info->user_set && rc >= 0 && rb >= 0 && rc < rb;
+}
+
+int lg_set_threads(int n) {
+    if (n <= 0) n = omp_get_num_procs();
+    omp_set_num_threads(n);
+    openblas_set_num_threads(1);
+    return n;
 }

@@ -1,0 +1,214 @@
+/*
+ * lipgnn/train.h: deep attention models and their training: DeepGAT, DeepGT
+ * and the classic 2-layer GAT (attention-spec.md section 6), full-batch Adam
+ * training with per-layer gradient norms, explosion detection and checkpoints.
+ *
+ * Part of the umbrella header <lipgnn.h>; include that one.
+ *
+ *     lg_model_config mc;  lg_model_config_default(&mc, LG_MODEL_GAT);
+ *     mc.layers = 20;  mc.att_norm = LG_ATT_NORM_LIPSCHITZ;
+ *     lg_train_config tc;  lg_train_config_default(&tc);
+ *     lg_trainer *t;  lg_trainer_init(&t, &mc, &tc, ds);     // ds: lg_dataset
+ *     lg_epoch_stats es;
+ *     for (int e = 0; e < tc.epochs && !lg_trainer_done(t); e++)
+ *         lg_trainer_epoch(t, &es);                          // es.val_acc ...
+ *     lg_train_summary s;  lg_trainer_summary(t, &s);
+ *     lg_trainer_free(t);
+ */
+#ifndef LIPGNN_TRAIN_H
+#define LIPGNN_TRAIN_H
+
+#include "lipgnn/dataset.h"
+#include "lipgnn/gat.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Which model. */
+typedef enum lg_model_kind {
+    LG_MODEL_GAT = 0,     /* DeepGAT: Linear, L GAT layers, Linear               */
+    LG_MODEL_GT,          /* DeepGT: the same with graph-transformer layers       */
+    LG_MODEL_GAT_CLASSIC, /* Velickovic et al.: 8 heads x 8, ELU, 1 head to classes */
+    LG_MODEL_COUNT
+} lg_model_kind;
+
+/* The normalisation applied to node representations after each layer. */
+typedef enum lg_node_norm {
+    LG_NODE_NORM_NONE = 0,
+    LG_NODE_NORM_PAIRNORM,    /* PairNorm (PN), after the ELU and the residual    */
+    LG_NODE_NORM_PAIRNORM_SI, /* PairNorm-SI                                       */
+    LG_NODE_NORM_LAYERNORM,   /* LayerNorm right after the layer, before the ELU  */
+    LG_NODE_NORM_COUNT
+} lg_node_norm;
+
+/* "gat", "gt", "gat-classic"; "?" out of range. */
+const char *lg_model_kind_name(lg_model_kind k);
+lg_status lg_model_kind_parse(const char *name, lg_model_kind *out);
+
+/* Parses a --norm value: one of none, lipschitz, lipschitz-ref, pairnorm,
+ * pairnorm-si, layernorm, or an attention norm and a node norm joined by '+'
+ * (e.g. "lipschitz+layernorm"). LG_EINVAL listing the valid names otherwise. */
+lg_status lg_norm_parse(const char *s, lg_att_norm *att, lg_node_norm *node);
+
+/* The --norm spelling of a pair ("none", "lipschitz+pairnorm", ...) into buf. */
+void lg_norm_format(char *buf, size_t cap, lg_att_norm att, lg_node_norm node);
+
+/* A model's hyper-parameters. */
+typedef struct lg_model_config {
+    lg_model_kind kind;    /* which model                                               */
+    int layers;            /* L attention layers (gat-classic: 2)                      */
+    int hidden;            /* width of each head (and of the input linear)             */
+    int heads;             /* K heads, concatenated                                    */
+    lg_att_norm att_norm;  /* score normalisation of every attention layer            */
+    lg_node_norm node_norm; /* node normalisation after every layer                   */
+    int residual;          /* h' = ELU(layer(dropout(h))) + h where widths match        */
+    double lip_scale;      /* s of LipschitzNorm (1)                                    */
+    int gate;              /* gt: gated skip connection                                 */
+    double dropout;        /* feature dropout before every layer (gat 0.6, gt 0.5)     */
+    double att_dropout;    /* attention dropout (gat 0.3, gat-classic 0.6, gt 0.3)     */
+    int self_loops;        /* 1: add self-loops; 0: the graph as given                  */
+    int feature_norm_row;  /* 1: row-normalise input features (gat-classic's default)  */
+} lg_model_config;
+
+/* The defaults of spec section 6 for kind: gat: 10 layers, hidden 64, 1 head,
+ * dropout 0.6, attention dropout 0.3, self-loops, raw features; gt: dropout 0.5,
+ * no self-loops; gat-classic: 2 layers, 8 heads x 8, dropout 0.6 and 0.6,
+ * row-normalised features. No normalisation, no residual, lip_scale 1. */
+void lg_model_config_default(lg_model_config *c, lg_model_kind kind);
+
+/* LG_OK if c is usable (and meaningful: layernorm only for gt, the gate only for
+ * gt); LG_EINVAL naming the first bad field otherwise. */
+lg_status lg_model_config_check(const lg_model_config *c);
+
+/* Training hyper-parameters. */
+typedef struct lg_train_config {
+    int epochs;            /* full-batch epochs (200)                                   */
+    double lr;             /* Adam learning rate (0.005)                               */
+    double weight_decay;   /* L2 added to the gradient (5e-4)                          */
+    int plateau;           /* 1: ReduceLROnPlateau(factor 0.1, patience 10) on val loss */
+    int patience;          /* early stopping after this many epochs without a better
+                              validation loss (0: off)                                 */
+    uint64_t seed;         /* everything random derives from it                        */
+    double missing;        /* share of non-training nodes whose features are removed   */
+    double explode_threshold; /* a layer gradient norm above it is an explosion (1e3) */
+    double explode_growth;    /* ... or growth by this factor ... (1e3)                */
+    int explode_window;       /* ... within this many epochs (10)                      */
+    int stop_on_explosion; /* 1: lg_trainer_done() becomes true at an explosion         */
+} lg_train_config;
+
+void lg_train_config_default(lg_train_config *c);
+lg_status lg_train_config_check(const lg_train_config *c);
+
+/* What one epoch measured. The arrays belong to the trainer (valid until the
+ * next epoch). Losses and accuracies come from an evaluation pass (no dropout)
+ * after the epoch's Adam step; train_loss_step is the training pass's loss. */
+typedef struct lg_epoch_stats {
+    long epoch;              /* 1-based                                            */
+    double train_loss_step;  /* loss of the training (dropout) pass                */
+    double train_loss, val_loss, test_loss;
+    double train_acc, val_acc, test_acc;
+    double lr;               /* learning rate used in this epoch                   */
+    double ms;               /* wall time of the epoch (training + evaluation)     */
+    int layers;              /* entries of the arrays below                        */
+    const double *att_grad_norm; /* per layer: L2 norm of the attention parameters' gradient */
+    const double *grad_norm;     /* per layer: L2 norm of all its parameters' gradient */
+    int exploded_now;        /* 1 if the detector fired at this epoch              */
+} lg_epoch_stats;
+
+/* A run's results. */
+typedef struct lg_train_summary {
+    long epochs_run;
+    double train_acc, val_acc, test_acc;  /* at the last epoch                     */
+    double train_loss, val_loss, test_loss;
+    long best_epoch;                       /* epoch of the best validation accuracy */
+    double best_val_acc, test_acc_at_best_val, train_acc_at_best_val;
+    int exploded;                          /* the detector fired                   */
+    long first_explosion_epoch;            /* -1 if none                           */
+    int explosion_layer;                   /* -1: the loss, or none                */
+    char explosion_reason[160];
+    double max_layer_grad_norm;            /* largest per-layer norm seen          */
+    double max_att_grad_norm;              /* largest attention-gradient norm seen */
+    int layers;
+    const double *max_grad_norm_per_layer; /* per layer, largest over the run      */
+    const double *max_att_grad_norm_per_layer;
+    double epoch_ms_median;
+    lg_idx n_params;
+    int stopped_early;                     /* early stopping ended the run         */
+} lg_train_summary;
+
+typedef struct lg_trainer lg_trainer; /* opaque */
+
+/* Builds the model for ds (its features, graph and splits; ds must outlive the
+ * trainer), initialises its parameters from tc->seed and Adam's state. Memory:
+ * parameters, gradients, two Adam moments, and every activation backward needs
+ * are allocated here, once. LG_EINVAL for bad configs or a data set the model
+ * cannot use (no training nodes). */
+lg_status lg_trainer_init(lg_trainer **out, const lg_model_config *mc, const lg_train_config *tc,
+                          const lg_dataset *ds);
+
+/* Frees t; NULL is a no-op. */
+void lg_trainer_free(lg_trainer *t);
+
+/* One epoch: training forward, backward, gradient norms, explosion check, Adam
+ * step, evaluation, scheduler. Fills *st. Deterministic for a seed and a
+ * thread count; lipgnn's own kernels give the same bits whatever the thread
+ * count (OpenBLAS's sgemm may round differently at another count). */
+lg_status lg_trainer_epoch(lg_trainer *t, lg_epoch_stats *st);
+
+/* 1 when training should stop: early stopping, or an explosion with
+ * stop_on_explosion. */
+int lg_trainer_done(const lg_trainer *t);
+
+/* Epochs completed so far (a resumed trainer counts the earlier ones). */
+long lg_trainer_epochs_done(const lg_trainer *t);
+
+/* Fills *s (its arrays belong to the trainer). */
+void lg_trainer_summary(const lg_trainer *t, lg_train_summary *s);
+
+/* Saves everything a bit-identical continuation needs (configuration,
+ * parameters, Adam moments, scheduler, best-so-far and detector state) to path,
+ * atomically, in lipgnn's versioned, checksummed format. */
+lg_status lg_trainer_save(const lg_trainer *t, const char *path);
+
+/* Restores a trainer made with the same configuration and data set from a
+ * checkpoint. A truncated, damaged, foreign, wrong-version or mismatched (other
+ * model, other data) file is refused with LG_EPARSE / LG_EINVAL and a message
+ * naming what differs; t is unchanged then. */
+lg_status lg_trainer_load(lg_trainer *t, const char *path);
+
+/* Reads the model and training configurations stored in a checkpoint (to
+ * rebuild a trainer for it, e.g. `lipgnn predict`). */
+lg_status lg_checkpoint_config(const char *path, lg_model_config *mc, lg_train_config *tc);
+
+/* Evaluation pass (no dropout): writes the log-probabilities (n x classes) and
+ * the last hidden representation (n x lg_trainer_hidden_width) when not NULL. */
+lg_status lg_trainer_predict(lg_trainer *t, float *logp, float *hidden);
+
+/* Number of classes and width of the last hidden representation. */
+lg_idx lg_trainer_classes(const lg_trainer *t);
+lg_idx lg_trainer_hidden_width(const lg_trainer *t);
+
+/* Number of attention layers and heads of layer l, and the attention weights
+ * (nnz x heads, edge-major over the model's graph) of layer l after the last
+ * forward pass. The model's graph (with the self-loops it added) is returned by
+ * lg_trainer_graph. */
+int lg_trainer_layers(const lg_trainer *t);
+lg_idx lg_trainer_layer_heads(const lg_trainer *t, int l);
+lg_status lg_trainer_attention(const lg_trainer *t, int l, float *att);
+const lg_graph *lg_trainer_graph(const lg_trainer *t);
+
+/* Bytes the trainer allocated: parameters + gradients + Adam state, and the
+ * activations (and workspace) of the forward and backward passes. */
+typedef struct lg_trainer_mem {
+    size_t params;      /* parameters, gradients, 2 Adam moments */
+    size_t activations; /* forward activations kept for backward */
+    size_t workspace;   /* backward scratch                       */
+} lg_trainer_mem;
+void lg_trainer_memory(const lg_trainer *t, lg_trainer_mem *m);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIPGNN_TRAIN_H */

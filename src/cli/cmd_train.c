@@ -1,0 +1,358 @@
+/* lipgnn train: train a model on a data set; and the shared model options. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <omp.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cblas.h>
+
+#include "cli/cli.h"
+
+static const char lg__train_help[] =
+    "Usage: lipgnn train (--data DIR | --dataset NAME | --trees DEPTH) [OPTIONS]\n"
+    "Trains a deep attention model (full batch, Adam) and reports accuracies,\n"
+    "per-layer gradient norms and gradient explosions.\n"
+    "\n"
+    "Model:\n"
+    "  --model M            gat (DeepGAT, default), gt (DeepGT), gat-classic (2-layer GAT)\n"
+    "  --layers L           attention layers (default 10; gat-classic: 2)\n"
+    "  --hidden H           width of each head (default 64; gat-classic: 8)\n"
+    "  --heads K            heads, concatenated (default 1; gat-classic: 8)\n"
+    "  --norm N             none | lipschitz | lipschitz-ref | pairnorm | pairnorm-si |\n"
+    "                       layernorm, or ATT+NODE (e.g. lipschitz+pairnorm) (default none)\n"
+    "  --lip-scale S        scale s of LipschitzNorm (default 1)\n"
+    "  --residual           residual connections where widths match\n"
+    "  --gate               gated skip connection (gt)\n"
+    "  --dropout P          feature dropout (default 0.6; gt 0.5)\n"
+    "  --att-dropout P      attention dropout (default 0.3; gat-classic 0.6)\n"
+    "  --self-loops on|off  add self-loops (default on; gt off)\n"
+    "  --feature-norm none|row  row-normalise features (default none; gat-classic row)\n"
+    "\n"
+    "Training:\n"
+    "  --epochs E           epochs (default 200)\n"
+    "  --lr X               Adam learning rate (default 0.005)\n"
+    "  --weight-decay X     L2 added to the gradient (default 5e-4)\n"
+    "  --plateau            ReduceLROnPlateau on the validation loss (factor 0.1, patience 10)\n"
+    "  --patience N         early stopping after N epochs without a better validation loss\n"
+    "  --missing P          remove the features of a share P of the non-training nodes\n"
+    "  --threads N          threads of lipgnn and OpenBLAS (default: all cores)\n"
+    "\n"
+    "Gradient diagnostics:\n"
+    "  --grad-log FILE      CSV of epoch,layer,group,norm for every epoch and layer\n"
+    "  --explode-threshold X  a layer gradient norm above X is an explosion (default 1000)\n"
+    "  --explode-growth X   ... or growth by more than X times ... (default 1000)\n"
+    "  --explode-window W   ... within W epochs (default 10; 0: off)\n"
+    "  --stop-on-explosion  end the run at an explosion (exit status 3)\n"
+    "\n"
+    "Output and state:\n"
+    "  --log FILE           CSV of every epoch's losses and accuracies\n"
+    "  --save FILE          write a checkpoint at the end (and on Ctrl-C/SIGTERM)\n"
+    "  --resume FILE        continue from a checkpoint (same options and data)\n"
+    "  --json               print one JSON object (the last line of stdout)\n"
+    "  --verbose            one line per epoch on stderr (also when not on a terminal)\n"
+    "  --quiet              no progress display\n"
+    "  -h, --help           this help\n"
+    "\n";
+
+/* Set by SIGINT/SIGTERM: stop at the end of the epoch. */
+static volatile sig_atomic_t lg__stop_signal;
+
+static void lg__on_signal(int sig) { lg__stop_signal = sig; }
+
+/* Parsed options of train (and predict). */
+typedef struct lg_train_opts {
+    lg_cli_data data;
+    lg_model_config mc;
+    lg_train_config tc;
+    int threads;
+    const char *grad_log, *log, *save, *resume;
+    int json, verbose, quiet;
+} lg_train_opts;
+
+enum {
+    O_MODEL = 1000, O_LAYERS, O_HIDDEN, O_HEADS, O_NORM, O_LIPS, O_RESID, O_GATE, O_DROP, O_ATTDROP, O_LOOPS,
+    O_FNORM, O_EPOCHS, O_LR, O_WD, O_PLATEAU, O_PATIENCE, O_MISSING, O_THREADS, O_GRADLOG, O_XTHR, O_XGROW,
+    O_XWIN, O_XSTOP, O_LOG, O_SAVE, O_RESUME, O_JSON, O_VERBOSE, O_QUIET, O_DATA
+};
+
+static const struct option lg__train_options[] = {
+    {"data", required_argument, 0, O_DATA},        {"dataset", required_argument, 0, O_DATA},
+    {"trees", required_argument, 0, O_DATA},       {"trees-count", required_argument, 0, O_DATA},
+    {"seed", required_argument, 0, O_DATA},        {"model", required_argument, 0, O_MODEL},
+    {"layers", required_argument, 0, O_LAYERS},    {"hidden", required_argument, 0, O_HIDDEN},
+    {"heads", required_argument, 0, O_HEADS},      {"norm", required_argument, 0, O_NORM},
+    {"lip-scale", required_argument, 0, O_LIPS},   {"residual", no_argument, 0, O_RESID},
+    {"gate", no_argument, 0, O_GATE},              {"dropout", required_argument, 0, O_DROP},
+    {"att-dropout", required_argument, 0, O_ATTDROP}, {"self-loops", required_argument, 0, O_LOOPS},
+    {"feature-norm", required_argument, 0, O_FNORM}, {"epochs", required_argument, 0, O_EPOCHS},
+    {"lr", required_argument, 0, O_LR},            {"weight-decay", required_argument, 0, O_WD},
+    {"plateau", no_argument, 0, O_PLATEAU},        {"patience", required_argument, 0, O_PATIENCE},
+    {"missing", required_argument, 0, O_MISSING},  {"threads", required_argument, 0, O_THREADS},
+    {"grad-log", required_argument, 0, O_GRADLOG}, {"explode-threshold", required_argument, 0, O_XTHR},
+    {"explode-growth", required_argument, 0, O_XGROW}, {"explode-window", required_argument, 0, O_XWIN},
+    {"stop-on-explosion", no_argument, 0, O_XSTOP}, {"log", required_argument, 0, O_LOG},
+    {"save", required_argument, 0, O_SAVE},        {"resume", required_argument, 0, O_RESUME},
+    {"json", no_argument, 0, O_JSON},              {"verbose", no_argument, 0, O_VERBOSE},
+    {"quiet", no_argument, 0, O_QUIET},            {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0},
+};
+
+/* Parses the train options into o. Returns -1 after printing an error, 1
+ * after printing help, 0 on success. Two passes: --model first, since the
+ * other defaults depend on it. */
+static int lg__train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o) {
+    int c, idx;
+    long long v;
+    double d;
+    memset(o, 0, sizeof *o);
+    lg_model_kind kind = LG_MODEL_GAT;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", lg__train_options, &idx)) != -1) {
+        if (c == 'h') {
+            fputs(lg__train_help, stdout);
+            fputs(lg_cli_data_help, stdout);
+            return 1;
+        }
+        if (c == '?') {
+            lg_cli_errorf(cmd, "unknown option or missing value: '%s' (see 'lipgnn %s --help')", argv[optind - 1], cmd);
+            return -1;
+        }
+        if (c == O_MODEL && lg_model_kind_parse(optarg, &kind) != LG_OK) {
+            lg_cli_errorf(cmd, "--model: %s", lg_last_error());
+            return -1;
+        }
+    }
+    if (optind < argc) {
+        lg_cli_errorf(cmd, "unexpected argument '%s'", argv[optind]);
+        return -1;
+    }
+    lg_model_config_default(&o->mc, kind);
+    lg_train_config_default(&o->tc);
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", lg__train_options, &idx)) != -1) {
+        const char *name = lg__train_options[idx].name;
+        char opt[64];
+        snprintf(opt, sizeof opt, "--%s", name);
+        switch (c) {
+        case O_DATA:
+            if (lg_cli_data_option(cmd, &o->data, name, optarg) < 0) return -1;
+            break;
+        case O_MODEL: break;
+        case O_LAYERS: if (lg_cli_parse_ll(cmd, opt, optarg, 1, 1000, &v)) return -1; o->mc.layers = (int)v; break;
+        case O_HIDDEN: if (lg_cli_parse_ll(cmd, opt, optarg, 1, 65536, &v)) return -1; o->mc.hidden = (int)v; break;
+        case O_HEADS: if (lg_cli_parse_ll(cmd, opt, optarg, 1, 1024, &v)) return -1; o->mc.heads = (int)v; break;
+        case O_NORM:
+            if (lg_norm_parse(optarg, &o->mc.att_norm, &o->mc.node_norm) != LG_OK) {
+                lg_cli_errorf(cmd, "%s", lg_last_error());
+                return -1;
+            }
+            break;
+        case O_LIPS: if (lg_cli_parse_double(cmd, opt, optarg, 1e-6, 1e6, &o->mc.lip_scale)) return -1; break;
+        case O_RESID: o->mc.residual = 1; break;
+        case O_GATE: o->mc.gate = 1; break;
+        case O_DROP: if (lg_cli_parse_double(cmd, opt, optarg, 0, 0.999, &o->mc.dropout)) return -1; break;
+        case O_ATTDROP: if (lg_cli_parse_double(cmd, opt, optarg, 0, 0.999, &o->mc.att_dropout)) return -1; break;
+        case O_LOOPS:
+            if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
+                lg_cli_errorf(cmd, "--self-loops: '%s' is not on or off", optarg);
+                return -1;
+            }
+            o->mc.self_loops = strcmp(optarg, "on") == 0;
+            break;
+        case O_FNORM:
+            if (strcmp(optarg, "none") && strcmp(optarg, "row")) {
+                lg_cli_errorf(cmd, "--feature-norm: '%s' is not none or row", optarg);
+                return -1;
+            }
+            o->mc.feature_norm_row = strcmp(optarg, "row") == 0;
+            break;
+        case O_EPOCHS: if (lg_cli_parse_ll(cmd, opt, optarg, 0, 10000000, &v)) return -1; o->tc.epochs = (int)v; break;
+        case O_LR: if (lg_cli_parse_double(cmd, opt, optarg, 1e-12, 100, &o->tc.lr)) return -1; break;
+        case O_WD: if (lg_cli_parse_double(cmd, opt, optarg, 0, 100, &o->tc.weight_decay)) return -1; break;
+        case O_PLATEAU: o->tc.plateau = 1; break;
+        case O_PATIENCE: if (lg_cli_parse_ll(cmd, opt, optarg, 0, 10000000, &v)) return -1; o->tc.patience = (int)v; break;
+        case O_MISSING: if (lg_cli_parse_double(cmd, opt, optarg, 0, 1, &o->tc.missing)) return -1; break;
+        case O_THREADS: if (lg_cli_parse_ll(cmd, opt, optarg, 1, 1024, &v)) return -1; o->threads = (int)v; break;
+        case O_GRADLOG: o->grad_log = optarg; break;
+        case O_XTHR: if (lg_cli_parse_double(cmd, opt, optarg, 1e-30, 1e300, &o->tc.explode_threshold)) return -1; break;
+        case O_XGROW: if (lg_cli_parse_double(cmd, opt, optarg, 1.000001, 1e300, &d)) return -1; o->tc.explode_growth = d; break;
+        case O_XWIN: if (lg_cli_parse_ll(cmd, opt, optarg, 0, 100000, &v)) return -1; o->tc.explode_window = (int)v; break;
+        case O_XSTOP: o->tc.stop_on_explosion = 1; break;
+        case O_LOG: o->log = optarg; break;
+        case O_SAVE: o->save = optarg; break;
+        case O_RESUME: o->resume = optarg; break;
+        case O_JSON: o->json = 1; break;
+        case O_VERBOSE: o->verbose = 1; break;
+        case O_QUIET: o->quiet = 1; break;
+        default: break;
+        }
+    }
+    o->tc.seed = o->data.seed;
+    if (lg_cli_data_check(cmd, &o->data)) return -1;
+    if (lg_model_config_check(&o->mc) != LG_OK || lg_train_config_check(&o->tc) != LG_OK) {
+        lg_cli_errorf(cmd, "%s", lg_last_error());
+        return -1;
+    }
+    return 0;
+}
+
+/* Opens FILE for writing, or prints an error. */
+static FILE *lg__open_out(const char *cmd, const char *path) {
+    FILE *f = fopen(path, "w");
+    if (!f) lg_cli_errorf(cmd, "%s: cannot write: %s", path, strerror(errno));
+    return f;
+}
+
+static void lg__print_json(const lg_train_opts *o, const lg_dataset *ds, const lg_train_summary *s, int interrupted) {
+    lg_blas_info bi;
+    lg_blas_check(&bi);
+    char norm[64];
+    lg_norm_format(norm, sizeof norm, o->mc.att_norm, o->mc.node_norm);
+    const lg_model_config *m = &o->mc;
+    const lg_train_config *t = &o->tc;
+    printf("{\"lipgnn_version\":\"%s\",\"blas_core\":", lg_version());
+    lg_json_string(stdout, bi.current);
+    printf(",\"threads\":%d,\"dataset\":", omp_get_max_threads());
+    lg_json_string(stdout, ds->name);
+    printf(",\"model\":\"%s\",\"norm\":\"%s\",\"layers\":%d,\"hidden\":%d,\"heads\":%d,\"epochs\":%d,\"seed\":%llu",
+           lg_model_kind_name(m->kind), norm, m->layers, m->hidden, m->heads, t->epochs, (unsigned long long)t->seed);
+    printf(",\"config\":{\"residual\":%s,\"lip_scale\":%.17g,\"gate\":%s,\"dropout\":%.17g,\"att_dropout\":%.17g,"
+           "\"self_loops\":%s,\"feature_norm\":\"%s\",\"lr\":%.17g,\"weight_decay\":%.17g,\"plateau\":%s,"
+           "\"patience\":%d,\"missing\":%.17g,\"explode_threshold\":%.17g,\"explode_growth\":%.17g,"
+           "\"explode_window\":%d,\"stop_on_explosion\":%s}",
+           m->residual ? "true" : "false", m->lip_scale, m->gate ? "true" : "false", m->dropout, m->att_dropout,
+           m->self_loops ? "true" : "false", m->feature_norm_row ? "row" : "none", t->lr, t->weight_decay,
+           t->plateau ? "true" : "false", t->patience, t->missing, t->explode_threshold, t->explode_growth,
+           t->explode_window, t->stop_on_explosion ? "true" : "false");
+    printf(",\"params\":%lld,\"epochs_run\":%ld,\"train_acc\":%.6f,\"val_acc\":%.6f,\"test_acc\":%.6f",
+           (long long)s->n_params, s->epochs_run, s->train_acc, s->val_acc, s->test_acc);
+    printf(",\"train_loss\":%.6g,\"val_loss\":%.6g,\"test_loss\":%.6g", s->train_loss, s->val_loss, s->test_loss);
+    printf(",\"best_epoch\":%ld,\"best_val_acc\":%.6f,\"test_acc_at_best_val\":%.6f,\"train_acc_at_best_val\":%.6f",
+           s->best_epoch, s->best_val_acc, s->test_acc_at_best_val, s->train_acc_at_best_val);
+    printf(",\"epoch_ms_median\":%.4f,\"exploded\":%s,\"first_explosion_epoch\":", s->epoch_ms_median,
+           s->exploded ? "true" : "false");
+    if (s->exploded) printf("%ld,\"explosion_layer\":%d,\"explosion_reason\":", s->first_explosion_epoch, s->explosion_layer);
+    else printf("null,\"explosion_layer\":null,\"explosion_reason\":");
+    lg_json_string(stdout, s->exploded ? s->explosion_reason : "");
+    printf(",\"max_layer_grad_norm\":%.6g,\"max_att_grad_norm\":%.6g", s->max_layer_grad_norm, s->max_att_grad_norm);
+    printf(",\"max_grad_norm_per_layer\":[");
+    for (int l = 0; l < s->layers; l++) printf("%s%.6g", l ? "," : "", s->max_grad_norm_per_layer[l]);
+    printf("],\"max_att_grad_norm_per_layer\":[");
+    for (int l = 0; l < s->layers; l++) printf("%s%.6g", l ? "," : "", s->max_att_grad_norm_per_layer[l]);
+    printf("],\"stopped_early\":%s,\"interrupted\":%s}\n", s->stopped_early ? "true" : "false",
+           interrupted ? "true" : "false");
+}
+
+int lg_cmd_train(int argc, char **argv) {
+    const char *cmd = "train";
+    lg_train_opts o;
+    int rc = lg__train_parse(cmd, argc, argv, &o);
+    if (rc) return rc > 0 ? LG_EXIT_OK : LG_EXIT_USAGE;
+    lg_set_threads(o.threads);
+    lg_dataset *ds = NULL;
+    lg_trainer *t = NULL;
+    FILE *glog = NULL, *elog = NULL;
+    int status = LG_EXIT_OK, interrupted = 0;
+    rc = lg_cli_data_load(cmd, &o.data, &ds);
+    if (rc) return rc;
+    lg_status st = lg_trainer_init(&t, &o.mc, &o.tc, ds);
+    if (st == LG_OK && o.resume) st = lg_trainer_load(t, o.resume);
+    if (st != LG_OK) {
+        lg_cli_errorf(cmd, "%s", lg_last_error());
+        status = lg_cli_exit_for(st);
+        goto done;
+    }
+    if (o.grad_log) {
+        if (!(glog = lg__open_out(cmd, o.grad_log))) { status = LG_EXIT_USAGE; goto done; }
+        fprintf(glog, "epoch,layer,group,norm\n");
+    }
+    if (o.log) {
+        if (!(elog = lg__open_out(cmd, o.log))) { status = LG_EXIT_USAGE; goto done; }
+        fprintf(elog, "epoch,lr,train_loss_step,train_loss,val_loss,test_loss,train_acc,val_acc,test_acc,ms\n");
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = lg__on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    int tty = isatty(fileno(stderr)) && !o.quiet;
+    lg_epoch_stats es;
+    long start = lg_trainer_epochs_done(t);
+    for (long e = start; e < o.tc.epochs && !lg_trainer_done(t) && !lg__stop_signal; e++) {
+        st = lg_trainer_epoch(t, &es);
+        if (st != LG_OK) {
+            lg_cli_errorf(cmd, "epoch %ld: %s", e + 1, lg_last_error());
+            status = lg_cli_exit_for(st);
+            break;
+        }
+        if (glog)
+            for (int l = 0; l < es.layers; l++)
+                fprintf(glog, "%ld,%d,attention,%.9g\n%ld,%d,all,%.9g\n", es.epoch, l, es.att_grad_norm[l], es.epoch, l,
+                        es.grad_norm[l]);
+        if (elog)
+            fprintf(elog, "%ld,%.9g,%.9g,%.9g,%.9g,%.9g,%.6f,%.6f,%.6f,%.3f\n", es.epoch, es.lr, es.train_loss_step,
+                    es.train_loss, es.val_loss, es.test_loss, es.train_acc, es.val_acc, es.test_acc, es.ms);
+        if (es.exploded_now) {
+            lg_train_summary s;
+            lg_trainer_summary(t, &s);
+            if (tty) fputc('\n', stderr);
+            fprintf(stderr, "lipgnn train: gradient explosion at epoch %ld, %s%s%s\n", s.first_explosion_epoch,
+                    s.explosion_layer >= 0 ? "" : "loss: ", s.explosion_reason,
+                    o.tc.stop_on_explosion ? " (stopping: --stop-on-explosion)" : "");
+        }
+        if (o.verbose)
+            fprintf(stderr, "epoch %5ld  loss %.4f  train %.4f  val %.4f  test %.4f  %.1f ms\n", es.epoch,
+                    es.train_loss_step, es.train_acc, es.val_acc, es.test_acc, es.ms);
+        else if (tty) {
+            int w = 24, done = (int)((double)w * (double)es.epoch / (double)(o.tc.epochs ? o.tc.epochs : 1));
+            fprintf(stderr, "\r[%.*s%*s] epoch %ld/%d  loss %.4f  val %.4f  %.1f ms/epoch ", done,
+                    "########################", w - done, "", es.epoch, o.tc.epochs, es.train_loss_step, es.val_acc, es.ms);
+        }
+    }
+    if (tty && !o.verbose) fputc('\n', stderr);
+    if (lg__stop_signal) {
+        interrupted = 1;
+        fprintf(stderr, "lipgnn train: %s: stopped after epoch %ld\n", lg__stop_signal == SIGINT ? "interrupted" : "terminated",
+                lg_trainer_epochs_done(t));
+    }
+    if (o.save && st == LG_OK) {
+        lg_status ss = lg_trainer_save(t, o.save);
+        if (ss != LG_OK) {
+            lg_cli_errorf(cmd, "%s", lg_last_error());
+            status = LG_EXIT_FAIL;
+        }
+    }
+    if (st == LG_OK) {
+        lg_train_summary s;
+        lg_trainer_summary(t, &s);
+        if (o.json) {
+            lg__print_json(&o, ds, &s, interrupted);
+        } else {
+            char norm[64];
+            lg_norm_format(norm, sizeof norm, o.mc.att_norm, o.mc.node_norm);
+            printf("model %s, %d layers, hidden %d, %d head(s), norm %s%s; %s, seed %llu\n",
+                   lg_model_kind_name(o.mc.kind), o.mc.kind == LG_MODEL_GAT_CLASSIC ? 2 : o.mc.layers, o.mc.hidden,
+                   o.mc.heads, norm, o.mc.residual ? ", residual" : "", ds->name, (unsigned long long)o.tc.seed);
+            printf("epochs %ld: train %.4f  val %.4f  test %.4f (last epoch)\n", s.epochs_run, s.train_acc, s.val_acc,
+                   s.test_acc);
+            printf("best validation %.4f at epoch %ld: test %.4f\n", s.best_val_acc, s.best_epoch, s.test_acc_at_best_val);
+            printf("largest gradient norm of a layer %.4g (attention parameters %.4g); %s\n", s.max_layer_grad_norm,
+                   s.max_att_grad_norm, s.exploded ? "gradients EXPLODED" : "no explosion");
+            printf("%.2f ms per epoch (median)\n", s.epoch_ms_median);
+        }
+        if (s.exploded && o.tc.stop_on_explosion && status == LG_EXIT_OK) status = LG_EXIT_EXPLODED;
+    }
+    if (interrupted && status == LG_EXIT_OK) status = 128 + (int)lg__stop_signal;
+done:
+    if (glog && fclose(glog) != 0) status = LG_EXIT_FAIL;
+    if (elog && fclose(elog) != 0) status = LG_EXIT_FAIL;
+    fflush(stdout);
+    lg_trainer_free(t);
+    lg_dataset_free(ds);
+    return status;
+}

@@ -1,0 +1,3 @@
+/* lg__gemm in double. */
+#define LG_REAL_F64
+#include "core/gemm_impl.h"

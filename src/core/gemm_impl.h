@@ -1,0 +1,34 @@
+/* lg__gemm, generic over the scalar (see core/gemm.h); compiled by gemm_f32.c
+ * and gemm_f64.c. */
+#include "core/gemm.h"
+#include "core/real.h"
+
+void LG_FN(lg__gemm)(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, lg_idx M, lg_idx N, lg_idx K, const lg_real *A,
+                     lg_idx lda, const lg_real *B, lg_idx ldb, lg_real beta, lg_real *C, lg_idx ldc) {
+    if (M <= 0 || N <= 0) return;
+    const double flops = 2.0 * (double)M * (double)N * (double)K;
+    const lg_idx P = LG__GEMM_PANEL;
+    if (openblas_get_num_threads() != 1 || flops < 4e6 || (M < 2 * P && N < 2 * P)) {
+        LG_GEMM(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, LG_R(1), A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+        return;
+    }
+    if (M >= 2 * P) { /* panels of rows of C: rows of op(A) */
+        const lg_idx np = (M + P - 1) / P;
+#pragma omp parallel for schedule(static)
+        for (lg_idx q = 0; q < np; q++) {
+            lg_idx r0 = q * P, m = LG_MIN(M - r0, P);
+            const lg_real *Aq = ta == CblasNoTrans ? A + r0 * lda : A + r0;
+            LG_GEMM(CblasRowMajor, ta, tb, (int)m, (int)N, (int)K, LG_R(1), Aq, (int)lda, B, (int)ldb, beta,
+                    C + r0 * ldc, (int)ldc);
+        }
+    } else { /* panels of columns of C: columns of op(B) */
+        const lg_idx np = (N + P - 1) / P;
+#pragma omp parallel for schedule(static)
+        for (lg_idx q = 0; q < np; q++) {
+            lg_idx c0 = q * P, w = LG_MIN(N - c0, P);
+            const lg_real *Bq = tb == CblasNoTrans ? B + c0 : B + c0 * ldb;
+            LG_GEMM(CblasRowMajor, ta, tb, (int)M, (int)w, (int)K, LG_R(1), A, (int)lda, Bq, (int)ldb, beta, C + c0,
+                    (int)ldc);
+        }
+    }
+}

@@ -1,0 +1,131 @@
+/*
+ * Linear layers, dense and sparse input, generic over the scalar (see
+ * core/real.h); compiled by nn_f32.c and nn_f64.c. Contracts: lipgnn/nn.h.
+ */
+#include "core/gemm.h"
+#include "core/real.h"
+#include "nn/nn_common.h"
+
+/* db (out) += column sums of dy (n x out): one task per block of LG__NN_CB
+ * columns, each summing its columns over rows 0..n-1 in order. O(n out). */
+static void LG_FN(lg__colsum_add)(lg_real *db, const lg_real *dy, lg_idx n, lg_idx out) {
+    lg_idx nb = (out + LG__NN_CB - 1) / LG__NN_CB;
+#pragma omp parallel for schedule(static) if (n * out >= LG__NN_PAR_MIN)
+    for (lg_idx b = 0; b < nb; b++) {
+        lg_idx c0 = b * LG__NN_CB, w = LG_MIN(out - c0, (lg_idx)LG__NN_CB);
+        lg_real acc[LG__NN_CB] = {0};
+        for (lg_idx i = 0; i < n; i++) {
+            const lg_real *r = dy + i * out + c0;
+            for (lg_idx c = 0; c < w; c++) acc[c] += r[c];
+        }
+        for (lg_idx c = 0; c < w; c++) db[c0 + c] += acc[c];
+    }
+}
+
+/* y (n x out): every row = b, or 0 if b is NULL. */
+static void LG_FN(lg__rows_set)(lg_real *y, const lg_real *b, lg_idx n, lg_idx out) {
+#pragma omp parallel for schedule(static) if (n * out >= LG__NN_PAR_MIN)
+    for (lg_idx i = 0; i < n; i++) {
+        lg_real *yi = y + i * out;
+        for (lg_idx c = 0; c < out; c++) yi[c] = b ? b[c] : LG_R(0);
+    }
+}
+
+/* y (n x out) = x (n x in) w (in x out) + b (out) */
+lg_status LG_FN(lg_linear_forward)(lg_real *y, const lg_real *x, const lg_real *w, const lg_real *b,
+                                   lg_idx n, lg_idx in, lg_idx out) {
+    LG_CHECK(lg__nn_shape(__func__, n, in));
+    LG_CHECK(lg__nn_shape(__func__, n, out));
+    LG_CHECK(lg__nn_shape(__func__, in, out));
+    LG_CHECK(lg__nn_blas_dim(__func__, n));
+    LG_CHECK(lg__nn_blas_dim(__func__, in));
+    LG_CHECK(lg__nn_blas_dim(__func__, out));
+    LG__NN_NEED(y, n > 0 && out > 0, "y");
+    LG__NN_NEED(x, n > 0 && in > 0, "x");
+    LG__NN_NEED(w, in > 0 && out > 0, "w");
+    if (n == 0 || out == 0) return LG_OK;
+    if (in > 0)
+        LG_FN(lg__gemm)(CblasNoTrans, CblasNoTrans, n, out, in, x, in, w, out, LG_R(0), y, out);
+    else
+        LG_FN(lg__rows_set)(y, NULL, n, out);
+    if (b) {
+#pragma omp parallel for schedule(static) if (n * out >= LG__NN_PAR_MIN)
+        for (lg_idx i = 0; i < n; i++) {
+            lg_real *yi = y + i * out;
+            for (lg_idx c = 0; c < out; c++) yi[c] += b[c];
+        }
+    }
+    return LG_OK;
+}
+
+/* dx (n x in) += dy w^T; dw (in x out) += x^T dy; db (out) += colsum(dy) */
+lg_status LG_FN(lg_linear_backward)(lg_real *dx, lg_real *dw, lg_real *db, const lg_real *dy,
+                                    const lg_real *x, const lg_real *w, lg_idx n, lg_idx in, lg_idx out) {
+    LG_CHECK(lg__nn_shape(__func__, n, in));
+    LG_CHECK(lg__nn_shape(__func__, n, out));
+    LG_CHECK(lg__nn_shape(__func__, in, out));
+    LG_CHECK(lg__nn_blas_dim(__func__, n));
+    LG_CHECK(lg__nn_blas_dim(__func__, in));
+    LG_CHECK(lg__nn_blas_dim(__func__, out));
+    LG__NN_NEED(dy, n > 0 && out > 0 && (dx || dw || db), "dy");
+    LG__NN_NEED(w, dx && n > 0 && in > 0 && out > 0, "w");
+    LG__NN_NEED(x, dw && n > 0 && in > 0 && out > 0, "x");
+    if (n == 0 || out == 0) return LG_OK;
+    if (dx && in > 0)
+        LG_FN(lg__gemm)(CblasNoTrans, CblasTrans, n, in, out, dy, out, w, out, LG_R(1), dx, in);
+    if (dw && in > 0)
+        LG_FN(lg__gemm)(CblasTrans, CblasNoTrans, in, out, n, x, in, dy, out, LG_R(1), dw, out);
+    if (db) LG_FN(lg__colsum_add)(db, dy, n, out);
+    return LG_OK;
+}
+
+/* y (n x out) = x (n x in, sparse) w (in x out) + b (out) */
+lg_status LG_FN(lg_linear_sparse_forward)(lg_real *y, const lg_features *x, const lg_real *w,
+                                          const lg_real *b, lg_idx out) {
+    LG_CHECK(lg__nn_csr_check(__func__, x));
+    LG_CHECK(lg__nn_shape(__func__, x->n, out));
+    LG_CHECK(lg__nn_shape(__func__, x->d, out));
+    const lg_idx n = x->n;
+    LG__NN_NEED(y, n > 0 && out > 0, "y");
+    LG__NN_NEED(w, x->nnz > 0 && out > 0, "w");
+    if (n == 0 || out == 0) return LG_OK;
+    const lg_idx *restrict xp = x->p, *restrict xj = x->j;
+    const float *restrict xv = x->x;
+#pragma omp parallel for schedule(static) if ((x->nnz + n) * out >= LG__NN_PAR_MIN)
+    for (lg_idx i = 0; i < n; i++) {
+        lg_real *restrict yi = y + i * out;
+        for (lg_idx c = 0; c < out; c++) yi[c] = b ? b[c] : LG_R(0);
+        for (lg_idx e = xp[i]; e < xp[i + 1]; e++) {
+            const lg_real v = (lg_real)xv[e];
+            const lg_real *restrict wr = w + xj[e] * out;
+            for (lg_idx c = 0; c < out; c++) yi[c] += v * wr[c];
+        }
+    }
+    return LG_OK;
+}
+
+/* dw (in x out) += x^T dy, walking xt = x^T (in x n); db (out) += colsum(dy) */
+lg_status LG_FN(lg_linear_sparse_backward)(lg_real *dw, lg_real *db, const lg_real *dy,
+                                           const lg_features *xt, lg_idx out) {
+    LG_CHECK(lg__nn_csr_check(__func__, xt));
+    LG_CHECK(lg__nn_shape(__func__, xt->n, out));
+    LG_CHECK(lg__nn_shape(__func__, xt->d, out));
+    const lg_idx in = xt->n, n = xt->d;
+    LG__NN_NEED(dy, n > 0 && out > 0 && (dw || db), "dy");
+    if (n == 0 || out == 0) return LG_OK;
+    if (dw) {
+        const lg_idx *restrict tp = xt->p, *restrict tj = xt->j;
+        const float *restrict tv = xt->x;
+#pragma omp parallel for schedule(static) if ((xt->nnz + in) * out >= LG__NN_PAR_MIN)
+        for (lg_idx r = 0; r < in; r++) {
+            lg_real *restrict dwr = dw + r * out;
+            for (lg_idx e = tp[r]; e < tp[r + 1]; e++) {
+                const lg_real v = (lg_real)tv[e];
+                const lg_real *restrict g = dy + tj[e] * out;
+                for (lg_idx c = 0; c < out; c++) dwr[c] += v * g[c];
+            }
+        }
+    }
+    if (db) LG_FN(lg__colsum_add)(db, dy, n, out);
+    return LG_OK;
+}

@@ -1,0 +1,58 @@
+/*
+ * Internal helpers of src/nn shared by the generic kernels (the *_impl.h files,
+ * compiled as f32 and f64) and written once in nn_common.c: argument checks,
+ * the dropout mask, and the constants that shape the parallel loops.
+ */
+#ifndef LG_NN_COMMON_H
+#define LG_NN_COMMON_H
+
+#include "core/internal.h"
+
+/* Width of a column block: the reductions across rows (bias and gain
+ * gradients, PairNorm's means) give each task a block of this many columns,
+ * summed over the rows in ascending order, so no sum depends on the threads. */
+#define LG__NN_CB 16
+
+/* Work (elements touched) below which a loop runs on one thread: forking costs
+ * more than it saves. The results do not depend on it. */
+#define LG__NN_PAR_MIN 8192
+
+/* Golden-ratio increment of splitmix64, spacing the dropout keys. */
+#define LG__NN_GOLDEN 0x9e3779b97f4a7c15ULL
+
+/* LG_EINVAL "<fn>: <name> is NULL" if ptr is NULL while need is true. */
+#define LG__NN_NEED(ptr, need, name)                                                     \
+    do {                                                                                 \
+        if ((need) && !(ptr)) return lg__error(LG_EINVAL, "%s: %s is NULL", __func__, name); \
+    } while (0)
+
+/* Checks a matrix shape rows x cols: both >= 0 and rows * cols * 8 bytes
+ * addressable. LG_EINVAL naming fn otherwise. */
+lg_status lg__nn_shape(const char *fn, lg_idx rows, lg_idx cols);
+
+/* Checks that v fits a BLAS (32-bit int) dimension: LG_ERANGE otherwise. */
+lg_status lg__nn_blas_dim(const char *fn, lg_idx v);
+
+/* Checks segment offsets: ptr NULL (one segment), or n_graphs >= 0 and
+ * ptr[0] = 0 <= ptr[1] <= ... <= ptr[n_graphs] = n. LG_EINVAL otherwise. */
+lg_status lg__nn_segments(const char *fn, const lg_idx *ptr, lg_idx n_graphs, lg_idx n);
+
+/* Checks a sparse feature matrix: kind LG_FEAT_SPARSE, sizes >= 0, arrays
+ * present, p[0] = 0, p non-decreasing, p[n] = nnz, column ids in [0, d).
+ * O(n + nnz). LG_EINVAL naming fn and the first violation otherwise. */
+lg_status lg__nn_csr_check(const char *fn, const lg_features *x);
+
+/* Checks a dropout rate: p in [0, 1). LG_EINVAL otherwise. */
+lg_status lg__nn_dropout_p(const char *fn, double p);
+
+/* The dropout stream of (seed, counter) and the drop threshold of p (see
+ * lipgnn/nn.h). */
+uint64_t lg__nn_dropout_stream(uint64_t seed, uint64_t counter);
+uint64_t lg__nn_dropout_threshold(double p);
+
+/* 1 if element k survives: (hash >> 32) >= threshold. */
+static inline int lg__nn_dropout_keep(uint64_t stream, uint64_t threshold, lg_idx k) {
+    return (lg_hash64(stream + (uint64_t)k * LG__NN_GOLDEN) >> 32) >= threshold;
+}
+
+#endif /* LG_NN_COMMON_H */

@@ -1,0 +1,83 @@
+/*
+ * The deep models of attention-spec.md section 6 as one stack over one
+ * parameter block: written once in model_impl.h, compiled for float (training)
+ * and double (the whole-model finite-difference test).
+ *
+ * Forward, per attention layer l (0-based, L layers), cur = h0 first:
+ *     drop_l = dropout(cur)                        feature dropout
+ *     act_l  = layer_l(drop_l)                     GAT or GT
+ *     z_l    = LayerNorm(act_l) if chosen, else act_l
+ *     z_l    = ELU(z_l)            except after the last layer
+ *     out_l  = z_l + cur           if residual and widths match
+ *     out_l  = PairNorm(out_l)     if chosen
+ *     cur    = out_l
+ * h0 = X W_in + b_in (sparse or dense X); gat-classic has no input linear
+ * (h0 = X, dense) and no output linear (its last layer averages one head to
+ * the classes); otherwise logits = cur W_out + b_out. logp = log_softmax.
+ *
+ * Parameter block: [W_in F x H | b_in H] then per layer [layer block | LN gain
+ * | LN bias] then [W_out D x classes | b_out classes]. Gradients use the same
+ * layout (and Adam's moments, in the trainer).
+ */
+#ifndef LG_TRAIN_MODEL_H
+#define LG_TRAIN_MODEL_H
+
+#include "lipgnn.h"
+
+typedef struct lg__model_f32 lg__model_f32;
+typedef struct lg__model_f64 lg__model_f64;
+
+/* Parameter ranges of one attention layer (offsets in values). */
+typedef struct lg__layer_range {
+    lg_idx off, len;         /* the whole layer (incl. its LayerNorm)      */
+    lg_idx att_off, att_len; /* its attention parameters (contiguous)       */
+} lg__layer_range;
+
+/* Builds the model for features x (n x F; the data set's or a modified copy),
+ * the data set's graph, labels and segments. Initialises the parameters from
+ * rng (Glorot-uniform weights, zero biases, LayerNorm gain 1). */
+lg_status lg__model_init_f32(lg__model_f32 **out, const lg_model_config *c, const lg_dataset *ds,
+                             const lg_features *x, lg_rng *rng);
+lg_status lg__model_init_f64(lg__model_f64 **out, const lg_model_config *c, const lg_dataset *ds,
+                             const lg_features *x, lg_rng *rng);
+void lg__model_free_f32(lg__model_f32 *m);
+void lg__model_free_f64(lg__model_f64 *m);
+
+/* The parameter and gradient blocks and their length. */
+float *lg__model_params_f32(lg__model_f32 *m);
+double *lg__model_params_f64(lg__model_f64 *m);
+float *lg__model_grads_f32(lg__model_f32 *m);
+double *lg__model_grads_f64(lg__model_f64 *m);
+lg_idx lg__model_nparams_f32(const lg__model_f32 *m);
+lg_idx lg__model_nparams_f64(const lg__model_f64 *m);
+
+/* Forward pass: computes logp (n x classes). training: dropout on, with masks
+ * from (seed, epoch). */
+lg_status lg__model_forward_f32(lg__model_f32 *m, int training, uint64_t seed, uint64_t epoch);
+lg_status lg__model_forward_f64(lg__model_f64 *m, int training, uint64_t seed, uint64_t epoch);
+
+/* Loss (mean NLL) and accuracy over a node list, from the last forward. */
+lg_status lg__model_eval_f32(const lg__model_f32 *m, const lg_idx *nodes, lg_idx count, double *loss,
+                             double *acc);
+lg_status lg__model_eval_f64(const lg__model_f64 *m, const lg_idx *nodes, lg_idx count, double *loss,
+                             double *acc);
+
+/* Backward of the mean NLL over nodes, after a forward with the same
+ * (training, seed, epoch): grads = dLoss/dparams (overwritten, not added). */
+lg_status lg__model_backward_f32(lg__model_f32 *m, const lg_idx *nodes, lg_idx count, int training,
+                                 uint64_t seed, uint64_t epoch);
+lg_status lg__model_backward_f64(lg__model_f64 *m, const lg_idx *nodes, lg_idx count, int training,
+                                 uint64_t seed, uint64_t epoch);
+
+/* Read-outs of the float model. */
+const float *lg__model_logp_f32(const lg__model_f32 *m);     /* n x classes */
+const float *lg__model_hidden_f32(const lg__model_f32 *m);   /* n x hidden width */
+lg_idx lg__model_hidden_width_f32(const lg__model_f32 *m);
+int lg__model_layers_f32(const lg__model_f32 *m);
+lg__layer_range lg__model_layer_range_f32(const lg__model_f32 *m, int l);
+lg_idx lg__model_layer_heads_f32(const lg__model_f32 *m, int l);
+lg_status lg__model_attention_f32(const lg__model_f32 *m, int l, float *att);
+const lg_graph *lg__model_graph_f32(const lg__model_f32 *m);
+void lg__model_memory_f32(const lg__model_f32 *m, size_t *activations, size_t *workspace);
+
+#endif

@@ -1,0 +1,383 @@
+/*
+ * The model stack (src/train/model.h), generic over the scalar type: compiled
+ * by model_f32.c and model_f64.c. Names: LG_FN(lg__model_init) etc.
+ */
+#include <string.h>
+
+#include "core/internal.h"
+#include "core/real.h"
+#include "train/model.h"
+
+#define LG_MODEL LG_FN(lg__model)
+
+/* One attention layer and what it keeps for backward. */
+typedef struct {
+    lg_gat_config gc;     /* its configuration (GAT)                          */
+    lg_gat_layout gl;     /* offsets inside its block                         */
+    lg_gat_cache *cache;  /* the layer's own activations                      */
+    lg_idx off;           /* offset of its block in the parameter block       */
+    lg_idx count;         /* its parameters, LayerNorm included               */
+    lg_idx ln_gain, ln_bias; /* offsets of the LayerNorm gain and bias (or -1) */
+    lg_idx w_in, w_out;   /* input and output widths                          */
+    int elu;              /* ELU after it (all but the last)                  */
+    int residual;         /* out = z + input                                  */
+    lg_real *drop;        /* n x w_in   dropout(input)                        */
+    lg_real *act;         /* n x w_out  layer output                          */
+    lg_real *ln;          /* n x w_out  LayerNorm output (or NULL)            */
+    lg_real *ln_mean, *ln_rstd; /* n each (or NULL)                           */
+    lg_real *z;           /* = ln or act: the ELU'd tensor (in place)         */
+    lg_real *out;         /* n x w_out  after residual and PairNorm (may = z) */
+    lg_real *pn_rstd;     /* n (or NULL)                                      */
+} LG_FN(lg__layer);
+
+struct LG_MODEL {
+    lg_model_config c;     /* configuration                                    */
+    lg_idx n, f, classes;  /* nodes, input features, classes                  */
+    int L;                 /* attention layers                                 */
+    const int32_t *labels; /* n labels (the data set's)                        */
+    const lg_idx *gptr;    /* graph segments for PairNorm                      */
+    lg_idx n_graphs;
+    lg_graph *g, *gT;      /* the model's graph (self-loops per config), transpose */
+    const lg_features *x;  /* input features                                   */
+    lg_features *xt;       /* transpose of sparse x (input-linear backward)    */
+    lg_real *xd;           /* dense x as lg_real, when needed (or NULL)        */
+    int sparse_in;         /* input linear takes sparse x                      */
+    lg_idx hid;            /* width of h0                                      */
+    lg_idx n_params;
+    lg_real *params, *grads;
+    lg_idx w_in_off, b_in_off, w_out_off, b_out_off; /* -1 when absent         */
+    LG_FN(lg__layer) *layer;
+    lg_real *h0;           /* n x hid (or = xd for gat-classic)                */
+    lg_real *logits, *logp; /* n x classes                                     */
+    lg_real *buf[5];       /* backward scratch, n x max width each             */
+    lg_real *pn_work;      /* n                                                */
+    lg_idx maxw;
+    size_t act_bytes, work_bytes;
+};
+
+static void LG_FN(lg__glorot)(lg_real *w, lg_idx fan_in, lg_idx fan_out, lg_rng *rng) {
+    double bound = sqrt(6.0 / (double)(fan_in + fan_out));
+    for (lg_idx k = 0; k < fan_in * fan_out; k++) w[k] = (lg_real)((2 * lg_rng_double(rng) - 1) * bound);
+}
+
+void LG_FN(lg__model_free)(LG_MODEL *m) {
+    if (!m) return;
+    if (m->layer)
+        for (int l = 0; l < m->L; l++) {
+            LG_FN(lg__layer) *y = &m->layer[l];
+            lg_gat_cache_free(y->cache);
+            lg__free(y->drop);
+            lg__free(y->act);
+            lg__free(y->ln);
+            lg__free(y->ln_mean);
+            lg__free(y->ln_rstd);
+            if (y->out != y->z) lg__free(y->out);
+            lg__free(y->pn_rstd);
+        }
+    lg__free(m->layer);
+    lg_graph_free(m->g);
+    lg_graph_free(m->gT);
+    lg_features_free(m->xt);
+    if (m->h0 != m->xd) lg__free(m->h0);
+    lg__free(m->xd);
+    lg__free(m->params);
+    lg__free(m->grads);
+    lg__free(m->logits);
+    lg__free(m->logp);
+    for (int k = 0; k < 5; k++) lg__free(m->buf[k]);
+    lg__free(m->pn_work);
+    lg__free(m);
+}
+
+/* Allocates an n x w buffer, counting its bytes. */
+static lg_status LG_FN(lg__buf)(lg_real **p, lg_idx n, lg_idx w, size_t *bytes, const char *what) {
+    lg_idx count = n * w;
+    *p = lg__calloc((size_t)(count > 0 ? count : 1), sizeof(lg_real));
+    if (!*p) return lg__nomem(what);
+    *bytes += (size_t)(n * w) * sizeof(lg_real);
+    return LG_OK;
+}
+
+lg_status LG_FN(lg__model_init)(LG_MODEL **out, const lg_model_config *c, const lg_dataset *ds,
+                                const lg_features *x, lg_rng *rng) {
+    lg_status st = LG_OK;
+    LG_MODEL *m = NULL;
+    *out = NULL;
+    LG_CHECK(lg_model_config_check(c));
+    if (c->kind == LG_MODEL_GT)
+        return lg__error(LG_EUNSUPPORTED, "model gt: the graph-transformer layer is not built into this version");
+    LG_CALLOC(m, 1, "model");
+    m->c = *c;
+    m->n = ds->graph->n;
+    m->f = x->d;
+    m->classes = ds->n_classes;
+    m->labels = ds->labels;
+    m->gptr = ds->graph_ptr;
+    m->n_graphs = ds->n_graphs;
+    m->x = x;
+    m->L = c->kind == LG_MODEL_GAT_CLASSIC ? 2 : c->layers;
+    if (x->n != m->n) { st = lg__error(LG_EINVAL, "features have %lld rows for %lld nodes", (long long)x->n, (long long)m->n); goto fail; }
+    if (m->classes < 1) { st = lg__error(LG_EINVAL, "data set %s has no classes", ds->name); goto fail; }
+    LG_TRY(lg_graph_self_loops(ds->graph, c->self_loops, &m->g));
+    LG_TRY(lg_graph_transpose(m->g, &m->gT));
+
+    /* input: gat-classic and dense features need x as lg_real */
+    int classic = c->kind == LG_MODEL_GAT_CLASSIC;
+    m->sparse_in = !classic && x->kind == LG_FEAT_SPARSE;
+    if (!m->sparse_in) {
+        LG_TRY(LG_FN(lg__buf)(&m->xd, m->n, m->f, &m->act_bytes, "dense features"));
+        if (x->kind == LG_FEAT_SPARSE) {
+            for (lg_idx i = 0; i < m->n; i++)
+                for (lg_idx e = x->p[i]; e < x->p[i + 1]; e++) m->xd[i * m->f + x->j[e]] = (lg_real)x->x[e];
+        } else {
+            for (lg_idx k = 0; k < m->n * m->f; k++) m->xd[k] = (lg_real)x->x[k];
+        }
+    } else {
+        LG_TRY(lg_features_transpose(&m->xt, x));
+    }
+
+    /* layers and the parameter layout */
+    LG_CALLOC(m->layer, m->L, "model layers");
+    lg_idx off = 0, w = classic ? m->f : c->hidden;
+    m->hid = w;
+    m->w_in_off = m->b_in_off = m->w_out_off = m->b_out_off = -1;
+    if (!classic) {
+        m->w_in_off = off;
+        off += m->f * c->hidden;
+        m->b_in_off = off;
+        off += c->hidden;
+    }
+    m->maxw = w;
+    for (int l = 0; l < m->L; l++) {
+        LG_FN(lg__layer) *y = &m->layer[l];
+        int last = l == m->L - 1;
+        if (classic)
+            y->gc = last ? lg_gat_config_default(w, 1, m->classes) : lg_gat_config_default(w, c->heads, c->hidden);
+        else
+            y->gc = lg_gat_config_default(w, c->heads, c->hidden);
+        if (classic && last) y->gc.concat = 0;
+        y->gc.norm = c->att_norm;
+        y->gc.lip_scale = c->lip_scale;
+        y->gc.att_dropout = c->att_dropout;
+        LG_TRY(lg_gat_layout_get(&y->gc, &y->gl));
+        y->w_in = w;
+        y->w_out = lg_gat_out_dim(&y->gc);
+        y->off = off;
+        off += y->gl.count;
+        y->ln_gain = y->ln_bias = -1;
+        if (c->node_norm == LG_NODE_NORM_LAYERNORM) {
+            y->ln_gain = off;
+            off += y->w_out;
+            y->ln_bias = off;
+            off += y->w_out;
+        }
+        y->count = off - y->off;
+        y->elu = !last;
+        y->residual = c->residual && y->w_in == y->w_out;
+        w = y->w_out;
+        m->maxw = LG_MAX(m->maxw, w);
+    }
+    if (!classic) {
+        m->w_out_off = off;
+        off += w * m->classes;
+        m->b_out_off = off;
+        off += m->classes;
+    }
+    m->n_params = off;
+    LG_CALLOC(m->params, off, "parameters");
+    LG_CALLOC(m->grads, off, "gradients");
+
+    /* initial parameters: input linear, layers in order, output linear */
+    if (!classic) LG_FN(lg__glorot)(m->params + m->w_in_off, m->f, c->hidden, rng);
+    for (int l = 0; l < m->L; l++) {
+        LG_FN(lg__layer) *y = &m->layer[l];
+        LG_TRY(LG_FN(lg_gat_params_init)(m->params + y->off, &y->gc, rng));
+        if (y->ln_gain >= 0)
+            for (lg_idx k = 0; k < y->w_out; k++) m->params[y->ln_gain + k] = 1;
+    }
+    if (!classic) LG_FN(lg__glorot)(m->params + m->w_out_off, w, m->classes, rng);
+
+    /* activations, allocated once */
+    if (classic) m->h0 = m->xd;
+    else LG_TRY(LG_FN(lg__buf)(&m->h0, m->n, m->hid, &m->act_bytes, "input activations"));
+    for (int l = 0; l < m->L; l++) {
+        LG_FN(lg__layer) *y = &m->layer[l];
+        LG_TRY(LG_FN(lg_gat_cache_init)(&y->cache, &y->gc, m->n, m->g->nnz));
+        lg_gat_mem gm;
+        LG_TRY(lg_gat_memory(&y->gc, m->n, m->g->nnz, sizeof(lg_real), &gm));
+        m->act_bytes += gm.activations;
+        m->work_bytes += gm.workspace;
+        LG_TRY(LG_FN(lg__buf)(&y->drop, m->n, y->w_in, &m->act_bytes, "dropout activations"));
+        LG_TRY(LG_FN(lg__buf)(&y->act, m->n, y->w_out, &m->act_bytes, "layer activations"));
+        y->z = y->act;
+        if (y->ln_gain >= 0) {
+            LG_TRY(LG_FN(lg__buf)(&y->ln, m->n, y->w_out, &m->act_bytes, "LayerNorm activations"));
+            LG_TRY(LG_FN(lg__buf)(&y->ln_mean, m->n, 1, &m->act_bytes, "LayerNorm statistics"));
+            LG_TRY(LG_FN(lg__buf)(&y->ln_rstd, m->n, 1, &m->act_bytes, "LayerNorm statistics"));
+            y->z = y->ln;
+        }
+        int pn = c->node_norm == LG_NODE_NORM_PAIRNORM || c->node_norm == LG_NODE_NORM_PAIRNORM_SI;
+        if (pn || y->residual) LG_TRY(LG_FN(lg__buf)(&y->out, m->n, y->w_out, &m->act_bytes, "residual activations"));
+        else y->out = y->z;
+        if (pn) LG_TRY(LG_FN(lg__buf)(&y->pn_rstd, m->n, 1, &m->act_bytes, "PairNorm statistics"));
+    }
+    LG_TRY(LG_FN(lg__buf)(&m->logits, m->n, m->classes, &m->act_bytes, "logits"));
+    LG_TRY(LG_FN(lg__buf)(&m->logp, m->n, m->classes, &m->act_bytes, "log-probabilities"));
+    m->maxw = LG_MAX(m->maxw, m->classes);
+    for (int k = 0; k < 5; k++) LG_TRY(LG_FN(lg__buf)(&m->buf[k], m->n, m->maxw, &m->work_bytes, "backward buffers"));
+    LG_TRY(LG_FN(lg__buf)(&m->pn_work, m->n, 1, &m->work_bytes, "PairNorm workspace"));
+    *out = m;
+    return LG_OK;
+fail:
+    LG_FN(lg__model_free)(m);
+    return st;
+}
+
+/* Dropout counters: a distinct stream per (epoch, layer, site). */
+static uint64_t LG_FN(lg__ctr)(uint64_t epoch, int l, int site) { return epoch * 4096u + (uint64_t)l * 4u + (uint64_t)site; }
+
+static lg_pairnorm_mode LG_FN(lg__pn_mode)(const LG_MODEL *m) {
+    return m->c.node_norm == LG_NODE_NORM_PAIRNORM_SI ? LG_PAIRNORM_SI : LG_PAIRNORM_PN;
+}
+
+lg_status LG_FN(lg__model_forward)(LG_MODEL *m, int training, uint64_t seed, uint64_t epoch) {
+    const lg_idx n = m->n;
+    int pn = m->c.node_norm == LG_NODE_NORM_PAIRNORM || m->c.node_norm == LG_NODE_NORM_PAIRNORM_SI;
+    if (m->w_in_off >= 0) {
+        if (m->sparse_in)
+            LG_CHECK(LG_FN(lg_linear_sparse_forward)(m->h0, m->x, m->params + m->w_in_off, m->params + m->b_in_off, m->hid));
+        else
+            LG_CHECK(LG_FN(lg_linear_forward)(m->h0, m->xd, m->params + m->w_in_off, m->params + m->b_in_off, n, m->f, m->hid));
+    }
+    const lg_real *cur = m->h0;
+    for (int l = 0; l < m->L; l++) {
+        LG_FN(lg__layer) *y = &m->layer[l];
+        LG_CHECK(LG_FN(lg_dropout_forward)(y->drop, cur, n * y->w_in, m->c.dropout, seed, LG_FN(lg__ctr)(epoch, l, 0), training));
+        LG_CHECK(LG_FN(lg_gat_forward)(y->act, y->cache, y->drop, m->params + y->off, m->g, &y->gc, training, seed,
+                                       LG_FN(lg__ctr)(epoch, l, 1)));
+        if (y->ln)
+            LG_CHECK(LG_FN(lg_layernorm_forward)(y->ln, y->ln_mean, y->ln_rstd, y->act, m->params + y->ln_gain,
+                                                 m->params + y->ln_bias, n, y->w_out));
+        if (y->elu) LG_CHECK(LG_FN(lg_elu_forward)(y->z, y->z, n * y->w_out));
+        if (y->out != y->z) memcpy(y->out, y->z, sizeof(lg_real) * (size_t)(n * y->w_out));
+        if (y->residual) LG_CHECK(LG_FN(lg_add)(y->out, cur, n * y->w_out));
+        if (pn)
+            LG_CHECK(LG_FN(lg_pairnorm_forward)(y->out, y->pn_rstd, y->out, n, y->w_out, m->gptr, m->n_graphs,
+                                                LG_FN(lg__pn_mode)(m), 1.0));
+        cur = y->out;
+    }
+    const LG_FN(lg__layer) *last = &m->layer[m->L - 1];
+    if (m->w_out_off >= 0)
+        LG_CHECK(LG_FN(lg_linear_forward)(m->logits, cur, m->params + m->w_out_off, m->params + m->b_out_off, n,
+                                          last->w_out, m->classes));
+    else
+        memcpy(m->logits, cur, sizeof(lg_real) * (size_t)(n * m->classes));
+    return LG_FN(lg_log_softmax_forward)(m->logp, m->logits, n, m->classes);
+}
+
+lg_status LG_FN(lg__model_eval)(const LG_MODEL *m, const lg_idx *nodes, lg_idx count, double *loss, double *acc) {
+    if (loss) LG_CHECK(LG_FN(lg_nll_forward)(loss, m->logp, m->n, m->classes, m->labels, nodes, count));
+    if (acc) LG_CHECK(LG_FN(lg_accuracy)(acc, m->logp, m->n, m->classes, m->labels, nodes, count));
+    return LG_OK;
+}
+
+lg_status LG_FN(lg__model_backward)(LG_MODEL *m, const lg_idx *nodes, lg_idx count, int training, uint64_t seed,
+                                    uint64_t epoch) {
+    const lg_idx n = m->n;
+    int pn = m->c.node_norm == LG_NODE_NORM_PAIRNORM || m->c.node_norm == LG_NODE_NORM_PAIRNORM_SI;
+    memset(m->grads, 0, sizeof(lg_real) * (size_t)m->n_params);
+    lg_real *dlog = m->buf[4], *dcur = m->buf[0], *dprev = m->buf[1];
+    memset(dlog, 0, sizeof(lg_real) * (size_t)(n * m->classes));
+    LG_CHECK(LG_FN(lg_log_softmax_nll_backward)(dlog, m->logp, n, m->classes, m->labels, nodes, count, 1.0));
+    const LG_FN(lg__layer) *last = &m->layer[m->L - 1];
+    if (m->w_out_off >= 0) {
+        const lg_real *hL = last->out;
+        memset(dcur, 0, sizeof(lg_real) * (size_t)(n * last->w_out));
+        LG_CHECK(LG_FN(lg_linear_backward)(dcur, m->grads + m->w_out_off, m->grads + m->b_out_off, dlog, hL,
+                                           m->params + m->w_out_off, n, last->w_out, m->classes));
+    } else {
+        memcpy(dcur, dlog, sizeof(lg_real) * (size_t)(n * m->classes));
+    }
+    for (int l = m->L - 1; l >= 0; l--) {
+        LG_FN(lg__layer) *y = &m->layer[l];
+        const size_t out_sz = sizeof(lg_real) * (size_t)(n * y->w_out), in_sz = sizeof(lg_real) * (size_t)(n * y->w_in);
+        /* dcur = dL/d out_l */
+        const lg_real *g = dcur;
+        if (pn) {
+            memset(m->buf[2], 0, out_sz);
+            LG_CHECK(LG_FN(lg_pairnorm_backward)(m->buf[2], m->pn_work, dcur, y->out, y->pn_rstd, n, y->w_out, m->gptr,
+                                                 m->n_graphs, LG_FN(lg__pn_mode)(m), 1.0));
+            g = m->buf[2];
+        }
+        /* g = dL/d(z_l + residual); through the ELU */
+        const lg_real *gz = g;
+        if (y->elu) {
+            memset(m->buf[3], 0, out_sz);
+            LG_CHECK(LG_FN(lg_elu_backward)(m->buf[3], g, y->z, n * y->w_out));
+            gz = m->buf[3];
+        }
+        const lg_real *ga = gz;
+        lg_real *dlayer_in = m->buf[4];
+        if (y->ln) {
+            memset(m->buf[4], 0, out_sz);
+            LG_CHECK(LG_FN(lg_layernorm_backward)(m->buf[4], m->grads + y->ln_gain, m->grads + y->ln_bias, gz, y->act,
+                                                  y->ln_mean, y->ln_rstd, m->params + y->ln_gain, n, y->w_out));
+            ga = m->buf[4];
+            dlayer_in = m->buf[3]; /* gz is dead now */
+        }
+        int need_din = !(l == 0 && m->c.kind == LG_MODEL_GAT_CLASSIC);
+        if (need_din) memset(dlayer_in, 0, in_sz);
+        LG_CHECK(LG_FN(lg_gat_backward)(need_din ? dlayer_in : NULL, m->grads + y->off, ga, y->cache, y->drop,
+                                        m->params + y->off, m->g, m->gT, &y->gc));
+        if (!need_din) break;
+        memset(dprev, 0, in_sz);
+        LG_CHECK(LG_FN(lg_dropout_backward)(dprev, dlayer_in, n * y->w_in, m->c.dropout, seed, LG_FN(lg__ctr)(epoch, l, 0),
+                                            training));
+        if (y->residual) LG_CHECK(LG_FN(lg_add)(dprev, g, n * y->w_in));
+        lg_real *t = dcur;
+        dcur = dprev;
+        dprev = t;
+    }
+    if (m->w_in_off >= 0) {
+        if (m->sparse_in)
+            LG_CHECK(LG_FN(lg_linear_sparse_backward)(m->grads + m->w_in_off, m->grads + m->b_in_off, dcur, m->xt, m->hid));
+        else
+            LG_CHECK(LG_FN(lg_linear_backward)(NULL, m->grads + m->w_in_off, m->grads + m->b_in_off, dcur, m->xd, NULL, n,
+                                               m->f, m->hid));
+    }
+    return LG_OK;
+}
+
+lg_real *LG_FN(lg__model_params)(LG_MODEL *m) { return m->params; }
+lg_real *LG_FN(lg__model_grads)(LG_MODEL *m) { return m->grads; }
+lg_idx LG_FN(lg__model_nparams)(const LG_MODEL *m) { return m->n_params; }
+
+lg_status LG_FN(lg__model_attention)(const LG_MODEL *m, int l, lg_real *att) {
+    if (l < 0 || l >= m->L) return lg__error(LG_EINVAL, "layer %d outside 0..%d", l, m->L - 1);
+    return LG_FN(lg_gat_attention)(att, m->layer[l].cache);
+}
+
+const lg_real *LG_FN(lg__model_logp)(const LG_MODEL *m) { return m->logp; }
+
+/* The last hidden representation: the input of the output linear (DeepGAT,
+ * DeepGT), or the first layer's output (gat-classic). */
+const lg_real *LG_FN(lg__model_hidden)(const LG_MODEL *m) {
+    return m->w_out_off >= 0 ? m->layer[m->L - 1].out : m->layer[0].out;
+}
+lg_idx LG_FN(lg__model_hidden_width)(const LG_MODEL *m) {
+    return m->w_out_off >= 0 ? m->layer[m->L - 1].w_out : m->layer[0].w_out;
+}
+int LG_FN(lg__model_layers)(const LG_MODEL *m) { return m->L; }
+lg_idx LG_FN(lg__model_layer_heads)(const LG_MODEL *m, int l) { return m->layer[l].gc.heads; }
+const lg_graph *LG_FN(lg__model_graph)(const LG_MODEL *m) { return m->g; }
+
+lg__layer_range LG_FN(lg__model_layer_range)(const LG_MODEL *m, int l) {
+    const LG_FN(lg__layer) *y = &m->layer[l];
+    lg__layer_range r = {y->off, y->count, y->off + y->gl.a_dst, 2 * y->gc.heads * y->gc.head_dim};
+    return r;
+}
+
+void LG_FN(lg__model_memory)(const LG_MODEL *m, size_t *activations, size_t *workspace) {
+    *activations = m->act_bytes;
+    *workspace = m->work_bytes;
+}

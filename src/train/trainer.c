@@ -1,0 +1,641 @@
+/*
+ * The trainer (lipgnn/train.h): configurations, full-batch Adam training with
+ * per-layer gradient norms and the explosion detector, ReduceLROnPlateau and
+ * early stopping, checkpoints.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/internal.h"
+#include "train/checkpoint.h"
+#include "train/model.h"
+#include "train/optim.h"
+
+/* ------------------------------------------------------------------------- */
+/* Names and configurations                                                   */
+/* ------------------------------------------------------------------------- */
+
+static const char *const lg__kind_names[LG_MODEL_COUNT] = {"gat", "gt", "gat-classic"};
+static const char *const lg__node_names[LG_NODE_NORM_COUNT] = {"none", "pairnorm", "pairnorm-si", "layernorm"};
+
+const char *lg_model_kind_name(lg_model_kind k) {
+    return (unsigned)k < LG_MODEL_COUNT ? lg__kind_names[k] : "?";
+}
+
+lg_status lg_model_kind_parse(const char *name, lg_model_kind *out) {
+    for (int k = 0; name && k < LG_MODEL_COUNT; k++)
+        if (strcmp(name, lg__kind_names[k]) == 0) { *out = (lg_model_kind)k; return LG_OK; }
+    return lg__error(LG_EINVAL, "unknown model '%s' (valid: gat, gt, gat-classic)", name ? name : "");
+}
+
+lg_status lg_norm_parse(const char *s, lg_att_norm *att, lg_node_norm *node) {
+    char a[64] = "", b[64] = "";
+    if (!s || strlen(s) >= sizeof a) goto bad;
+    const char *plus = strchr(s, '+');
+    if (plus) {
+        memcpy(a, s, (size_t)(plus - s));
+        snprintf(b, sizeof b, "%s", plus + 1);
+    } else {
+        snprintf(a, sizeof a, "%s", s);
+    }
+    *att = LG_ATT_NORM_NONE;
+    *node = LG_NODE_NORM_NONE;
+    int got_att = 0, got_node = 0;
+    const char *parts[2] = {a, b};
+    for (int p = 0; p < (plus ? 2 : 1); p++) {
+        int found = 0;
+        for (int k = 0; k < LG_ATT_NORM_COUNT && !found; k++)
+            if (k != LG_ATT_NORM_NONE && strcmp(parts[p], lg_att_norm_name((lg_att_norm)k)) == 0) {
+                if (got_att) goto bad;
+                *att = (lg_att_norm)k;
+                got_att = found = 1;
+            }
+        for (int k = 1; k < LG_NODE_NORM_COUNT && !found; k++)
+            if (strcmp(parts[p], lg__node_names[k]) == 0) {
+                if (got_node) goto bad;
+                *node = (lg_node_norm)k;
+                got_node = found = 1;
+            }
+        if (!found && !plus && strcmp(parts[p], "none") == 0) found = 1;
+        if (!found) goto bad;
+    }
+    return LG_OK;
+bad:
+    return lg__error(LG_EINVAL,
+                     "unknown --norm '%s' (valid: none, lipschitz, lipschitz-ref, pairnorm, pairnorm-si, layernorm, "
+                     "or an attention norm and a node norm joined by '+', e.g. lipschitz+layernorm)",
+                     s ? s : "");
+}
+
+void lg_norm_format(char *buf, size_t cap, lg_att_norm att, lg_node_norm node) {
+    if (att == LG_ATT_NORM_NONE) snprintf(buf, cap, "%s", lg__node_names[node]);
+    else if (node == LG_NODE_NORM_NONE) snprintf(buf, cap, "%s", lg_att_norm_name(att));
+    else snprintf(buf, cap, "%s+%s", lg_att_norm_name(att), lg__node_names[node]);
+}
+
+void lg_model_config_default(lg_model_config *c, lg_model_kind kind) {
+    memset(c, 0, sizeof *c);
+    c->kind = kind;
+    c->layers = 10;
+    c->hidden = 64;
+    c->heads = 1;
+    c->att_norm = LG_ATT_NORM_NONE;
+    c->node_norm = LG_NODE_NORM_NONE;
+    c->lip_scale = 1.0;
+    c->dropout = 0.6;
+    c->att_dropout = 0.3;
+    c->self_loops = 1;
+    if (kind == LG_MODEL_GT) {
+        c->dropout = 0.5;
+        c->self_loops = 0;
+    } else if (kind == LG_MODEL_GAT_CLASSIC) {
+        c->layers = 2;
+        c->hidden = 8;
+        c->heads = 8;
+        c->att_dropout = 0.6;
+        c->feature_norm_row = 1;
+    }
+}
+
+lg_status lg_model_config_check(const lg_model_config *c) {
+    if (!c) return lg__error(LG_EINVAL, "model config is NULL");
+    if ((unsigned)c->kind >= LG_MODEL_COUNT) return lg__error(LG_EINVAL, "unknown model kind %d", (int)c->kind);
+    if (c->layers < 1 || c->layers > 1000) return lg__error(LG_EINVAL, "--layers %d: must be in 1..1000", c->layers);
+    if (c->kind == LG_MODEL_GAT_CLASSIC && c->layers != 2)
+        return lg__error(LG_EINVAL, "--layers %d: gat-classic has exactly 2 layers", c->layers);
+    if (c->hidden < 1 || c->hidden > 65536) return lg__error(LG_EINVAL, "--hidden %d: must be in 1..65536", c->hidden);
+    if (c->heads < 1 || c->heads > 1024) return lg__error(LG_EINVAL, "--heads %d: must be in 1..1024", c->heads);
+    if ((unsigned)c->att_norm >= LG_ATT_NORM_COUNT || (unsigned)c->node_norm >= LG_NODE_NORM_COUNT)
+        return lg__error(LG_EINVAL, "unknown normalisation");
+    if (c->node_norm == LG_NODE_NORM_LAYERNORM && c->kind != LG_MODEL_GT)
+        return lg__error(LG_EINVAL, "--norm layernorm is for the graph transformer (--model gt)");
+    if (c->gate && c->kind != LG_MODEL_GT) return lg__error(LG_EINVAL, "--gate is for the graph transformer (--model gt)");
+    if (c->residual && c->kind == LG_MODEL_GAT_CLASSIC)
+        return lg__error(LG_EINVAL, "--residual: gat-classic has no layer whose widths match");
+    if (!(c->lip_scale > 0) || !isfinite(c->lip_scale)) return lg__error(LG_EINVAL, "--lip-scale must be a finite number > 0");
+    if (!(c->dropout >= 0 && c->dropout < 1)) return lg__error(LG_EINVAL, "--dropout must be in [0, 1)");
+    if (!(c->att_dropout >= 0 && c->att_dropout < 1)) return lg__error(LG_EINVAL, "--att-dropout must be in [0, 1)");
+    return LG_OK;
+}
+
+void lg_train_config_default(lg_train_config *c) {
+    memset(c, 0, sizeof *c);
+    c->epochs = 200;
+    c->lr = 0.005;
+    c->weight_decay = 5e-4;
+    c->explode_threshold = 1e3;
+    c->explode_growth = 1e3;
+    c->explode_window = 10;
+}
+
+lg_status lg_train_config_check(const lg_train_config *c) {
+    if (!c) return lg__error(LG_EINVAL, "train config is NULL");
+    if (c->epochs < 0) return lg__error(LG_EINVAL, "--epochs must be >= 0");
+    if (!(c->lr > 0) || !isfinite(c->lr)) return lg__error(LG_EINVAL, "--lr must be a finite number > 0");
+    if (!(c->weight_decay >= 0) || !isfinite(c->weight_decay)) return lg__error(LG_EINVAL, "--weight-decay must be >= 0");
+    if (c->patience < 0) return lg__error(LG_EINVAL, "--patience must be >= 0");
+    if (!(c->missing >= 0 && c->missing <= 1)) return lg__error(LG_EINVAL, "--missing must be in [0, 1]");
+    if (!(c->explode_threshold > 0)) return lg__error(LG_EINVAL, "--explode-threshold must be > 0");
+    if (!(c->explode_growth > 1)) return lg__error(LG_EINVAL, "--explode-growth must be > 1");
+    if (c->explode_window < 0) return lg__error(LG_EINVAL, "--explode-window must be >= 0");
+    return LG_OK;
+}
+
+/* ------------------------------------------------------------------------- */
+/* The trainer                                                                */
+/* ------------------------------------------------------------------------- */
+
+/* Everything that evolves during training and that a checkpoint must restore
+ * for a bit-identical continuation (plain data: saved as bytes). */
+typedef struct lg__train_state {
+    long epoch;              /* epochs completed                               */
+    double lr;               /* current learning rate                          */
+    double plateau_best;     /* best validation loss (scheduler)               */
+    long plateau_bad;        /* epochs since it improved                       */
+    double stop_best;        /* best validation loss (early stopping)          */
+    long stop_bad;           /* epochs since it improved                       */
+    int stopped_early;
+    long best_epoch;         /* epoch of the best validation accuracy          */
+    double best_val_acc, test_at_best, train_at_best;
+    double last[6];          /* train/val/test loss, train/val/test accuracy   */
+    double max_norm, max_att;
+    int exploded;
+    long explode_epoch;
+    int explode_layer;
+    char explode_reason[160];
+} lg__train_state;
+
+struct lg_trainer {
+    lg_model_config mc;      /* model configuration                            */
+    lg_train_config tc;      /* training configuration                         */
+    const lg_dataset *ds;    /* the data (borrowed)                            */
+    lg_features *x;          /* features as the model sees them (owned copy)   */
+    lg__model_f32 *model;
+    float *m1, *m2;          /* Adam moments, parameter layout                 */
+    lg_explode det;          /* explosion detector                             */
+    lg__train_state s;
+    int L;
+    double *att_norm, *norm;     /* this epoch, per layer                      */
+    double *max_norm, *max_att;  /* over the run, per layer                    */
+    double *ms;                  /* wall time of each epoch run in this process */
+    long ms_cap, ms_count;
+};
+
+/* A copy of f with rows scaled to sum to 1 (rows summing to 0 stay). */
+static lg_status lg__features_copy(lg_features **out, const lg_features *f) {
+    lg_status st = LG_OK;
+    lg_features *c = NULL;
+    *out = NULL;
+    LG_CALLOC(c, 1, "features");
+    *c = *f;
+    c->p = NULL;
+    c->j = NULL;
+    c->x = NULL;
+    LG_ALLOC(c->x, f->nnz, "feature values");
+    memcpy(c->x, f->x, sizeof(float) * (size_t)f->nnz);
+    if (f->kind == LG_FEAT_SPARSE) {
+        LG_ALLOC(c->p, f->n + 1, "feature rows");
+        LG_ALLOC(c->j, f->nnz, "feature columns");
+        memcpy(c->p, f->p, sizeof(lg_idx) * (size_t)(f->n + 1));
+        memcpy(c->j, f->j, sizeof(lg_idx) * (size_t)f->nnz);
+    }
+    *out = c;
+    return LG_OK;
+fail:
+    lg_features_free(c);
+    return st;
+}
+
+/* The values of row i: [*lo, *hi) in x->x. */
+static void lg__row(const lg_features *x, lg_idx i, lg_idx *lo, lg_idx *hi) {
+    if (x->kind == LG_FEAT_SPARSE) { *lo = x->p[i]; *hi = x->p[i + 1]; }
+    else { *lo = i * x->d; *hi = (i + 1) * x->d; }
+}
+
+/* The features the model sees: row-normalised if asked, and with the features
+ * of a share `missing` of the non-training nodes set to zero (the paper's
+ * missing-vector setting), chosen with an rng of its own from the seed. */
+static lg_status lg__prepare_features(lg_trainer *t) {
+    lg_status st = LG_OK;
+    unsigned char *is_train = NULL;
+    lg_idx *cand = NULL;
+    LG_TRY(lg__features_copy(&t->x, t->ds->features));
+    lg_features *x = t->x;
+    if (t->mc.feature_norm_row) {
+        for (lg_idx i = 0; i < x->n; i++) {
+            lg_idx lo, hi;
+            lg__row(x, i, &lo, &hi);
+            double sum = 0;
+            for (lg_idx e = lo; e < hi; e++) sum += x->x[e];
+            if (sum != 0)
+                for (lg_idx e = lo; e < hi; e++) x->x[e] = (float)(x->x[e] / sum);
+        }
+    }
+    if (t->tc.missing > 0) {
+        LG_CALLOC(is_train, x->n, "missing-feature mask");
+        for (lg_idx k = 0; k < t->ds->n_train; k++) is_train[t->ds->train[k]] = 1;
+        LG_ALLOC(cand, x->n, "missing-feature nodes");
+        lg_idx nc = 0;
+        for (lg_idx i = 0; i < x->n; i++)
+            if (!is_train[i]) cand[nc++] = i;
+        lg_rng r;
+        lg_rng_seed(&r, lg_hash64(t->tc.seed ^ 0x6d697373696e67ULL)); /* "missing" */
+        lg_rng_shuffle(&r, cand, nc);
+        lg_idx drop = (lg_idx)llround(t->tc.missing * (double)nc);
+        for (lg_idx k = 0; k < drop; k++) {
+            lg_idx lo, hi;
+            lg__row(x, cand[k], &lo, &hi);
+            for (lg_idx e = lo; e < hi; e++) x->x[e] = 0.0f;
+        }
+    }
+fail:
+    lg__free(is_train);
+    lg__free(cand);
+    return st;
+}
+
+void lg_trainer_free(lg_trainer *t) {
+    if (!t) return;
+    lg__model_free_f32(t->model);
+    lg_features_free(t->x);
+    lg__free(t->m1);
+    lg__free(t->m2);
+    lg__explode_destroy(&t->det);
+    lg__free(t->att_norm);
+    lg__free(t->norm);
+    lg__free(t->max_norm);
+    lg__free(t->max_att);
+    lg__free(t->ms);
+    lg__free(t);
+}
+
+lg_status lg_trainer_init(lg_trainer **out, const lg_model_config *mc, const lg_train_config *tc,
+                          const lg_dataset *ds) {
+    lg_status st = LG_OK;
+    lg_trainer *t = NULL;
+    if (!out) return lg__error(LG_EINVAL, "lg_trainer_init: out is NULL");
+    *out = NULL;
+    if (!ds || !ds->graph || !ds->features || !ds->labels) return lg__error(LG_EINVAL, "lg_trainer_init: incomplete data set");
+    LG_CHECK(lg_model_config_check(mc));
+    LG_CHECK(lg_train_config_check(tc));
+    if (ds->n_train < 1) return lg__error(LG_EINVAL, "data set %s has no training nodes", ds->name);
+    LG_CHECK(lg_nll_check(ds->labels, ds->graph->n, ds->n_classes, ds->train, ds->n_train));
+    LG_CHECK(lg_nll_check(ds->labels, ds->graph->n, ds->n_classes, ds->val, ds->n_val));
+    LG_CHECK(lg_nll_check(ds->labels, ds->graph->n, ds->n_classes, ds->test, ds->n_test));
+    LG_CALLOC(t, 1, "trainer");
+    t->mc = *mc;
+    t->tc = *tc;
+    t->ds = ds;
+    LG_TRY(lg__prepare_features(t));
+    lg_rng rng;
+    lg_rng_seed(&rng, tc->seed);
+    LG_TRY(lg__model_init_f32(&t->model, mc, ds, t->x, &rng));
+    lg_idx np = lg__model_nparams_f32(t->model);
+    LG_CALLOC(t->m1, np, "Adam moments");
+    LG_CALLOC(t->m2, np, "Adam moments");
+    t->L = lg__model_layers_f32(t->model);
+    LG_CALLOC(t->att_norm, t->L, "gradient norms");
+    LG_CALLOC(t->norm, t->L, "gradient norms");
+    LG_CALLOC(t->max_norm, t->L, "gradient norms");
+    LG_CALLOC(t->max_att, t->L, "gradient norms");
+    t->ms_cap = tc->epochs > 0 ? tc->epochs : 1;
+    LG_CALLOC(t->ms, t->ms_cap, "epoch times");
+    lg_explode_opts eo = {tc->explode_threshold, tc->explode_growth, tc->explode_window};
+    LG_TRY(lg__explode_init(&t->det, t->L, &eo));
+    t->s.lr = tc->lr;
+    t->s.plateau_best = t->s.stop_best = INFINITY;
+    t->s.best_epoch = -1;
+    t->s.best_val_acc = -1;
+    t->s.explode_epoch = -1;
+    t->s.explode_layer = -1;
+    *out = t;
+    return LG_OK;
+fail:
+    lg_trainer_free(t);
+    return st;
+}
+
+static double lg__now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* L2 norm of v[off .. off+len), summed in double in index order. */
+static double lg__norm(const float *v, lg_idx off, lg_idx len) {
+    double s = 0;
+    for (lg_idx k = off; k < off + len; k++) s += (double)v[k] * (double)v[k];
+    return sqrt(s);
+}
+
+lg_status lg_trainer_epoch(lg_trainer *t, lg_epoch_stats *es) {
+    if (!t || !es) return lg__error(LG_EINVAL, "lg_trainer_epoch: NULL argument");
+    const lg_dataset *ds = t->ds;
+    lg__train_state *s = &t->s;
+    double t0 = lg__now_ms();
+    long epoch = s->epoch + 1;
+    uint64_t seed = t->tc.seed;
+    memset(es, 0, sizeof *es);
+    es->epoch = epoch;
+    es->lr = s->lr;
+
+    /* training pass */
+    LG_CHECK(lg__model_forward_f32(t->model, 1, seed, (uint64_t)epoch));
+    LG_CHECK(lg__model_eval_f32(t->model, ds->train, ds->n_train, &es->train_loss_step, NULL));
+    LG_CHECK(lg__model_backward_f32(t->model, ds->train, ds->n_train, 1, seed, (uint64_t)epoch));
+    float *p = lg__model_params_f32(t->model), *g = lg__model_grads_f32(t->model);
+
+    /* per-layer gradient norms and the detector */
+    for (int l = 0; l < t->L; l++) {
+        lg__layer_range r = lg__model_layer_range_f32(t->model, l);
+        t->norm[l] = lg__norm(g, r.off, r.len);
+        t->att_norm[l] = lg__norm(g, r.att_off, r.att_len);
+        if (!(t->norm[l] <= t->max_norm[l])) t->max_norm[l] = t->norm[l]; /* NaN sticks */
+        if (!(t->att_norm[l] <= t->max_att[l])) t->max_att[l] = t->att_norm[l];
+        if (!(t->norm[l] <= s->max_norm)) s->max_norm = t->norm[l];
+        if (!(t->att_norm[l] <= s->max_att)) s->max_att = t->att_norm[l];
+    }
+    es->exploded_now = lg__explode_observe(&t->det, epoch, es->train_loss_step, t->norm);
+    if (es->exploded_now) {
+        s->exploded = 1;
+        s->explode_epoch = t->det.epoch;
+        s->explode_layer = t->det.layer;
+        snprintf(s->explode_reason, sizeof s->explode_reason, "%s", t->det.reason);
+    }
+
+    /* Adam, then evaluation */
+    lg_adam a = {s->lr, 0.9, 0.999, 1e-8, t->tc.weight_decay};
+    lg__adam_step(&a, epoch, p, g, t->m1, t->m2, (size_t)lg__model_nparams_f32(t->model));
+    LG_CHECK(lg__model_forward_f32(t->model, 0, seed, (uint64_t)epoch));
+    LG_CHECK(lg__model_eval_f32(t->model, ds->train, ds->n_train, &es->train_loss, &es->train_acc));
+    LG_CHECK(lg__model_eval_f32(t->model, ds->val, ds->n_val, &es->val_loss, &es->val_acc));
+    LG_CHECK(lg__model_eval_f32(t->model, ds->test, ds->n_test, &es->test_loss, &es->test_acc));
+
+    /* best validation accuracy; scheduler; early stopping (validation loss,
+     * or the training loss when there is no validation split) */
+    if (ds->n_val > 0 ? es->val_acc > s->best_val_acc : es->train_acc > s->best_val_acc) {
+        s->best_val_acc = ds->n_val > 0 ? es->val_acc : es->train_acc;
+        s->test_at_best = es->test_acc;
+        s->train_at_best = es->train_acc;
+        s->best_epoch = epoch;
+    }
+    double watch = ds->n_val > 0 ? es->val_loss : es->train_loss;
+    if (t->tc.plateau) {
+        if (watch < s->plateau_best * (1 - 1e-4)) { s->plateau_best = watch; s->plateau_bad = 0; }
+        else if (++s->plateau_bad > 10) { s->lr *= 0.1; s->plateau_bad = 0; }
+    }
+    if (t->tc.patience > 0) {
+        if (watch < s->stop_best) { s->stop_best = watch; s->stop_bad = 0; }
+        else if (++s->stop_bad >= t->tc.patience) s->stopped_early = 1;
+    }
+    double last[6] = {es->train_loss, es->val_loss, es->test_loss, es->train_acc, es->val_acc, es->test_acc};
+    memcpy(s->last, last, sizeof last);
+    s->epoch = epoch;
+    es->layers = t->L;
+    es->att_grad_norm = t->att_norm;
+    es->grad_norm = t->norm;
+    es->ms = lg__now_ms() - t0;
+    if (t->ms_count < t->ms_cap) t->ms[t->ms_count++] = es->ms;
+    return LG_OK;
+}
+
+int lg_trainer_done(const lg_trainer *t) {
+    return t->s.stopped_early || (t->tc.stop_on_explosion && t->s.exploded);
+}
+
+long lg_trainer_epochs_done(const lg_trainer *t) { return t->s.epoch; }
+
+static int lg__cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void lg_trainer_summary(const lg_trainer *t, lg_train_summary *out) {
+    const lg__train_state *s = &t->s;
+    memset(out, 0, sizeof *out);
+    out->epochs_run = s->epoch;
+    out->train_loss = s->last[0];
+    out->val_loss = s->last[1];
+    out->test_loss = s->last[2];
+    out->train_acc = s->last[3];
+    out->val_acc = s->last[4];
+    out->test_acc = s->last[5];
+    out->best_epoch = s->best_epoch;
+    out->best_val_acc = s->best_val_acc < 0 ? 0 : s->best_val_acc;
+    out->test_acc_at_best_val = s->test_at_best;
+    out->train_acc_at_best_val = s->train_at_best;
+    out->exploded = s->exploded;
+    out->first_explosion_epoch = s->explode_epoch;
+    out->explosion_layer = s->explode_layer;
+    snprintf(out->explosion_reason, sizeof out->explosion_reason, "%s", s->explode_reason);
+    out->max_layer_grad_norm = s->max_norm;
+    out->max_att_grad_norm = s->max_att;
+    out->layers = t->L;
+    out->max_grad_norm_per_layer = t->max_norm;
+    out->max_att_grad_norm_per_layer = t->max_att;
+    out->n_params = lg__model_nparams_f32(t->model);
+    out->stopped_early = s->stopped_early;
+    /* median epoch time (this process's epochs) */
+    if (t->ms_count > 0) {
+        double tmp[t->ms_count];
+        memcpy(tmp, t->ms, sizeof tmp);
+        qsort(tmp, (size_t)t->ms_count, sizeof(double), lg__cmp_double);
+        out->epoch_ms_median = t->ms_count % 2 ? tmp[t->ms_count / 2]
+                                               : 0.5 * (tmp[t->ms_count / 2 - 1] + tmp[t->ms_count / 2]);
+    }
+}
+
+/* ------------------------------------------------------------------------- */
+/* Checkpoints                                                                */
+/* ------------------------------------------------------------------------- */
+
+enum {
+    LG__CK_MODEL = 1,  /* lg_model_config bytes                      */
+    LG__CK_TRAIN = 2,  /* lg_train_config bytes                      */
+    LG__CK_DATA = 3,   /* data fingerprint                           */
+    LG__CK_PARAMS = 4, /* parameters (float)                         */
+    LG__CK_M1 = 5,     /* Adam first moments                         */
+    LG__CK_M2 = 6,     /* Adam second moments                        */
+    LG__CK_STATE = 7,  /* lg__train_state bytes                      */
+    LG__CK_DETECT = 8, /* detector: seen, fired, and its history     */
+    LG__CK_MAXNORM = 9 /* per-layer maxima                            */
+};
+
+/* What identifies the data a checkpoint was trained on. */
+typedef struct lg__data_fp {
+    lg_idx n, nnz, d, classes, n_train, n_val, n_test;
+    uint64_t hash; /* of labels, splits and the graph structure */
+} lg__data_fp;
+
+static void lg__fingerprint(const lg_dataset *ds, lg__data_fp *fp) {
+    memset(fp, 0, sizeof *fp);
+    fp->n = ds->graph->n;
+    fp->nnz = ds->graph->nnz;
+    fp->d = ds->features->d;
+    fp->classes = ds->n_classes;
+    fp->n_train = ds->n_train;
+    fp->n_val = ds->n_val;
+    fp->n_test = ds->n_test;
+    uint64_t h = LG_FNV_START;
+    h = lg__fnv1a(h, ds->labels, sizeof(int32_t) * (size_t)fp->n);
+    h = lg__fnv1a(h, ds->train, sizeof(lg_idx) * (size_t)fp->n_train);
+    if (fp->n_val) h = lg__fnv1a(h, ds->val, sizeof(lg_idx) * (size_t)fp->n_val);
+    if (fp->n_test) h = lg__fnv1a(h, ds->test, sizeof(lg_idx) * (size_t)fp->n_test);
+    h = lg__fnv1a(h, ds->graph->p, sizeof(lg_idx) * (size_t)(fp->n + 1));
+    if (fp->nnz) h = lg__fnv1a(h, ds->graph->j, sizeof(lg_idx) * (size_t)fp->nnz);
+    fp->hash = h;
+}
+
+lg_status lg_trainer_save(const lg_trainer *t, const char *path) {
+    if (!t || !path) return lg__error(LG_EINVAL, "lg_trainer_save: NULL argument");
+    lg__data_fp fp;
+    lg__fingerprint(t->ds, &fp);
+    lg_idx np = lg__model_nparams_f32(t->model);
+    int64_t seen = t->det.seen, fired = t->det.fired;
+    int64_t det_head[2] = {seen, fired};
+    size_t hist = sizeof(double) * (size_t)(t->det.o.window + 1) * (size_t)(t->L ? t->L : 1);
+    lg_ckpt_section s[10] = {
+        {LG__CK_MODEL, sizeof t->mc, &t->mc},
+        {LG__CK_TRAIN, sizeof t->tc, &t->tc},
+        {LG__CK_DATA, sizeof fp, &fp},
+        {LG__CK_PARAMS, sizeof(float) * (uint64_t)np, lg__model_params_f32(t->model)},
+        {LG__CK_M1, sizeof(float) * (uint64_t)np, t->m1},
+        {LG__CK_M2, sizeof(float) * (uint64_t)np, t->m2},
+        {LG__CK_STATE, sizeof t->s, &t->s},
+        {LG__CK_DETECT, sizeof det_head, det_head},
+        {LG__CK_DETECT + 100, hist, t->det.hist},
+        {LG__CK_MAXNORM, sizeof(double) * 2 * (uint64_t)t->L, NULL},
+    };
+    double *mx = lg__malloc_array((size_t)(2 * t->L + 1), sizeof(double));
+    if (!mx) return lg__nomem("checkpoint");
+    memcpy(mx, t->max_norm, sizeof(double) * (size_t)t->L);
+    memcpy(mx + t->L, t->max_att, sizeof(double) * (size_t)t->L);
+    s[9].data = mx;
+    lg_status st = lg__ckpt_save(path, s, 10, -1);
+    lg__free(mx);
+    return st;
+}
+
+/* The section with tag, of exactly len bytes, or an error naming it. */
+static lg_status lg__section(const lg_ckpt *c, const char *path, uint32_t tag, uint64_t len, const void **data) {
+    const lg_ckpt_section *s = lg__ckpt_find(c, tag);
+    if (!s) return lg__error(LG_EPARSE, "%s: checkpoint has no section %u", path, tag);
+    if (s->length != len)
+        return lg__error(LG_EINVAL, "%s: section %u has %llu bytes, this model needs %llu (another model or data set)",
+                         path, tag, (unsigned long long)s->length, (unsigned long long)len);
+    *data = s->data;
+    return LG_OK;
+}
+
+lg_status lg_checkpoint_config(const char *path, lg_model_config *mc, lg_train_config *tc) {
+    lg_ckpt *c = NULL;
+    const void *d = NULL;
+    LG_CHECK(lg__ckpt_load(&c, path));
+    lg_status st = lg__section(c, path, LG__CK_MODEL, sizeof *mc, &d);
+    if (st == LG_OK) memcpy(mc, d, sizeof *mc);
+    if (st == LG_OK) st = lg__section(c, path, LG__CK_TRAIN, sizeof *tc, &d);
+    if (st == LG_OK) memcpy(tc, d, sizeof *tc);
+    if (st == LG_OK) st = lg_model_config_check(mc);
+    lg__ckpt_free(c);
+    return st;
+}
+
+lg_status lg_trainer_load(lg_trainer *t, const char *path) {
+    lg_ckpt *c = NULL;
+    const void *d = NULL;
+    lg_status st = LG_OK;
+    if (!t || !path) return lg__error(LG_EINVAL, "lg_trainer_load: NULL argument");
+    LG_CHECK(lg__ckpt_load(&c, path));
+    lg_model_config mc;
+    LG_TRY(lg__section(c, path, LG__CK_MODEL, sizeof mc, &d));
+    memcpy(&mc, d, sizeof mc);
+    if (memcmp(&mc, &t->mc, sizeof mc) != 0) {
+        char a[64], b[64];
+        lg_norm_format(a, sizeof a, mc.att_norm, mc.node_norm);
+        lg_norm_format(b, sizeof b, t->mc.att_norm, t->mc.node_norm);
+        st = lg__error(LG_EINVAL,
+                       "%s: checkpoint of another model (--model %s --layers %d --hidden %d --heads %d --norm %s%s), "
+                       "this run has --model %s --layers %d --hidden %d --heads %d --norm %s%s",
+                       path, lg_model_kind_name(mc.kind), mc.layers, mc.hidden, mc.heads, a, mc.residual ? " --residual" : "",
+                       lg_model_kind_name(t->mc.kind), t->mc.layers, t->mc.hidden, t->mc.heads, b,
+                       t->mc.residual ? " --residual" : "");
+        goto fail;
+    }
+    lg_train_config tc;
+    LG_TRY(lg__section(c, path, LG__CK_TRAIN, sizeof tc, &d));
+    memcpy(&tc, d, sizeof tc);
+    if (tc.seed != t->tc.seed || tc.missing != t->tc.missing) {
+        st = lg__error(LG_EINVAL, "%s: checkpoint made with --seed %llu --missing %g, this run has --seed %llu --missing %g",
+                       path, (unsigned long long)tc.seed, tc.missing, (unsigned long long)t->tc.seed, t->tc.missing);
+        goto fail;
+    }
+    lg__data_fp fp, mine;
+    lg__fingerprint(t->ds, &mine);
+    LG_TRY(lg__section(c, path, LG__CK_DATA, sizeof fp, &d));
+    memcpy(&fp, d, sizeof fp);
+    if (memcmp(&fp, &mine, sizeof fp) != 0) {
+        st = lg__error(LG_EINVAL, "%s: checkpoint of another data set (%lld nodes, %lld edges, %lld features), this is %s "
+                       "(%lld nodes, %lld edges, %lld features)", path, (long long)fp.n, (long long)fp.nnz,
+                       (long long)fp.d, t->ds->name, (long long)mine.n, (long long)mine.nnz, (long long)mine.d);
+        goto fail;
+    }
+    lg_idx np = lg__model_nparams_f32(t->model);
+    const void *pp = NULL, *p1 = NULL, *p2 = NULL, *ps = NULL, *pd = NULL, *ph = NULL, *pm = NULL;
+    size_t hist = sizeof(double) * (size_t)(t->det.o.window + 1) * (size_t)(t->L ? t->L : 1);
+    LG_TRY(lg__section(c, path, LG__CK_PARAMS, sizeof(float) * (uint64_t)np, &pp));
+    LG_TRY(lg__section(c, path, LG__CK_M1, sizeof(float) * (uint64_t)np, &p1));
+    LG_TRY(lg__section(c, path, LG__CK_M2, sizeof(float) * (uint64_t)np, &p2));
+    LG_TRY(lg__section(c, path, LG__CK_STATE, sizeof t->s, &ps));
+    LG_TRY(lg__section(c, path, LG__CK_DETECT, 2 * sizeof(int64_t), &pd));
+    LG_TRY(lg__section(c, path, LG__CK_DETECT + 100, hist, &ph));
+    LG_TRY(lg__section(c, path, LG__CK_MAXNORM, sizeof(double) * 2 * (uint64_t)t->L, &pm));
+    /* everything verified: now change t */
+    memcpy(lg__model_params_f32(t->model), pp, sizeof(float) * (size_t)np);
+    memcpy(t->m1, p1, sizeof(float) * (size_t)np);
+    memcpy(t->m2, p2, sizeof(float) * (size_t)np);
+    memcpy(&t->s, ps, sizeof t->s);
+    int64_t dh[2];
+    memcpy(dh, pd, sizeof dh);
+    t->det.seen = (long)dh[0];
+    t->det.fired = (int)dh[1];
+    t->det.epoch = t->s.explode_epoch;
+    t->det.layer = t->s.explode_layer;
+    memcpy(t->det.hist, ph, hist);
+    memcpy(t->max_norm, pm, sizeof(double) * (size_t)t->L);
+    memcpy(t->max_att, (const double *)pm + t->L, sizeof(double) * (size_t)t->L);
+fail:
+    lg__ckpt_free(c);
+    return st;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Read-outs                                                                  */
+/* ------------------------------------------------------------------------- */
+
+lg_status lg_trainer_predict(lg_trainer *t, float *logp, float *hidden) {
+    LG_CHECK(lg__model_forward_f32(t->model, 0, t->tc.seed, 0));
+    lg_idx n = t->ds->graph->n;
+    if (logp) memcpy(logp, lg__model_logp_f32(t->model), sizeof(float) * (size_t)(n * t->ds->n_classes));
+    if (hidden)
+        memcpy(hidden, lg__model_hidden_f32(t->model),
+               sizeof(float) * (size_t)(n * lg__model_hidden_width_f32(t->model)));
+    return LG_OK;
+}
+
+lg_idx lg_trainer_classes(const lg_trainer *t) { return t->ds->n_classes; }
+lg_idx lg_trainer_hidden_width(const lg_trainer *t) { return lg__model_hidden_width_f32(t->model); }
+int lg_trainer_layers(const lg_trainer *t) { return t->L; }
+lg_idx lg_trainer_layer_heads(const lg_trainer *t, int l) {
+    return (l >= 0 && l < t->L) ? lg__model_layer_heads_f32(t->model, l) : 0;
+}
+lg_status lg_trainer_attention(const lg_trainer *t, int l, float *att) { return lg__model_attention_f32(t->model, l, att); }
+const lg_graph *lg_trainer_graph(const lg_trainer *t) { return lg__model_graph_f32(t->model); }
+
+void lg_trainer_memory(const lg_trainer *t, lg_trainer_mem *m) {
+    lg_idx np = lg__model_nparams_f32(t->model);
+    m->params = sizeof(float) * (size_t)np * 4;
+    lg__model_memory_f32(t->model, &m->activations, &m->workspace);
+}
