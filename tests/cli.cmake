@@ -1,5 +1,5 @@
 # Tests of the lipgnn command-line tool, through tests/test_cli.sh CASE.
-foreach(case help info_trees info_datasets bad_input blas)
+foreach(case help info_trees info_datasets bad_input blas train demo)
   add_test(NAME cli_${case}
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test_cli.sh ${case} $<TARGET_FILE:lipgnn>
                    ${CMAKE_CURRENT_SOURCE_DIR})

@@ -76,6 +76,63 @@ blas)
     echo "OpenBLAS's own choice is already the best: $(head -2 "$tmp/out" | tail -1)"
   fi
   ;;
+train)
+  tiny="$dir/data/tiny"
+  strip() { sed -E 's/"epoch_ms_median":[0-9.e+-]+//' "$1"; }
+  run train --data "$tiny" --layers 3 --hidden 8 --epochs 6 --norm lipschitz+pairnorm --residual --json
+  expect_rc 0 "train --json"; tail -1 "$tmp/out" > "$tmp/a.json"
+  for k in lipgnn_version blas_core threads dataset model norm layers hidden heads epochs seed train_acc val_acc \
+           test_acc best_val_acc test_acc_at_best_val epoch_ms_median exploded first_explosion_epoch max_layer_grad_norm; do
+    grep -q "\"$k\":" "$tmp/a.json" || fail "--json lacks $k"
+  done
+  command -v /usr/bin/python3 >/dev/null && { /usr/bin/python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/a.json" || fail "--json is not JSON"; }
+  # the same command twice: the same JSON apart from timings
+  run train --data "$tiny" --layers 3 --hidden 8 --epochs 6 --norm lipschitz+pairnorm --residual --json
+  tail -1 "$tmp/out" > "$tmp/b.json"
+  [ "$(strip "$tmp/a.json")" = "$(strip "$tmp/b.json")" ] || fail "same seed, different results"
+  # 3 epochs, save, resume to 6: the same as 6 straight
+  run train --data "$tiny" --layers 3 --hidden 8 --epochs 3 --norm lipschitz+pairnorm --residual --save "$tmp/c.ckpt" --json
+  expect_rc 0 "train --save"
+  run train --data "$tiny" --layers 3 --hidden 8 --epochs 6 --norm lipschitz+pairnorm --residual --resume "$tmp/c.ckpt" --json
+  expect_rc 0 "train --resume"; tail -1 "$tmp/out" > "$tmp/r.json"
+  [ "$(strip "$tmp/a.json")" = "$(strip "$tmp/r.json")" ] || fail "resumed run differs from the straight one"
+  # a mismatched and a damaged checkpoint are refused
+  run train --data "$tiny" --layers 4 --hidden 8 --epochs 6 --resume "$tmp/c.ckpt"
+  expect_rc 2 "resume another model"; grep -q "another model" "$tmp/err" || fail "mismatch message: $(cat "$tmp/err")"
+  head -c 100 "$tmp/c.ckpt" > "$tmp/t.ckpt"
+  run train --data "$tiny" --layers 3 --hidden 8 --epochs 6 --resume "$tmp/t.ckpt"
+  expect_rc 2 "resume truncated"; grep -q "t.ckpt" "$tmp/err" || fail "truncated checkpoint message"
+  run train --data "$tiny" --resume "$tmp/none.ckpt"; expect_rc 2 "resume missing file"
+  # explosion: flagged, logged, and --stop-on-explosion ends with status 3
+  run train --data "$tiny" --layers 3 --hidden 8 --epochs 50 --explode-threshold 1e-12 --stop-on-explosion \
+      --grad-log "$tmp/g.csv" --json
+  expect_rc 3 "--stop-on-explosion"
+  grep -q "gradient explosion at epoch 1" "$tmp/err" || fail "explosion not reported: $(cat "$tmp/err")"
+  [ "$(grep -c "gradient explosion" "$tmp/err")" = 1 ] || fail "explosion reported more than once"
+  head -1 "$tmp/g.csv" | grep -q "^epoch,layer,group,norm$" || fail "grad log header"
+  [ "$(wc -l < "$tmp/g.csv")" = 7 ] || fail "grad log: $(wc -l < "$tmp/g.csv") lines, expected 1 + 3 layers x 2 groups"
+  grep -q '"exploded":true' "$tmp/out" || fail "summary lacks the explosion"
+  # bad options
+  run train --data "$tiny" --norm bogus; expect_rc 2 "--norm bogus"
+  run train --data "$tiny" --model gcn; expect_rc 2 "--model gcn"
+  run train --data "$tiny" --dropout 1.5; expect_rc 2 "--dropout 1.5"
+  run train --data "$tiny" --norm layernorm; expect_rc 2 "layernorm on gat"
+  run train --help; expect_rc 0 "train --help"; grep -q -- "--grad-log FILE" "$tmp/out" || fail "train --help"
+  # SIGTERM: stops at the end of an epoch, writes the checkpoint, status 143
+  "$bin" train --trees 3 --trees-count 200 --layers 2 --hidden 8 --epochs 1000000 --save "$tmp/s.ckpt" \
+      >"$tmp/out" 2>"$tmp/err" & pid=$!
+  sleep 2; kill -TERM $pid; wait $pid; rc_=$?
+  [ $rc_ = 143 ] || fail "SIGTERM: exit $rc_, expected 143: $(cat "$tmp/err")"
+  grep -q "terminated: stopped after epoch" "$tmp/err" || fail "SIGTERM message: $(cat "$tmp/err")"
+  run train --trees 3 --trees-count 200 --layers 2 --hidden 8 --epochs 1 --resume "$tmp/s.ckpt"
+  expect_rc 0 "resume after SIGTERM"
+  ;;
+demo)
+  run demo --help; expect_rc 0 "demo --help"
+  run demo --trees 2 --trees-count 40 --layers 3 --epochs 4
+  expect_rc 0 demo
+  grep -q "^none " "$tmp/out" && grep -q "^lipschitz " "$tmp/out" || fail "demo table: $(cat "$tmp/out")"
+  ;;
 *) echo "unknown case $case_"; exit 1 ;;
 esac
 [ $fails -eq 0 ] && echo "cli $case_: passed" && exit 0

@@ -62,6 +62,7 @@ void lg_json_string(FILE *f, const char *s);
 /* Subcommands: each returns the process exit status. */
 int lg_cmd_info(int argc, char **argv);
 int lg_cmd_train(int argc, char **argv);
+int lg_cmd_demo(int argc, char **argv);
 
 
 #endif

@@ -248,31 +248,28 @@ static void lg__print_json(const lg_train_opts *o, const lg_dataset *ds, const l
            interrupted ? "true" : "false");
 }
 
-int lg_cmd_train(int argc, char **argv) {
-    const char *cmd = "train";
-    lg_train_opts o;
-    int rc = lg__train_parse(cmd, argc, argv, &o);
-    if (rc) return rc > 0 ? LG_EXIT_OK : LG_EXIT_USAGE;
-    lg_set_threads(o.threads);
-    lg_dataset *ds = NULL;
+/* Trains on ds as o says: logs, progress, explosion messages, signals,
+ * checkpoint. Fills *sum and *interrupted; returns the exit status. */
+static int lg__train_run(const char *cmd, const lg_train_opts *o, const lg_dataset *ds, lg_train_summary *sum,
+                         int *interrupted) {
     lg_trainer *t = NULL;
     FILE *glog = NULL, *elog = NULL;
-    int status = LG_EXIT_OK, interrupted = 0;
-    rc = lg_cli_data_load(cmd, &o.data, &ds);
-    if (rc) return rc;
-    lg_status st = lg_trainer_init(&t, &o.mc, &o.tc, ds);
-    if (st == LG_OK && o.resume) st = lg_trainer_load(t, o.resume);
+    int status = LG_EXIT_OK;
+    *interrupted = 0;
+    memset(sum, 0, sizeof *sum);
+    lg_status st = lg_trainer_init(&t, &o->mc, &o->tc, ds);
+    if (st == LG_OK && o->resume) st = lg_trainer_load(t, o->resume);
     if (st != LG_OK) {
         lg_cli_errorf(cmd, "%s", lg_last_error());
         status = lg_cli_exit_for(st);
         goto done;
     }
-    if (o.grad_log) {
-        if (!(glog = lg__open_out(cmd, o.grad_log))) { status = LG_EXIT_USAGE; goto done; }
+    if (o->grad_log) {
+        if (!(glog = lg__open_out(cmd, o->grad_log))) { status = LG_EXIT_USAGE; goto done; }
         fprintf(glog, "epoch,layer,group,norm\n");
     }
-    if (o.log) {
-        if (!(elog = lg__open_out(cmd, o.log))) { status = LG_EXIT_USAGE; goto done; }
+    if (o->log) {
+        if (!(elog = lg__open_out(cmd, o->log))) { status = LG_EXIT_USAGE; goto done; }
         fprintf(elog, "epoch,lr,train_loss_step,train_loss,val_loss,test_loss,train_acc,val_acc,test_acc,ms\n");
     }
     struct sigaction sa;
@@ -280,10 +277,10 @@ int lg_cmd_train(int argc, char **argv) {
     sa.sa_handler = lg__on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    int tty = isatty(fileno(stderr)) && !o.quiet;
+    int tty = isatty(fileno(stderr)) && !o->quiet;
     lg_epoch_stats es;
     long start = lg_trainer_epochs_done(t);
-    for (long e = start; e < o.tc.epochs && !lg_trainer_done(t) && !lg__stop_signal; e++) {
+    for (long e = start; e < o->tc.epochs && !lg_trainer_done(t) && !lg__stop_signal; e++) {
         st = lg_trainer_epoch(t, &es);
         if (st != LG_OK) {
             lg_cli_errorf(cmd, "epoch %ld: %s", e + 1, lg_last_error());
@@ -300,59 +297,137 @@ int lg_cmd_train(int argc, char **argv) {
         if (es.exploded_now) {
             lg_train_summary s;
             lg_trainer_summary(t, &s);
-            if (tty) fputc('\n', stderr);
-            fprintf(stderr, "lipgnn train: gradient explosion at epoch %ld, %s%s%s\n", s.first_explosion_epoch,
+            if (tty && !o->verbose) fputc('\n', stderr);
+            fprintf(stderr, "lipgnn %s: gradient explosion at epoch %ld: %s%s%s\n", cmd, s.first_explosion_epoch,
                     s.explosion_layer >= 0 ? "" : "loss: ", s.explosion_reason,
-                    o.tc.stop_on_explosion ? " (stopping: --stop-on-explosion)" : "");
+                    o->tc.stop_on_explosion ? " (stopping: --stop-on-explosion)" : "");
         }
-        if (o.verbose)
+        if (o->verbose)
             fprintf(stderr, "epoch %5ld  loss %.4f  train %.4f  val %.4f  test %.4f  %.1f ms\n", es.epoch,
                     es.train_loss_step, es.train_acc, es.val_acc, es.test_acc, es.ms);
         else if (tty) {
-            int w = 24, done = (int)((double)w * (double)es.epoch / (double)(o.tc.epochs ? o.tc.epochs : 1));
-            fprintf(stderr, "\r[%.*s%*s] epoch %ld/%d  loss %.4f  val %.4f  %.1f ms/epoch ", done,
-                    "########################", w - done, "", es.epoch, o.tc.epochs, es.train_loss_step, es.val_acc, es.ms);
+            int w = 24, done = (int)((double)w * (double)es.epoch / (double)(o->tc.epochs ? o->tc.epochs : 1));
+            fprintf(stderr, "\r[%.*s%*s] epoch %ld/%d  loss %.4f  %s %.4f  %.1f ms/epoch ", done,
+                    "########################", w - done, "", es.epoch, o->tc.epochs, es.train_loss_step,
+                    ds->n_val ? "val" : "train", ds->n_val ? es.val_acc : es.train_acc, es.ms);
         }
     }
-    if (tty && !o.verbose) fputc('\n', stderr);
+    if (tty && !o->verbose) fputc('\n', stderr);
     if (lg__stop_signal) {
-        interrupted = 1;
-        fprintf(stderr, "lipgnn train: %s: stopped after epoch %ld\n", lg__stop_signal == SIGINT ? "interrupted" : "terminated",
-                lg_trainer_epochs_done(t));
+        *interrupted = 1;
+        fprintf(stderr, "lipgnn %s: %s: stopped after epoch %ld\n", cmd,
+                lg__stop_signal == SIGINT ? "interrupted" : "terminated", lg_trainer_epochs_done(t));
     }
-    if (o.save && st == LG_OK) {
-        lg_status ss = lg_trainer_save(t, o.save);
+    if (o->save && st == LG_OK) {
+        lg_status ss = lg_trainer_save(t, o->save);
         if (ss != LG_OK) {
             lg_cli_errorf(cmd, "%s", lg_last_error());
             status = LG_EXIT_FAIL;
         }
     }
-    if (st == LG_OK) {
-        lg_train_summary s;
-        lg_trainer_summary(t, &s);
-        if (o.json) {
-            lg__print_json(&o, ds, &s, interrupted);
-        } else {
-            char norm[64];
-            lg_norm_format(norm, sizeof norm, o.mc.att_norm, o.mc.node_norm);
-            printf("model %s, %d layers, hidden %d, %d head(s), norm %s%s; %s, seed %llu\n",
-                   lg_model_kind_name(o.mc.kind), o.mc.kind == LG_MODEL_GAT_CLASSIC ? 2 : o.mc.layers, o.mc.hidden,
-                   o.mc.heads, norm, o.mc.residual ? ", residual" : "", ds->name, (unsigned long long)o.tc.seed);
-            printf("epochs %ld: train %.4f  val %.4f  test %.4f (last epoch)\n", s.epochs_run, s.train_acc, s.val_acc,
-                   s.test_acc);
-            printf("best validation %.4f at epoch %ld: test %.4f\n", s.best_val_acc, s.best_epoch, s.test_acc_at_best_val);
-            printf("largest gradient norm of a layer %.4g (attention parameters %.4g); %s\n", s.max_layer_grad_norm,
-                   s.max_att_grad_norm, s.exploded ? "gradients EXPLODED" : "no explosion");
-            printf("%.2f ms per epoch (median)\n", s.epoch_ms_median);
-        }
-        if (s.exploded && o.tc.stop_on_explosion && status == LG_EXIT_OK) status = LG_EXIT_EXPLODED;
-    }
-    if (interrupted && status == LG_EXIT_OK) status = 128 + (int)lg__stop_signal;
+    if (st == LG_OK) lg_trainer_summary(t, sum);
+    /* the summary's arrays belong to the trainer: copy what callers keep */
+    if (st == LG_OK && o->json) lg__print_json(o, ds, sum, *interrupted);
+    if (st == LG_OK && sum->exploded && o->tc.stop_on_explosion && status == LG_EXIT_OK) status = LG_EXIT_EXPLODED;
+    if (*interrupted && status == LG_EXIT_OK) status = 128 + (int)lg__stop_signal;
+    if (st != LG_OK && status == LG_EXIT_OK) status = LG_EXIT_FAIL;
 done:
     if (glog && fclose(glog) != 0) status = LG_EXIT_FAIL;
     if (elog && fclose(elog) != 0) status = LG_EXIT_FAIL;
     fflush(stdout);
     lg_trainer_free(t);
+    sum->max_grad_norm_per_layer = sum->max_att_grad_norm_per_layer = NULL;
+    return status;
+}
+
+int lg_cmd_train(int argc, char **argv) {
+    const char *cmd = "train";
+    lg_train_opts o;
+    int rc = lg__train_parse(cmd, argc, argv, &o);
+    if (rc) return rc > 0 ? LG_EXIT_OK : LG_EXIT_USAGE;
+    lg_set_threads(o.threads);
+    lg_dataset *ds = NULL;
+    rc = lg_cli_data_load(cmd, &o.data, &ds);
+    if (rc) return rc;
+    lg_train_summary s;
+    int interrupted;
+    int status = lg__train_run(cmd, &o, ds, &s, &interrupted);
+    if (s.epochs_run > 0 && !o.json) {
+        char norm[64];
+        lg_norm_format(norm, sizeof norm, o.mc.att_norm, o.mc.node_norm);
+        printf("model %s, %d layers, hidden %d, %d head(s), norm %s%s; %s, seed %llu\n", lg_model_kind_name(o.mc.kind),
+               o.mc.kind == LG_MODEL_GAT_CLASSIC ? 2 : o.mc.layers, o.mc.hidden, o.mc.heads, norm,
+               o.mc.residual ? ", residual" : "", ds->name, (unsigned long long)o.tc.seed);
+        if (ds->n_val)
+            printf("epochs %ld: train %.4f  val %.4f  test %.4f (last epoch)\n"
+                   "best validation %.4f at epoch %ld: test %.4f\n",
+                   s.epochs_run, s.train_acc, s.val_acc, s.test_acc, s.best_val_acc, s.best_epoch, s.test_acc_at_best_val);
+        else
+            printf("epochs %ld: train %.4f  test %.4f (last epoch; no validation split)\n"
+                   "best training accuracy %.4f at epoch %ld: test %.4f\n",
+                   s.epochs_run, s.train_acc, s.test_acc, s.best_val_acc, s.best_epoch, s.test_acc_at_best_val);
+        printf("largest gradient norm of a layer %.4g (attention parameters %.4g); %s\n", s.max_layer_grad_norm,
+               s.max_att_grad_norm, s.exploded ? "gradients EXPLODED" : "no explosion");
+        if (s.exploded) printf("first explosion at epoch %ld: %s\n", s.first_explosion_epoch, s.explosion_reason);
+        printf("%.2f ms per epoch (median)\n", s.epoch_ms_median);
+    }
+    lg_dataset_free(ds);
+    return status;
+}
+
+static const char lg__demo_help[] =
+    "Usage: lipgnn demo [--trees DEPTH] [--trees-count N] [--layers L] [--epochs E] [--seed S] [--threads N] [--json]\n"
+    "The main job on a built-in problem (no data files): trains the same deep GAT\n"
+    "twice on TREES, without and with LipschitzNorm, and prints both training and\n"
+    "test accuracies and whether gradients exploded.\n"
+    "Defaults: --trees 4 --trees-count 1000 --layers 12 --hidden 32 --epochs 100.\n"
+    "Every train option is accepted (see 'lipgnn train --help'); --norm is set by the demo.\n";
+
+int lg_cmd_demo(int argc, char **argv) {
+    const char *cmd = "demo";
+    for (int k = 1; k < argc; k++)
+        if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
+            fputs(lg__demo_help, stdout);
+            return LG_EXIT_OK;
+        }
+    /* the demo's defaults first, the user's options after them */
+    char *args[256];
+    int n = 0;
+    const char *defaults[] = {"demo", "--trees", "4", "--trees-count", "1000", "--layers", "12", "--hidden", "32",
+                              "--epochs", "100", "--dropout", "0", "--att-dropout", "0"};
+    int has_trees = 0;
+    for (int k = 1; k < argc; k++) has_trees |= !strcmp(argv[k], "--trees") || !strncmp(argv[k], "--trees=", 8);
+    for (size_t k = 0; k < sizeof defaults / sizeof *defaults; k++) {
+        if (has_trees && (k == 1 || k == 2)) continue;
+        args[n++] = (char *)defaults[k];
+    }
+    for (int k = 1; k < argc && n < 255; k++) args[n++] = argv[k];
+    args[n] = NULL;
+    lg_train_opts o;
+    int rc = lg__train_parse(cmd, n, args, &o);
+    if (rc) return rc > 0 ? LG_EXIT_OK : LG_EXIT_USAGE;
+    lg_set_threads(o.threads);
+    lg_dataset *ds = NULL;
+    rc = lg_cli_data_load(cmd, &o.data, &ds);
+    if (rc) return rc;
+    if (!o.json)
+        printf("lipgnn demo: %s, %lld trees, %d-layer GAT (hidden %d), %d epochs: without, then with LipschitzNorm\n",
+               ds->name, (long long)ds->n_graphs, o.mc.layers, o.mc.hidden, o.tc.epochs);
+    lg_train_summary s[2];
+    const lg_att_norm norms[2] = {LG_ATT_NORM_NONE, LG_ATT_NORM_LIPSCHITZ};
+    int status = LG_EXIT_OK;
+    for (int k = 0; k < 2 && status == LG_EXIT_OK; k++) {
+        o.mc.att_norm = norms[k];
+        int interrupted;
+        status = lg__train_run(cmd, &o, ds, &s[k], &interrupted);
+        if (interrupted) break;
+    }
+    if (status == LG_EXIT_OK && !o.json) {
+        printf("\n%-22s %10s %10s %14s %10s\n", "norm", "train acc", "test acc", "max grad norm", "exploded");
+        for (int k = 0; k < 2; k++)
+            printf("%-22s %10.4f %10.4f %14.4g %10s\n", k ? "lipschitz" : "none", s[k].train_acc, s[k].test_acc,
+                   s[k].max_layer_grad_norm, s[k].exploded ? "yes" : "no");
+    }
     lg_dataset_free(ds);
     return status;
 }

@@ -13,6 +13,7 @@ static const char lg__usage[] =
     "Graph neural networks with Lipschitz-normalised attention.\n"
     "\n"
     "Commands:\n"
+    "  demo        the main job: a deep GAT without and with LipschitzNorm on built-in TREES\n"
     "  info        describe a data set (nodes, edges, features, classes, splits, degrees)\n"
     "  train       train a deep GAT or graph transformer, log gradient norms, detect explosions\n"
     "\n"
@@ -76,6 +77,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version") || !strcmp(cmd, "version")) return lg_cli_version();
     if (!strcmp(cmd, "info")) return lg_cmd_info(argc - 1, argv + 1);
     if (!strcmp(cmd, "train")) return lg_cmd_train(argc - 1, argv + 1);
+    if (!strcmp(cmd, "demo")) return lg_cmd_demo(argc - 1, argv + 1);
     lg_cli_errorf(NULL, "unknown command '%s' (see 'lipgnn --help')", cmd);
     return LG_EXIT_USAGE;
 }
