@@ -96,6 +96,15 @@ train)
   run train --data "$tiny" --layers 3 --hidden 8 --epochs 6 --norm lipschitz+pairnorm --residual --resume "$tmp/c.ckpt" --json
   expect_rc 0 "train --resume"; tail -1 "$tmp/out" > "$tmp/r.json"
   [ "$(strip "$tmp/a.json")" = "$(strip "$tmp/r.json")" ] || fail "resumed run differs from the straight one"
+  # predict from the checkpoint: predictions, embeddings, attention weights
+  run predict --resume "$tmp/c.ckpt" --data "$tiny" --out "$tmp/p.csv" --embeddings "$tmp/e.mtx" --attention "$tmp/w.csv" --json
+  expect_rc 0 predict
+  [ "$(wc -l < "$tmp/p.csv")" = 7 ] || fail "predict: $(wc -l < "$tmp/p.csv") lines for 6 nodes"
+  head -1 "$tmp/e.mtx" | grep -q "^%%MatrixMarket matrix array real general" || fail "embeddings banner"
+  grep -q '"epochs_trained":3' "$tmp/out" || fail "predict json: $(cat "$tmp/out")"
+  awk -F, 'NR > 1 { s[$1 "," $2 "," $4] += $5 } END { for (k in s) if (s[k] < 0.9999 || s[k] > 1.0001) { print "sum " k " = " s[k]; bad = 1 } exit bad }' \
+      "$tmp/w.csv" || fail "attention weights of a node do not sum to 1"
+  run predict --data "$tiny"; expect_rc 2 "predict without --resume"
   # a mismatched and a damaged checkpoint are refused
   run train --data "$tiny" --layers 4 --hidden 8 --epochs 6 --resume "$tmp/c.ckpt"
   expect_rc 2 "resume another model"; grep -q "another model" "$tmp/err" || fail "mismatch message: $(cat "$tmp/err")"

@@ -63,6 +63,7 @@ void lg_json_string(FILE *f, const char *s);
 int lg_cmd_info(int argc, char **argv);
 int lg_cmd_train(int argc, char **argv);
 int lg_cmd_demo(int argc, char **argv);
+int lg_cmd_predict(int argc, char **argv);
 
 
 #endif

@@ -15,6 +15,7 @@ static const char lg__usage[] =
     "Commands:\n"
     "  demo        the main job: a deep GAT without and with LipschitzNorm on built-in TREES\n"
     "  info        describe a data set (nodes, edges, features, classes, splits, degrees)\n"
+    "  predict     evaluate a checkpoint; export predictions, embeddings, attention weights\n"
     "  train       train a deep GAT or graph transformer, log gradient norms, detect explosions\n"
     "\n"
     "Options:\n"
@@ -78,6 +79,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "info")) return lg_cmd_info(argc - 1, argv + 1);
     if (!strcmp(cmd, "train")) return lg_cmd_train(argc - 1, argv + 1);
     if (!strcmp(cmd, "demo")) return lg_cmd_demo(argc - 1, argv + 1);
+    if (!strcmp(cmd, "predict")) return lg_cmd_predict(argc - 1, argv + 1);
     lg_cli_errorf(NULL, "unknown command '%s' (see 'lipgnn --help')", cmd);
     return LG_EXIT_USAGE;
 }

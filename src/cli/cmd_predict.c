@@ -1,0 +1,158 @@
+/* lipgnn predict: evaluate a checkpoint, export predictions, embeddings and
+ * attention weights. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const char lg__predict_help[] =
+    "Usage: lipgnn predict --resume FILE (--data DIR | --dataset NAME | --trees DEPTH) [OPTIONS]\n"
+    "Evaluates a checkpoint written by 'lipgnn train --save' on the data it was trained\n"
+    "on, and exports what the model computes. The model is rebuilt from the checkpoint.\n"
+    "\n"
+    "  --resume FILE       the checkpoint\n"
+    "  --out FILE          predictions as CSV: node,class,p_0,...,p_{C-1} (default: stdout)\n"
+    "  --embeddings FILE   the last hidden layer, Matrix Market array (n x width)\n"
+    "  --attention FILE    per-edge attention weights of every layer and head as CSV:\n"
+    "                      layer,head,source,target,weight\n"
+    "  --json              accuracies as one JSON object on stdout (then --out is needed\n"
+    "                      for the predictions)\n"
+    "  --threads N         threads (default: all cores)\n"
+    "  -h, --help          this help\n"
+    "\n";
+
+static int lg__write_close(const char *cmd, FILE *f, const char *path) {
+    if (f && (ferror(f) | fclose(f))) {
+        lg_cli_errorf(cmd, "%s: write error: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int lg_cmd_predict(int argc, char **argv) {
+    const char *cmd = "predict";
+    static const struct option opts[] = {
+        {"data", required_argument, 0, 'd'},    {"dataset", required_argument, 0, 'd'},
+        {"trees", required_argument, 0, 'd'},   {"trees-count", required_argument, 0, 'd'},
+        {"seed", required_argument, 0, 'd'},    {"resume", required_argument, 0, 'r'},
+        {"out", required_argument, 0, 'o'},     {"embeddings", required_argument, 0, 'e'},
+        {"attention", required_argument, 0, 'a'}, {"json", no_argument, 0, 'j'},
+        {"threads", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    lg_cli_data d = {0};
+    const char *resume = NULL, *out = NULL, *emb = NULL, *att = NULL;
+    int json = 0, c, idx, threads = 0;
+    long long v;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
+        switch (c) {
+        case 'h': fputs(lg__predict_help, stdout); fputs(lg_cli_data_help, stdout); return LG_EXIT_OK;
+        case 'd': if (lg_cli_data_option(cmd, &d, opts[idx].name, optarg) < 0) return LG_EXIT_USAGE; break;
+        case 'r': resume = optarg; break;
+        case 'o': out = optarg; break;
+        case 'e': emb = optarg; break;
+        case 'a': att = optarg; break;
+        case 'j': json = 1; break;
+        case 't': if (lg_cli_parse_ll(cmd, "--threads", optarg, 1, 1024, &v)) return LG_EXIT_USAGE; threads = (int)v; break;
+        default:
+            lg_cli_errorf(cmd, "unknown option or missing value: '%s' (see 'lipgnn predict --help')", argv[optind - 1]);
+            return LG_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) { lg_cli_errorf(cmd, "unexpected argument '%s'", argv[optind]); return LG_EXIT_USAGE; }
+    if (!resume) { lg_cli_errorf(cmd, "--resume FILE is required"); return LG_EXIT_USAGE; }
+    if (lg_cli_data_check(cmd, &d)) return LG_EXIT_USAGE;
+    lg_set_threads(threads);
+    lg_model_config mc;
+    lg_train_config tc;
+    lg_status st = lg_checkpoint_config(resume, &mc, &tc);
+    if (st != LG_OK) { lg_cli_errorf(cmd, "%s", lg_last_error()); return lg_cli_exit_for(st); }
+    lg_dataset *ds = NULL;
+    int rc = lg_cli_data_load(cmd, &d, &ds);
+    if (rc) return rc;
+    lg_trainer *t = NULL;
+    float *logp = NULL, *hid = NULL, *w = NULL;
+    FILE *f = NULL;
+    int status = LG_EXIT_OK;
+    st = lg_trainer_init(&t, &mc, &tc, ds);
+    if (st == LG_OK) st = lg_trainer_load(t, resume);
+    if (st != LG_OK) { lg_cli_errorf(cmd, "%s", lg_last_error()); status = lg_cli_exit_for(st); goto done; }
+    lg_idx n = ds->graph->n, C = lg_trainer_classes(t), H = lg_trainer_hidden_width(t);
+    logp = malloc(sizeof(float) * (size_t)(n * C));
+    hid = emb ? malloc(sizeof(float) * (size_t)(n * H)) : NULL;
+    if (!logp || (emb && !hid)) { lg_cli_errorf(cmd, "out of memory"); status = LG_EXIT_FAIL; goto done; }
+    st = lg_trainer_predict(t, logp, hid);
+    if (st != LG_OK) { lg_cli_errorf(cmd, "%s", lg_last_error()); status = lg_cli_exit_for(st); goto done; }
+    /* predictions */
+    if (out || !json) {
+        f = out ? fopen(out, "w") : stdout;
+        if (!f) { lg_cli_errorf(cmd, "%s: cannot write: %s", out, strerror(errno)); status = LG_EXIT_USAGE; goto done; }
+        fprintf(f, "node,class");
+        for (lg_idx k = 0; k < C; k++) fprintf(f, ",p_%lld", (long long)k);
+        fputc('\n', f);
+        for (lg_idx i = 0; i < n; i++) {
+            const float *r = logp + i * C;
+            lg_idx best = 0;
+            for (lg_idx k = 1; k < C; k++) if (r[k] > r[best]) best = k;
+            fprintf(f, "%lld,%lld", (long long)i, (long long)best);
+            for (lg_idx k = 0; k < C; k++) fprintf(f, ",%.6g", exp((double)r[k]));
+            fputc('\n', f);
+        }
+        if (out && lg__write_close(cmd, f, out)) status = LG_EXIT_FAIL;
+        f = NULL;
+    }
+    if (emb) {
+        if (!(f = fopen(emb, "w"))) { lg_cli_errorf(cmd, "%s: cannot write: %s", emb, strerror(errno)); status = LG_EXIT_USAGE; goto done; }
+        fprintf(f, "%%%%MatrixMarket matrix array real general\n%% lipgnn %s: last hidden layer of %s\n%lld %lld\n",
+                lg_version(), resume, (long long)n, (long long)H);
+        for (lg_idx q = 0; q < H; q++)
+            for (lg_idx i = 0; i < n; i++) fprintf(f, "%.9g\n", hid[i * H + q]);
+        if (lg__write_close(cmd, f, emb)) status = LG_EXIT_FAIL;
+        f = NULL;
+    }
+    if (att) {
+        const lg_graph *g = lg_trainer_graph(t);
+        if (!(f = fopen(att, "w"))) { lg_cli_errorf(cmd, "%s: cannot write: %s", att, strerror(errno)); status = LG_EXIT_USAGE; goto done; }
+        fprintf(f, "layer,head,source,target,weight\n");
+        for (int l = 0; l < lg_trainer_layers(t) && status == LG_EXIT_OK; l++) {
+            lg_idx K = lg_trainer_layer_heads(t, l);
+            float *nw = realloc(w, sizeof(float) * (size_t)(g->nnz * K + 1));
+            if (!nw) { lg_cli_errorf(cmd, "out of memory"); status = LG_EXIT_FAIL; break; }
+            w = nw;
+            if ((st = lg_trainer_attention(t, l, w)) != LG_OK) { lg_cli_errorf(cmd, "%s", lg_last_error()); status = LG_EXIT_FAIL; break; }
+            for (lg_idx k = 0; k < K; k++)
+                for (lg_idx i = 0; i < g->n; i++)
+                    for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++)
+                        fprintf(f, "%d,%lld,%lld,%lld,%.6g\n", l, (long long)k, (long long)g->j[e], (long long)i, w[e * K + k]);
+        }
+        if (lg__write_close(cmd, f, att)) status = LG_EXIT_FAIL;
+        f = NULL;
+    }
+    double acc[3] = {0, 0, 0};
+    const lg_idx *lists[3] = {ds->train, ds->val, ds->test};
+    lg_idx counts[3] = {ds->n_train, ds->n_val, ds->n_test};
+    for (int s = 0; s < 3; s++) lg_accuracy_f32(&acc[s], logp, n, C, ds->labels, lists[s], counts[s]);
+    if (json) {
+        printf("{\"checkpoint\":");
+        lg_json_string(stdout, resume);
+        printf(",\"dataset\":");
+        lg_json_string(stdout, ds->name);
+        printf(",\"model\":\"%s\",\"epochs_trained\":%ld,\"train_acc\":%.6f,\"val_acc\":%.6f,\"test_acc\":%.6f}\n",
+               lg_model_kind_name(mc.kind), lg_trainer_epochs_done(t), acc[0], acc[1], acc[2]);
+    } else {
+        fprintf(stderr, "lipgnn predict: %s after %ld epochs: train %.4f  val %.4f  test %.4f\n", ds->name,
+                lg_trainer_epochs_done(t), acc[0], acc[1], acc[2]);
+    }
+done:
+    free(logp);
+    free(hid);
+    free(w);
+    lg_trainer_free(t);
+    lg_dataset_free(ds);
+    return status;
+}
