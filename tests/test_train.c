@@ -128,6 +128,9 @@ static void test_model_gradients(void **state) {
         {LG_MODEL_GAT, LG_ATT_NORM_NONE, LG_NODE_NORM_PAIRNORM, 1, 1, 4, 0},
         {LG_MODEL_GAT_CLASSIC, LG_ATT_NORM_NONE, LG_NODE_NORM_NONE, 0, 2, 2, 1},
         {LG_MODEL_GAT_CLASSIC, LG_ATT_NORM_LIPSCHITZ, LG_NODE_NORM_NONE, 0, 3, 2, 0},
+        {LG_MODEL_GT, LG_ATT_NORM_NONE, LG_NODE_NORM_NONE, 0, 1, 3, 0},
+        {LG_MODEL_GT, LG_ATT_NORM_LIPSCHITZ, LG_NODE_NORM_LAYERNORM, 1, 2, 3, 1},
+        {LG_MODEL_GT, LG_ATT_NORM_LIPSCHITZ_REF, LG_NODE_NORM_PAIRNORM, 1, 1, 2, 0},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         lg_model_config mc;
@@ -140,6 +143,8 @@ static void test_model_gradients(void **state) {
         mc.hidden = 3;
         mc.dropout = 0.3;
         mc.att_dropout = 0.2;
+        mc.gate = mc.kind == LG_MODEL_GT && c == 9; /* the gate in one GT case */
+        mc.self_loops = mc.kind == LG_MODEL_GT ? (int)(c % 2) : 1;
         double worst;
         int bad = fd_check(&mc, cases[c].sp ? sparse : dense, 1e-5, &worst, 0);
         if (bad) fail_msg("case %zu (%s): %d gradients differ from central differences (worst rel. error %.3g)", c,

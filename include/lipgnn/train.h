@@ -20,6 +20,7 @@
 
 #include "lipgnn/dataset.h"
 #include "lipgnn/gat.h"
+#include "lipgnn/gt.h"
 
 #ifdef __cplusplus
 extern "C" {

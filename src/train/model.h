@@ -29,8 +29,11 @@ typedef struct lg__model_f64 lg__model_f64;
 
 /* Parameter ranges of one attention layer (offsets in values). */
 typedef struct lg__layer_range {
-    lg_idx off, len;         /* the whole layer (incl. its LayerNorm)      */
-    lg_idx att_off, att_len; /* its attention parameters (contiguous)       */
+    lg_idx off, len;         /* the whole layer (incl. its LayerNorm)              */
+    lg_idx att_off, att_len; /* its attention parameters: a contiguous run ...     */
+    lg_idx str_off, str_rows, str_cols, str_stride; /* ... and a strided block
+                                (str_rows rows of str_cols values, stride apart;
+                                0 rows if none): GT's Wq and Wk columns of W      */
 } lg__layer_range;
 
 /* Builds the model for features x (n x F; the data set's or a modified copy),

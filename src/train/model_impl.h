@@ -12,9 +12,13 @@
 
 /* One attention layer and what it keeps for backward. */
 typedef struct {
+    int gt;               /* 1: graph-transformer layer, 0: GAT               */
     lg_gat_config gc;     /* its configuration (GAT)                          */
-    lg_gat_layout gl;     /* offsets inside its block                         */
-    lg_gat_cache *cache;  /* the layer's own activations                      */
+    lg_gat_layout gl;     /* offsets inside its block (GAT)                   */
+    lg_gat_cache *cache;  /* the layer's own activations (GAT)                */
+    lg_gt_config tc;      /* its configuration (GT)                           */
+    lg_gt_layout tl;      /* offsets inside its block (GT)                    */
+    lg_gt_cache *tcache;  /* the layer's own activations (GT)                 */
     lg_idx off;           /* offset of its block in the parameter block       */
     lg_idx count;         /* its parameters, LayerNorm included               */
     lg_idx ln_gain, ln_bias; /* offsets of the LayerNorm gain and bias (or -1) */
@@ -66,6 +70,7 @@ void LG_FN(lg__model_free)(LG_MODEL *m) {
         for (int l = 0; l < m->L; l++) {
             LG_FN(lg__layer) *y = &m->layer[l];
             lg_gat_cache_free(y->cache);
+            lg_gt_cache_free(y->tcache);
             lg__free(y->drop);
             lg__free(y->act);
             lg__free(y->ln);
@@ -104,8 +109,6 @@ lg_status LG_FN(lg__model_init)(LG_MODEL **out, const lg_model_config *c, const 
     LG_MODEL *m = NULL;
     *out = NULL;
     LG_CHECK(lg_model_config_check(c));
-    if (c->kind == LG_MODEL_GT)
-        return lg__error(LG_EUNSUPPORTED, "model gt: the graph-transformer layer is not built into this version");
     LG_CALLOC(m, 1, "model");
     m->c = *c;
     m->n = ds->graph->n;
@@ -151,6 +154,18 @@ lg_status LG_FN(lg__model_init)(LG_MODEL **out, const lg_model_config *c, const 
     for (int l = 0; l < m->L; l++) {
         LG_FN(lg__layer) *y = &m->layer[l];
         int last = l == m->L - 1;
+        if (c->kind == LG_MODEL_GT) {
+            y->gt = 1;
+            y->tc = lg_gt_config_default(w, c->heads, c->hidden);
+            y->tc.norm = c->att_norm;
+            y->tc.gate = c->gate;
+            y->tc.att_dropout = c->att_dropout;
+            LG_TRY(lg_gt_layout_get(&y->tc, &y->tl));
+            y->w_in = w;
+            y->w_out = lg_gt_out_dim(&y->tc);
+            y->off = off;
+            off += y->tl.count;
+        } else {
         if (classic)
             y->gc = last ? lg_gat_config_default(w, 1, m->classes) : lg_gat_config_default(w, c->heads, c->hidden);
         else
@@ -164,6 +179,11 @@ lg_status LG_FN(lg__model_init)(LG_MODEL **out, const lg_model_config *c, const 
         y->w_out = lg_gat_out_dim(&y->gc);
         y->off = off;
         off += y->gl.count;
+        if (y->gl.a_src != y->gl.a_dst + y->gc.heads * y->gc.head_dim) {
+            st = lg__error(LG_EINVAL, "GAT layout: a_src does not follow a_dst");
+            goto fail;
+        }
+        }
         y->ln_gain = y->ln_bias = -1;
         if (c->node_norm == LG_NODE_NORM_LAYERNORM) {
             y->ln_gain = off;
@@ -191,7 +211,8 @@ lg_status LG_FN(lg__model_init)(LG_MODEL **out, const lg_model_config *c, const 
     if (!classic) LG_FN(lg__glorot)(m->params + m->w_in_off, m->f, c->hidden, rng);
     for (int l = 0; l < m->L; l++) {
         LG_FN(lg__layer) *y = &m->layer[l];
-        LG_TRY(LG_FN(lg_gat_params_init)(m->params + y->off, &y->gc, rng));
+        if (y->gt) LG_TRY(LG_FN(lg_gt_params_init)(m->params + y->off, &y->tc, rng));
+        else LG_TRY(LG_FN(lg_gat_params_init)(m->params + y->off, &y->gc, rng));
         if (y->ln_gain >= 0)
             for (lg_idx k = 0; k < y->w_out; k++) m->params[y->ln_gain + k] = 1;
     }
@@ -202,11 +223,19 @@ lg_status LG_FN(lg__model_init)(LG_MODEL **out, const lg_model_config *c, const 
     else LG_TRY(LG_FN(lg__buf)(&m->h0, m->n, m->hid, &m->act_bytes, "input activations"));
     for (int l = 0; l < m->L; l++) {
         LG_FN(lg__layer) *y = &m->layer[l];
-        LG_TRY(LG_FN(lg_gat_cache_init)(&y->cache, &y->gc, m->n, m->g->nnz));
-        lg_gat_mem gm;
-        LG_TRY(lg_gat_memory(&y->gc, m->n, m->g->nnz, sizeof(lg_real), &gm));
-        m->act_bytes += gm.activations;
-        m->work_bytes += gm.workspace;
+        if (y->gt) {
+            LG_TRY(LG_FN(lg_gt_cache_init)(&y->tcache, &y->tc, m->n, m->g->nnz));
+            lg_gt_mem tm;
+            LG_TRY(lg_gt_memory(&y->tc, m->n, m->g->nnz, sizeof(lg_real), &tm));
+            m->act_bytes += tm.activations;
+            m->work_bytes += tm.workspace;
+        } else {
+            LG_TRY(LG_FN(lg_gat_cache_init)(&y->cache, &y->gc, m->n, m->g->nnz));
+            lg_gat_mem gm;
+            LG_TRY(lg_gat_memory(&y->gc, m->n, m->g->nnz, sizeof(lg_real), &gm));
+            m->act_bytes += gm.activations;
+            m->work_bytes += gm.workspace;
+        }
         LG_TRY(LG_FN(lg__buf)(&y->drop, m->n, y->w_in, &m->act_bytes, "dropout activations"));
         LG_TRY(LG_FN(lg__buf)(&y->act, m->n, y->w_out, &m->act_bytes, "layer activations"));
         y->z = y->act;
@@ -253,8 +282,12 @@ lg_status LG_FN(lg__model_forward)(LG_MODEL *m, int training, uint64_t seed, uin
     for (int l = 0; l < m->L; l++) {
         LG_FN(lg__layer) *y = &m->layer[l];
         LG_CHECK(LG_FN(lg_dropout_forward)(y->drop, cur, n * y->w_in, m->c.dropout, seed, LG_FN(lg__ctr)(epoch, l, 0), training));
-        LG_CHECK(LG_FN(lg_gat_forward)(y->act, y->cache, y->drop, m->params + y->off, m->g, &y->gc, training, seed,
-                                       LG_FN(lg__ctr)(epoch, l, 1)));
+        if (y->gt)
+            LG_CHECK(LG_FN(lg_gt_forward)(y->act, y->tcache, y->drop, m->params + y->off, m->g, &y->tc, training, seed,
+                                          LG_FN(lg__ctr)(epoch, l, 1)));
+        else
+            LG_CHECK(LG_FN(lg_gat_forward)(y->act, y->cache, y->drop, m->params + y->off, m->g, &y->gc, training, seed,
+                                           LG_FN(lg__ctr)(epoch, l, 1)));
         if (y->ln)
             LG_CHECK(LG_FN(lg_layernorm_forward)(y->ln, y->ln_mean, y->ln_rstd, y->act, m->params + y->ln_gain,
                                                  m->params + y->ln_bias, n, y->w_out));
@@ -327,8 +360,12 @@ lg_status LG_FN(lg__model_backward)(LG_MODEL *m, const lg_idx *nodes, lg_idx cou
         }
         int need_din = !(l == 0 && m->c.kind == LG_MODEL_GAT_CLASSIC);
         if (need_din) memset(dlayer_in, 0, in_sz);
-        LG_CHECK(LG_FN(lg_gat_backward)(need_din ? dlayer_in : NULL, m->grads + y->off, ga, y->cache, y->drop,
-                                        m->params + y->off, m->g, m->gT, &y->gc));
+        if (y->gt)
+            LG_CHECK(LG_FN(lg_gt_backward)(need_din ? dlayer_in : NULL, m->grads + y->off, ga, y->tcache, y->drop,
+                                           m->params + y->off, m->g, m->gT, &y->tc));
+        else
+            LG_CHECK(LG_FN(lg_gat_backward)(need_din ? dlayer_in : NULL, m->grads + y->off, ga, y->cache, y->drop,
+                                            m->params + y->off, m->g, m->gT, &y->gc));
         if (!need_din) break;
         memset(dprev, 0, in_sz);
         LG_CHECK(LG_FN(lg_dropout_backward)(dprev, dlayer_in, n * y->w_in, m->c.dropout, seed, LG_FN(lg__ctr)(epoch, l, 0),
@@ -354,6 +391,7 @@ lg_idx LG_FN(lg__model_nparams)(const LG_MODEL *m) { return m->n_params; }
 
 lg_status LG_FN(lg__model_attention)(const LG_MODEL *m, int l, lg_real *att) {
     if (l < 0 || l >= m->L) return lg__error(LG_EINVAL, "layer %d outside 0..%d", l, m->L - 1);
+    if (m->layer[l].gt) return LG_FN(lg_gt_attention)(att, m->layer[l].tcache);
     return LG_FN(lg_gat_attention)(att, m->layer[l].cache);
 }
 
@@ -368,12 +406,26 @@ lg_idx LG_FN(lg__model_hidden_width)(const LG_MODEL *m) {
     return m->w_out_off >= 0 ? m->layer[m->L - 1].w_out : m->layer[0].w_out;
 }
 int LG_FN(lg__model_layers)(const LG_MODEL *m) { return m->L; }
-lg_idx LG_FN(lg__model_layer_heads)(const LG_MODEL *m, int l) { return m->layer[l].gc.heads; }
+lg_idx LG_FN(lg__model_layer_heads)(const LG_MODEL *m, int l) {
+    return m->layer[l].gt ? m->layer[l].tc.heads : m->layer[l].gc.heads;
+}
 const lg_graph *LG_FN(lg__model_graph)(const LG_MODEL *m) { return m->g; }
 
 lg__layer_range LG_FN(lg__model_layer_range)(const LG_MODEL *m, int l) {
     const LG_FN(lg__layer) *y = &m->layer[l];
-    lg__layer_range r = {y->off, y->count, y->off + y->gl.a_dst, 2 * y->gc.heads * y->gc.head_dim};
+    lg__layer_range r = {y->off, y->count, 0, 0, 0, 0, 0, 0};
+    if (y->gt) { /* Wq, Wk (columns [0, 2KC) of W, row stride P) and bq, bk */
+        lg_idx kc2 = 2 * y->tc.heads * y->tc.head_dim;
+        r.att_off = y->off + y->tl.bq;
+        r.att_len = kc2;
+        r.str_off = y->off + y->tl.w;
+        r.str_rows = y->tc.in_dim;
+        r.str_cols = kc2;
+        r.str_stride = y->tl.w_cols;
+    } else { /* a_dst, a_src */
+        r.att_off = y->off + y->gl.a_dst;
+        r.att_len = 2 * y->gc.heads * y->gc.head_dim;
+    }
     return r;
 }
 

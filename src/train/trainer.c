@@ -352,7 +352,13 @@ lg_status lg_trainer_epoch(lg_trainer *t, lg_epoch_stats *es) {
     for (int l = 0; l < t->L; l++) {
         lg__layer_range r = lg__model_layer_range_f32(t->model, l);
         t->norm[l] = lg__norm(g, r.off, r.len);
-        t->att_norm[l] = lg__norm(g, r.att_off, r.att_len);
+        double att2 = t->att_norm[l] = lg__norm(g, r.att_off, r.att_len);
+        att2 *= att2;
+        for (lg_idx q = 0; q < r.str_rows; q++) {
+            double x = lg__norm(g, r.str_off + q * r.str_stride, r.str_cols);
+            att2 += x * x;
+        }
+        t->att_norm[l] = sqrt(att2);
         if (!(t->norm[l] <= t->max_norm[l])) t->max_norm[l] = t->norm[l]; /* NaN sticks */
         if (!(t->att_norm[l] <= t->max_att[l])) t->max_att[l] = t->att_norm[l];
         if (!(t->norm[l] <= s->max_norm)) s->max_norm = t->norm[l];
