@@ -1,0 +1,222 @@
+/*
+ * The graph-transformer layer's type-independent parts: config validation,
+ * parameter layout, cache sizing, allocation and release. The kernels are in
+ * gt_impl.h (compiled as gt_f32.c and gt_f64.c).
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attention/gt_internal.h"
+
+lg_gt_config lg_gt_config_default(lg_idx in_dim, lg_idx heads, lg_idx head_dim) {
+    lg_gt_config c;
+    memset(&c, 0, sizeof c);
+    c.in_dim = in_dim;
+    c.heads = heads;
+    c.head_dim = head_dim;
+    c.concat = 1;
+    c.norm = LG_ATT_NORM_NONE;
+    c.gate = 0;
+    c.att_dropout = 0.0;
+    return c;
+}
+
+/* Dimensions are limited so that every BLAS argument fits an int and every
+ * product of two of them fits lg_idx. */
+#define LG__GT_DIM_MAX ((lg_idx)1 << 24)
+
+lg_status lg_gt_config_check(const lg_gt_config *c) {
+    if (!c) return lg__error(LG_EINVAL, "graph-transformer config is NULL");
+    if (c->in_dim < 1 || c->in_dim > LG__GT_DIM_MAX)
+        return lg__error(LG_EINVAL, "graph-transformer in_dim = %lld: must lie in [1, %lld]", (long long)c->in_dim,
+                         (long long)LG__GT_DIM_MAX);
+    if (c->heads < 1 || c->heads > LG__GT_DIM_MAX)
+        return lg__error(LG_EINVAL, "graph-transformer heads = %lld: must lie in [1, %lld]", (long long)c->heads,
+                         (long long)LG__GT_DIM_MAX);
+    if (c->head_dim < 1 || c->head_dim > LG__GT_DIM_MAX)
+        return lg__error(LG_EINVAL, "graph-transformer head_dim = %lld: must lie in [1, %lld]",
+                         (long long)c->head_dim, (long long)LG__GT_DIM_MAX);
+    if (c->concat != 0 && c->concat != 1)
+        return lg__error(LG_EINVAL, "graph-transformer concat = %d: must be 0 (mean) or 1 (concat)", c->concat);
+    /* P = 3KC + D <= 4KC is a BLAS dimension */
+    if (c->heads * c->head_dim > INT_MAX / 4)
+        return lg__error(LG_EINVAL, "graph-transformer heads x head_dim = %lld: 4x that exceeds %d",
+                         (long long)(c->heads * c->head_dim), INT_MAX);
+    if ((int)c->norm < 0 || c->norm >= LG_ATT_NORM_COUNT)
+        return lg__error(LG_EINVAL, "graph-transformer norm = %d: not an lg_att_norm", (int)c->norm);
+    if (c->gate != 0 && c->gate != 1)
+        return lg__error(LG_EINVAL, "graph-transformer gate = %d: must be 0 or 1", c->gate);
+    if (!(c->att_dropout >= 0.0 && c->att_dropout < 1.0))
+        return lg__error(LG_EINVAL, "graph-transformer att_dropout = %g: must lie in [0, 1)", c->att_dropout);
+    return LG_OK;
+}
+
+lg_idx lg_gt_out_dim(const lg_gt_config *c) { return c->concat ? c->heads * c->head_dim : c->head_dim; }
+
+lg_status lg_gt_layout_get(const lg_gt_config *c, lg_gt_layout *lay) {
+    if (!lay) return lg__error(LG_EINVAL, "lg_gt_layout_get: lay is NULL");
+    LG_CHECK(lg_gt_config_check(c));
+    lg_idx kc = c->heads * c->head_dim, d = lg_gt_out_dim(c), p = 3 * kc + d;
+    lay->w = 0;
+    lay->w_cols = p;
+    lay->bq = c->in_dim * p;
+    lay->bk = lay->bq + kc;
+    lay->bv = lay->bk + kc;
+    lay->bskip = lay->bv + kc;
+    lay->gate = lay->bskip + d;
+    lay->count = lay->gate + (c->gate ? 3 * d : 0);
+    return LG_OK;
+}
+
+lg_idx lg__gt_part_width(const lg_gt_config *c) {
+    lg_idx d = lg_gt_out_dim(c);
+    return 3 * c->heads * c->head_dim + d + (c->gate ? 3 * d : 0);
+}
+
+/* The cache's buffers: one table drives both lg_gt_memory and the
+ * allocation, so the documented bytes are the allocated ones. */
+enum { LG__GT_ACT = 0, LG__GT_WORK = 1 };
+typedef struct lg__gt_buf {
+    size_t off;   /* offsetof(lg_gt_cache, field)               */
+    int kind;     /* LG__GT_ACT or LG__GT_WORK                  */
+    int idx;      /* 1: lg_idx elements; 0: scalars             */
+    lg_idx count; /* elements (0: not needed for this config)   */
+} lg__gt_buf;
+
+#define LG__GT_NBUF 18
+
+/* Fills the table for cfg and capacities (n, nnz); *nchunk = reduction chunks. */
+static lg_status lg__gt_bufs(const lg_gt_config *c, lg_idx n, lg_idx nnz, lg__gt_buf *b, lg_idx *nchunk) {
+    lg_idx K = c->heads, kc = c->heads * c->head_dim, d = lg_gt_out_dim(c), p = 3 * kc + d;
+    int lip = c->norm != LG_ATT_NORM_NONE, ref = c->norm == LG_ATT_NORM_LIPSCHITZ_REF, gate = c->gate;
+    if (n < 0 || nnz < 0)
+        return lg__error(LG_EINVAL, "graph-transformer cache: negative size (n=%lld, nnz=%lld)", (long long)n,
+                         (long long)nnz);
+    if (n > INT_MAX)
+        return lg__error(LG_ERANGE, "graph-transformer cache: %lld nodes exceed the BLAS limit %d", (long long)n,
+                         INT_MAX);
+    /* every count below is at most max(n + 1, nnz) * max(p, 4K) or (nchunk + 1) * (p + 3d) */
+    lg_idx big = LG_MAX(n + 1, nnz);
+    if (LG_MAX(p, 4 * K) > (INT64_MAX / 16) / big)
+        return lg__error(LG_ERANGE, "graph-transformer cache: %lld x %lld values overflow", (long long)big,
+                         (long long)p);
+    lg_idx nch = (n + LG__GT_CHUNK - 1) / LG__GT_CHUNK;
+    *nchunk = nch;
+    int k = 0;
+#define LG__B(field, kind_, idx_, cnt)                                                                     \
+    b[k].off = offsetof(lg_gt_cache, field), b[k].kind = (kind_), b[k].idx = (idx_), b[k].count = (cnt), k++
+    LG__B(z, LG__GT_ACT, 0, n * p);
+    LG__B(att, LG__GT_ACT, 0, nnz * K);
+    LG__B(nrm, LG__GT_ACT, 0, lip ? 3 * n * K : 0);
+    LG__B(den, LG__GT_ACT, 0, lip ? n * K : 0);
+    LG__B(amax, LG__GT_ACT, 1, lip ? 3 * n * K : 0);
+    LG__B(u, LG__GT_ACT, 0, ref ? K : 0);
+    LG__B(msg, LG__GT_ACT, 0, gate ? n * d : 0);
+    LG__B(gb, LG__GT_ACT, 0, gate ? n : 0);
+    LG__B(dz, LG__GT_WORK, 0, n * p);
+    LG__B(dm, LG__GT_WORK, 0, n * d);
+    LG__B(eds, LG__GT_WORK, 0, nnz * K);
+    LG__B(rec, LG__GT_WORK, 0, nnz * (lip ? 4 : 2) * K);
+    LG__B(ncf, LG__GT_WORK, 0, lip ? 2 * n * K : 0);
+    LG__B(dun, LG__GT_WORK, 0, ref ? (n + 1) * K : 0);
+    LG__B(ga, LG__GT_WORK, 0, gate ? n : 0);
+    LG__B(tpos, LG__GT_WORK, 1, nnz);
+    LG__B(tnext, LG__GT_WORK, 1, n);
+    LG__B(part, LG__GT_WORK, 0, (nch + 1) * lg__gt_part_width(c));
+#undef LG__B
+    return k == LG__GT_NBUF ? LG_OK : lg__error(LG_EINVAL, "graph-transformer cache: internal buffer table");
+}
+
+lg_status lg_gt_memory(const lg_gt_config *cfg, lg_idx n, lg_idx nnz, size_t real_size, lg_gt_mem *mem) {
+    lg__gt_buf b[LG__GT_NBUF];
+    lg_idx nch = 0;
+    if (!mem) return lg__error(LG_EINVAL, "lg_gt_memory: mem is NULL");
+    memset(mem, 0, sizeof *mem);
+    LG_CHECK(lg_gt_config_check(cfg));
+    if (real_size != sizeof(float) && real_size != sizeof(double))
+        return lg__error(LG_EINVAL, "lg_gt_memory: real_size %zu is neither 4 nor 8", real_size);
+    LG_CHECK(lg__gt_bufs(cfg, n, nnz, b, &nch));
+    for (int k = 0; k < LG__GT_NBUF; k++) {
+        size_t bytes = (size_t)b[k].count * (b[k].idx ? sizeof(lg_idx) : real_size);
+        if (b[k].kind == LG__GT_ACT) mem->activations += bytes;
+        else mem->workspace += bytes;
+    }
+    return LG_OK;
+}
+
+void lg_gt_cache_free(lg_gt_cache *c) {
+    if (!c) return;
+    /* every buffer pointer is NULL or owned (the struct was calloc'ed) */
+    void **bufs[] = {&c->z,  &c->att, &c->nrm, &c->den, &c->amax, &c->u,    &c->msg,   &c->gb,   &c->dz,
+                     &c->dm, &c->eds, &c->rec, &c->ncf, &c->dun,  &c->ga,   &c->tpos, &c->tnext, &c->part};
+    for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++) lg__free(*bufs[k]);
+    lg__free(c);
+}
+
+lg_status lg__gt_cache_alloc(lg_gt_cache **out, const lg_gt_config *cfg, lg_idx n_cap, lg_idx nnz_cap, size_t rs) {
+    lg_status st = LG_OK;
+    lg_gt_cache *c = NULL;
+    lg__gt_buf b[LG__GT_NBUF];
+    lg_idx nch = 0;
+    if (!out) return lg__error(LG_EINVAL, "lg_gt_cache_init: out is NULL");
+    *out = NULL;
+    LG_CHECK(lg_gt_config_check(cfg));
+    LG_CHECK(lg__gt_bufs(cfg, n_cap, nnz_cap, b, &nch));
+    LG_CALLOC(c, 1, "graph-transformer cache");
+    c->cfg = *cfg;
+    c->real_size = rs;
+    c->n_cap = n_cap;
+    c->nnz_cap = nnz_cap;
+    c->nchunk = nch;
+    for (int k = 0; k < LG__GT_NBUF; k++) {
+        if (b[k].count == 0) continue; /* not needed for this config */
+        void *p = lg__malloc_array((size_t)b[k].count, b[k].idx ? sizeof(lg_idx) : rs);
+        if (!p) {
+            st = lg__nomem("graph-transformer cache buffer");
+            goto fail;
+        }
+        *(void **)((char *)c + b[k].off) = p;
+    }
+    *out = c;
+    return LG_OK;
+fail:
+    lg_gt_cache_free(c);
+    return st;
+}
+
+lg_status lg__gt_check_cache(const lg_gt_cache *cache, const lg_gt_config *cfg, size_t rs, const char *fn) {
+    if (!cache) return lg__error(LG_EINVAL, "%s: cache is NULL", fn);
+    LG_CHECK(lg_gt_config_check(cfg));
+    if (cache->real_size != rs)
+        return lg__error(LG_EINVAL, "%s: the cache was made for %s, not %s", fn,
+                         cache->real_size == sizeof(float) ? "float" : "double", rs == sizeof(float) ? "float" : "double");
+    const lg_gt_config *c = &cache->cfg;
+    if (c->in_dim != cfg->in_dim || c->heads != cfg->heads || c->head_dim != cfg->head_dim ||
+        c->concat != cfg->concat || c->norm != cfg->norm || c->gate != cfg->gate)
+        return lg__error(LG_EINVAL,
+                         "%s: config (F=%lld, K=%lld, C=%lld, %s, %s, gate %d) differs from the cache's (F=%lld, "
+                         "K=%lld, C=%lld, %s, %s, gate %d)",
+                         fn, (long long)cfg->in_dim, (long long)cfg->heads, (long long)cfg->head_dim,
+                         cfg->concat ? "concat" : "mean", lg_att_norm_name(cfg->norm), cfg->gate,
+                         (long long)c->in_dim, (long long)c->heads, (long long)c->head_dim,
+                         c->concat ? "concat" : "mean", lg_att_norm_name(c->norm), c->gate);
+    return LG_OK;
+}
+
+lg_status lg__gt_check_graph(const lg_gt_cache *cache, const lg_graph *g, const char *what, const char *fn) {
+    if (!g) return lg__error(LG_EINVAL, "%s: %s is NULL", fn, what);
+    lg_status st = lg_graph_check(g);
+    if (st != LG_OK) {
+        char msg[256]; /* lg__error writes the buffer lg_last_error reads */
+        snprintf(msg, sizeof msg, "%s", lg_last_error());
+        return lg__error(st, "%s: %s: %s", fn, what, msg);
+    }
+    if (g->n > cache->n_cap || g->nnz > cache->nnz_cap)
+        return lg__error(LG_EINVAL,
+                         "%s: %s has %lld nodes and %lld edges, the cache was made for at most %lld and %lld", fn,
+                         what, (long long)g->n, (long long)g->nnz, (long long)cache->n_cap,
+                         (long long)cache->nnz_cap);
+    return LG_OK;
+}

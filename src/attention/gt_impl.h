@@ -1,0 +1,562 @@
+/*
+ * The graph-transformer layer's kernels, written once over lg_real
+ * (core/real.h) and compiled as gt_f32.c and gt_f64.c. Maths:
+ * docs/attention-spec.md 3-4. P = 3KC + D, Z row i = [q_i | k_i | v_i | r_i].
+ *
+ * Forward, per call:
+ *   1. Z = H W                       (ONE OpenBLAS gemm, n x F by F x P)
+ *   2. node pass, over nodes j:      z_j += b; per head ||q_jk||, ||k_jk||,
+ *                                    ||v_jk|| (Lipschitz modes)
+ *      (reference form)              U_k = sqrt(sum_j |N(j)| ||q_jk||^2), one
+ *                                    serial sum over nodes in order
+ *   3. row pass, over targets i:     per head: arg-max neighbours of ||k||
+ *                                    and ||v||, the normaliser (max of three
+ *                                    products + eps, its arg-max); then edge-major
+ *                                    scores q_ik . k_jk times the head's
+ *                                    coefficient, softmax per head (max
+ *                                    subtracted), edge-major aggregation
+ *                                    m_i += att'_ij v_j over whole rows of Z;
+ *                                    then the skip term and the gate.
+ *
+ * Backward (t = P_ij * cs_ik, P_ij = q_ik . k_jk, cs = 1/sqrt(C), 1/den or
+ * 1/(sqrt(C) den)):
+ *   B0. tpos[e] = position of edge e in the transposed graph (counting sort,
+ *                                    O(n + nnz), which also checks gT).
+ *   B1. row pass over targets i:     gate backward -> dm_i and dr_i (into dZ);
+ *                                    dA_ij = dm_ik . v_jk (through the dropout
+ *                                    mask), softmax backward -> dt_ij;
+ *                                    dq_i += sum_j dt_ij cs k_j; dL/dden_i =
+ *                                    -sum_j dt_ij t_ij / den_i, sent through
+ *                                    the arg-max product to nq (dq_i here), to
+ *                                    U (stored) and to nk, nv; for each edge a
+ *                                    record (att'_ij, dt_ij cs, and on the
+ *                                    arg-max edges dL/dnk / ||k||, dL/dnv / ||v||)
+ *                                    written at tpos[e], so that
+ *   (reference form)                 dU_k = sum_i dU_ik, serial, in order, and
+ *   B2. the pass over sources j (transposed graph, fixed chunks of nodes) reads
+ *                                    the records in order and gathers only rows
+ *                                    q_i and dm_i: dk_j = sum_i (dt cs)_ij q_i +
+ *                                    (arg-max coefficients) k_j; dv_j = sum_i
+ *                                    att'_ij dm_ik + (arg-max coefficients) v_j;
+ *                                    dq_j += dU_k |N(j)| q_j / U_k; each row of
+ *                                    dZ written by one thread; per-chunk partial
+ *                                    sums of the bias and gate gradients, added
+ *                                    in chunk order.
+ *   B3. dW += H^T dZ, d_in += dZ W^T (OpenBLAS).
+ * Every thread writes only the rows it owns; no atomics; sums run in a fixed
+ * order, so results are bitwise identical whatever the number of threads.
+ */
+#include <string.h>
+
+#include "core/real.h"
+#include "attention/gt_internal.h"
+
+/* sum_c a[c] b[c] in a fixed order (8 interleaved partial sums, then the
+ * tail), which the compiler can vectorise without reordering. O(n). */
+static inline lg_real lg__tdot(const lg_real *restrict a, const lg_real *restrict b, lg_idx n) {
+    lg_real s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    lg_idx c = 0;
+    for (; c + 8 <= n; c += 8)
+        for (int l = 0; l < 8; l++) s[l] += a[c + l] * b[c + l];
+    lg_real r = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    for (; c < n; c++) r += a[c] * b[c];
+    return r;
+}
+
+/* y += w x over n values. */
+static inline void lg__taxpy(lg_real *restrict y, lg_real w, const lg_real *restrict x, lg_idx n) {
+    for (lg_idx c = 0; c < n; c++) y[c] += w * x[c];
+}
+
+/* ||x||, without overflow when the squares would overflow. O(n). */
+static inline lg_real lg__tnorm(const lg_real *x, lg_idx n) {
+    lg_real s = lg__tdot(x, x, n);
+    if (s <= LG_REAL_MAX) return LG_SQRT(s);
+    lg_real m = 0;
+    for (lg_idx c = 0; c < n; c++) m = LG_FABS(x[c]) > m ? LG_FABS(x[c]) : m;
+    if (!(m > 0 && m <= LG_REAL_MAX)) return s; /* an infinity or NaN among x */
+    lg_real t = 0;
+    for (lg_idx c = 0; c < n; c++) {
+        lg_real v = x[c] / m;
+        t += v * v;
+    }
+    return m * LG_SQRT(t);
+}
+
+/* 1 if edge e, head k survives attention dropout (see lg_gt_forward). */
+static inline int lg__tkeep(uint64_t key, lg_idx e, lg_idx K, lg_idx k, double p) {
+    uint64_t h = lg_hash64(key + ((uint64_t)e * (uint64_t)K + (uint64_t)k) * 0x9E3779B97F4A7C15ULL);
+    return (double)(h >> 11) * 0x1.0p-53 >= p;
+}
+
+/* Rows gathered by the edge loops are prefetched this many edges ahead (in
+ * the whole CSR, across row ends), as in the GAT kernels. */
+#define LG__GT_PF_DIST 2
+
+/* Prefetches len values from r into the cache. */
+static inline void lg__tprefetch(const lg_real *r, lg_idx len) {
+    for (lg_idx c = 0; c < len; c += (lg_idx)(64 / sizeof(lg_real))) __builtin_prefetch(r + c);
+}
+
+/* The coefficient cs of a head at a node: t_ij = (q_i . k_j) cs. One function
+ * for forward, backward and read-outs: identical rounding. */
+static inline lg_real lg__tcoef(lg_att_norm mode, lg_real isc, lg_real den) {
+    if (mode == LG_ATT_NORM_NONE) return isc;
+    if (mode == LG_ATT_NORM_LIPSCHITZ) return LG_R(1.0) / den;
+    return isc / den;
+}
+
+/* The logistic function, without overflow for any finite a. */
+static inline lg_real lg__tsigmoid(lg_real a) {
+    if (a >= 0) return LG_R(1.0) / (LG_R(1.0) + LG_EXP(-a));
+    lg_real e = LG_EXP(a);
+    return e / (LG_R(1.0) + e);
+}
+
+lg_status LG_FN(lg_gt_cache_init)(lg_gt_cache **out, const lg_gt_config *cfg, lg_idx n_cap, lg_idx nnz_cap) {
+    return lg__gt_cache_alloc(out, cfg, n_cap, nnz_cap, sizeof(lg_real));
+}
+
+lg_status LG_FN(lg_gt_params_init)(lg_real *params, const lg_gt_config *cfg, lg_rng *rng) {
+    lg_gt_layout lay;
+    if (!params || !rng) return lg__error(LG_EINVAL, "lg_gt_params_init: NULL argument");
+    LG_CHECK(lg_gt_layout_get(cfg, &lay));
+    const lg_idx F = cfg->in_dim, KC = cfg->heads * cfg->head_dim, D = lg_gt_out_dim(cfg), P = lay.w_cols;
+    const double bqkv = sqrt(6.0 / (double)(F + KC)), bskip = sqrt(6.0 / (double)(F + D));
+    const double bgate = sqrt(6.0 / (double)(3 * D + 1));
+    /* Wq, Wk, Wv, Wskip in turn, each row-major over its own columns */
+    for (int blk = 0; blk < 4; blk++) {
+        const lg_idx c0 = blk * KC, cols = blk < 3 ? KC : D;
+        const double bound = blk < 3 ? bqkv : bskip;
+        for (lg_idx f = 0; f < F; f++)
+            for (lg_idx c = 0; c < cols; c++)
+                params[f * P + c0 + c] = (lg_real)((2.0 * lg_rng_double(rng) - 1.0) * bound);
+    }
+    for (lg_idx t = lay.bq; t < lay.gate; t++) params[t] = 0;
+    for (lg_idx t = lay.gate; t < lay.count; t++) params[t] = (lg_real)((2.0 * lg_rng_double(rng) - 1.0) * bgate);
+    return LG_OK;
+}
+
+lg_status LG_FN(lg_gt_forward)(lg_real *out, lg_gt_cache *cache, const lg_real *in, const lg_real *params,
+                               const lg_graph *g, const lg_gt_config *cfg, int training, uint64_t seed,
+                               uint64_t counter) {
+    static const char fn[] = "lg_gt_forward";
+    LG_CHECK(lg__gt_check_cache(cache, cfg, sizeof(lg_real), fn));
+    if (!out || !in || !params) return lg__error(LG_EINVAL, "%s: out, in or params is NULL", fn);
+    LG_CHECK(lg__gt_check_graph(cache, g, "graph", fn));
+    cache->have_fwd = 0;
+
+    const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C;
+    const lg_idx D = lg_gt_out_dim(cfg), P = 3 * KC + D;
+    const int concat = cfg->concat, gate = cfg->gate;
+    const lg_att_norm mode = cfg->norm;
+    const int lip = mode != LG_ATT_NORM_NONE, ref = mode == LG_ATT_NORM_LIPSCHITZ_REF;
+    const lg_real eps = LG_R(LG__GT_EPS), invK = LG_R(1.0) / (lg_real)K;
+    const lg_real isc = LG_R(1.0) / LG_SQRT((lg_real)C);
+    const lg_real *W = params, *bias = params + F * P, *gw = bias + P;
+    lg_real *z = cache->z, *att = cache->att, *nrm = cache->nrm, *den = cache->den, *u = cache->u;
+    lg_real *msg = cache->msg, *gb = cache->gb;
+    lg_idx *amax = cache->amax;
+
+    const int drop = training && cfg->att_dropout > 0;
+    const double p = cfg->att_dropout;
+    const uint64_t key = lg_hash64(seed ^ lg_hash64(counter));
+    const lg_real dscale = (lg_real)(1.0 / (1.0 - p));
+
+    if (n > 0) {
+        /* 1. Z = H W: the four dense maps in one gemm */
+        LG_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)P, (int)F, LG_R(1.0), in, (int)F, W, (int)P,
+                LG_R(0.0), z, (int)P);
+
+        /* 2. biases and per-node norms */
+#pragma omp parallel for schedule(static)
+        for (lg_idx j = 0; j < n; j++) {
+            lg_real *zj = z + j * P;
+            for (lg_idx c = 0; c < P; c++) zj[c] += bias[c];
+            if (lip)
+                for (lg_idx w = 0; w < 3; w++)
+                    for (lg_idx k = 0; k < K; k++) nrm[(j * 3 + w) * K + k] = lg__tnorm(zj + w * KC + k * C, C);
+        }
+        /* the reference form's U_k: one serial sum in node order */
+        if (ref)
+            for (lg_idx k = 0; k < K; k++) {
+                lg_real s = 0;
+                for (lg_idx j = 0; j < n; j++) {
+                    lg_real nq = nrm[(j * 3) * K + k];
+                    s += (lg_real)(g->p[j + 1] - g->p[j]) * (nq * nq);
+                }
+                u[k] = LG_SQRT(s);
+            }
+
+        /* 3. fused row pass: normaliser, scores, softmax, aggregation, skip, gate */
+#pragma omp parallel for schedule(static)
+        for (lg_idx i = 0; i < n; i++) {
+            const lg_idx e0 = g->p[i], e1 = g->p[i + 1];
+            const lg_real *zi = z + i * P;
+            lg_real *o = out + i * D;
+            for (lg_idx c = 0; c < D; c++) o[c] = 0;
+            if (lip)
+                for (lg_idx k = 0; k < K; k++) {
+                    lg_idx ak = -1, av = -1, sel = 0;
+                    lg_real nk = 0, nv = 0, dn = 0;
+                    if (e1 > e0) { /* arg-max of ||k_j|| and ||v_j||: the first (lowest) on ties */
+                        ak = av = g->j[e0];
+                        nk = nrm[(ak * 3 + 1) * K + k];
+                        nv = nrm[(av * 3 + 2) * K + k];
+                        for (lg_idx e = e0 + 1; e < e1; e++) {
+                            const lg_idx j = g->j[e];
+                            lg_real a = nrm[(j * 3 + 1) * K + k], b = nrm[(j * 3 + 2) * K + k];
+                            if (a > nk) nk = a, ak = j;
+                            if (b > nv) nv = b, av = j;
+                        }
+                        lg_real nq = ref ? u[k] : nrm[(i * 3) * K + k];
+                        lg_real p0 = nq * nk, p1 = nq * nv, p2 = nk * nv, pm = p0;
+                        if (p1 > pm) pm = p1, sel = LG__GT_SEL_QV;
+                        if (p2 > pm) pm = p2, sel = LG__GT_SEL_KV;
+                        dn = pm + eps;
+                    }
+                    amax[(i * 3) * K + k] = ak;
+                    amax[(i * 3 + 1) * K + k] = av;
+                    amax[(i * 3 + 2) * K + k] = sel;
+                    den[i * K + k] = dn;
+                }
+            if (e1 > e0) {
+                /* scores, edge-major over whole key rows */
+                for (lg_idx e = e0; e < e1; e++) {
+                    const lg_real *kj = z + g->j[e] * P + KC;
+                    if (e + LG__GT_PF_DIST < nnz) lg__tprefetch(z + g->j[e + LG__GT_PF_DIST] * P + KC, 2 * KC);
+                    for (lg_idx k = 0; k < K; k++)
+                        att[e * K + k] = lg__tdot(zi + k * C, kj + k * C, C) *
+                                         lg__tcoef(mode, isc, lip ? den[i * K + k] : 1);
+                }
+                /* softmax per head, maximum subtracted */
+                for (lg_idx k = 0; k < K; k++) {
+                    lg_real mx = att[e0 * K + k];
+                    for (lg_idx e = e0 + 1; e < e1; e++) mx = att[e * K + k] > mx ? att[e * K + k] : mx;
+                    lg_real s = 0;
+                    for (lg_idx e = e0; e < e1; e++) {
+                        lg_real v = LG_EXP(att[e * K + k] - mx);
+                        att[e * K + k] = v;
+                        s += v;
+                    }
+                    for (lg_idx e = e0; e < e1; e++) att[e * K + k] /= s;
+                }
+                /* aggregation, edge-major over whole value rows */
+                for (lg_idx e = e0; e < e1; e++) {
+                    const lg_real *vj = z + g->j[e] * P + 2 * KC;
+                    if (e + LG__GT_PF_DIST < nnz) lg__tprefetch(z + g->j[e + LG__GT_PF_DIST] * P + 2 * KC, KC);
+                    for (lg_idx k = 0; k < K; k++) {
+                        lg_real w = att[e * K + k];
+                        if (drop) w = lg__tkeep(key, e, K, k, p) ? w * dscale : 0;
+                        if (concat) lg__taxpy(o + k * C, w, vj + k * C, C);
+                        else lg__taxpy(o, w * invK, vj + k * C, C);
+                    }
+                }
+            }
+            /* skip term r_i and the gate */
+            const lg_real *r = zi + 3 * KC;
+            if (gate) {
+                lg_real *m = msg + i * D;
+                lg_real a = 0;
+                for (lg_idx c = 0; c < D; c++) {
+                    m[c] = o[c];
+                    a += gw[c] * m[c] + gw[D + c] * r[c] + gw[2 * D + c] * (m[c] - r[c]);
+                }
+                lg_real b = lg__tsigmoid(a);
+                gb[i] = b;
+                for (lg_idx c = 0; c < D; c++) o[c] = b * r[c] + (LG_R(1.0) - b) * m[c];
+            } else {
+                for (lg_idx c = 0; c < D; c++) o[c] += r[c];
+            }
+        }
+    }
+    cache->fcfg = *cfg;
+    cache->n = n;
+    cache->nnz = g->nnz;
+    cache->drop_on = drop;
+    cache->drop_key = key;
+    cache->drop_p = p;
+    cache->have_fwd = 1;
+    return LG_OK;
+}
+
+/* Checks that a read-out or backward follows a forward of this precision. */
+static lg_status LG_FN(lg__gt_after_fwd)(const lg_gt_cache *cache, const char *fn) {
+    if (!cache) return lg__error(LG_EINVAL, "%s: cache is NULL", fn);
+    if (cache->real_size != sizeof(lg_real))
+        return lg__error(LG_EINVAL, "%s: the cache was made for another scalar type", fn);
+    if (!cache->have_fwd) return lg__error(LG_EINVAL, "%s: no forward has been run with this cache", fn);
+    return LG_OK;
+}
+
+/* tpos[e] = the position in gT of edge e of g, by a counting sort over the
+ * sources (which orders each source's targets ascending, as in every valid
+ * transpose); tnext: n cursors. Returns 0 if gT (same n and nnz, valid) is not
+ * g's transpose. O(n + nnz), sequential. */
+static int LG_FN(lg__gt_tpos)(lg_idx *tpos, lg_idx *tnext, const lg_graph *g, const lg_graph *gT) {
+    for (lg_idx j = 0; j < g->n; j++) tnext[j] = gT->p[j];
+    for (lg_idx i = 0; i < g->n; i++)
+        for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) {
+            const lg_idx j = g->j[e], t = tnext[j]++;
+            if (t >= gT->p[j + 1] || gT->j[t] != i) return 0;
+            tpos[e] = t;
+        }
+    return 1; /* nnz edges in nnz distinct slots, each matching: gT = g^T */
+}
+
+lg_status LG_FN(lg_gt_backward)(lg_real *d_in, lg_real *d_params, const lg_real *d_out, lg_gt_cache *cache,
+                                const lg_real *in, const lg_real *params, const lg_graph *g, const lg_graph *gT,
+                                const lg_gt_config *cfg) {
+    static const char fn[] = "lg_gt_backward";
+    LG_CHECK(lg__gt_check_cache(cache, cfg, sizeof(lg_real), fn));
+    LG_CHECK(LG_FN(lg__gt_after_fwd)(cache, fn));
+    if (!d_params || !d_out || !in || !params)
+        return lg__error(LG_EINVAL, "%s: d_params, d_out, in or params is NULL", fn);
+    if (cache->fcfg.att_dropout != cfg->att_dropout)
+        return lg__error(LG_EINVAL, "%s: att_dropout %g differs from the forward's %g", fn, cfg->att_dropout,
+                         cache->fcfg.att_dropout);
+    LG_CHECK(lg__gt_check_graph(cache, g, "graph", fn));
+    LG_CHECK(lg__gt_check_graph(cache, gT, "transposed graph", fn));
+    if (g->n != cache->n || g->nnz != cache->nnz)
+        return lg__error(LG_EINVAL, "%s: graph (%lld nodes, %lld edges) is not the forward's (%lld, %lld)", fn,
+                         (long long)g->n, (long long)g->nnz, (long long)cache->n, (long long)cache->nnz);
+    if (gT->n != g->n || gT->nnz != g->nnz)
+        return lg__error(LG_EINVAL,
+                         "%s: transposed graph (%lld nodes, %lld edges) does not match the graph (%lld, %lld)", fn,
+                         (long long)gT->n, (long long)gT->nnz, (long long)g->n, (long long)g->nnz);
+
+    const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C;
+    const lg_idx D = lg_gt_out_dim(cfg), P = 3 * KC + D, PW = lg__gt_part_width(cfg);
+    const int concat = cfg->concat, gate = cfg->gate;
+    const lg_att_norm mode = cfg->norm;
+    const int lip = mode != LG_ATT_NORM_NONE, paper = mode == LG_ATT_NORM_LIPSCHITZ,
+              ref = mode == LG_ATT_NORM_LIPSCHITZ_REF;
+    const lg_real invK = LG_R(1.0) / (lg_real)K, isc = LG_R(1.0) / LG_SQRT((lg_real)C);
+    const lg_real *W = params, *gw = params + F * P + P;
+    const lg_real *z = cache->z, *att = cache->att, *nrm = cache->nrm, *den = cache->den, *u = cache->u;
+    const lg_real *msg = cache->msg, *gb = cache->gb;
+    const lg_idx *amax = cache->amax;
+    lg_real *dz = cache->dz, *dm = cache->dm, *eds = cache->eds, *rec = cache->rec, *ncf = cache->ncf;
+    lg_real *dun = cache->dun, *ga = cache->ga, *part = cache->part;
+    lg_idx *tpos = cache->tpos, *tnext = cache->tnext;
+    const lg_idx RW = (lip ? 4 : 2) * K; /* record: att' | dt cs | (lip) k coef | v coef */
+    const int drop = cache->drop_on;
+    const uint64_t key = cache->drop_key;
+    const double p = cache->drop_p;
+    const lg_real dscale = (lg_real)(1.0 / (1.0 - p));
+    if (n == 0) return LG_OK;
+
+    /* B0. position in gT of every edge of g, checking gT */
+    if (!LG_FN(lg__gt_tpos)(tpos, tnext, g, gT))
+        return lg__error(LG_EINVAL, "%s: the transposed graph is not the transpose of the graph", fn);
+
+    /* B1. row pass over targets i: per-edge records written at their position
+     * in gT (each edge once: no two threads write the same place) */
+#pragma omp parallel for schedule(static)
+    for (lg_idx i = 0; i < n; i++) {
+        const lg_idx e0 = g->p[i], e1 = g->p[i + 1];
+        const lg_real *gi = d_out + i * D, *zi = z + i * P, *r = zi + 3 * KC;
+        lg_real *dzi = dz + i * P, *dmi = dm + i * D;
+        /* gate: out = b r + (1 - b) m, b = sigmoid(a) */
+        if (gate) {
+            const lg_real *m = msg + i * D, b = gb[i];
+            lg_real db = 0;
+            for (lg_idx c = 0; c < D; c++) db += gi[c] * (r[c] - m[c]);
+            lg_real da = db * b * (LG_R(1.0) - b);
+            ga[i] = da;
+            for (lg_idx c = 0; c < D; c++) {
+                dmi[c] = (LG_R(1.0) - b) * gi[c] + da * (gw[c] + gw[2 * D + c]);
+                dzi[3 * KC + c] = b * gi[c] + da * (gw[D + c] - gw[2 * D + c]);
+            }
+        } else {
+            for (lg_idx c = 0; c < D; c++) dmi[c] = dzi[3 * KC + c] = gi[c];
+        }
+        for (lg_idx c = 0; c < KC; c++) dzi[c] = 0;
+        if (ref)
+            for (lg_idx k = 0; k < K; k++) dun[i * K + k] = 0;
+        if (e1 == e0) continue;
+        /* dA_ij = dm_ik . v_jk and the weight of dm_i in dv_j, through the dropout mask */
+        for (lg_idx e = e0; e < e1; e++) {
+            const lg_real *vj = z + g->j[e] * P + 2 * KC;
+            lg_real *rc = rec + tpos[e] * RW;
+            if (e + LG__GT_PF_DIST < nnz) lg__tprefetch(z + g->j[e + LG__GT_PF_DIST] * P + KC, 2 * KC);
+            for (lg_idx k = 0; k < K; k++) {
+                lg_real d = concat ? lg__tdot(dmi + k * C, vj + k * C, C) : lg__tdot(dmi, vj + k * C, C) * invK;
+                lg_real a = att[e * K + k];
+                if (drop) {
+                    int kept = lg__tkeep(key, e, K, k, p);
+                    d = kept ? d * dscale : 0;
+                    a = kept ? a * dscale : 0;
+                }
+                eds[e * K + k] = d;
+                rc[k] = concat ? a : a * invK;
+                if (lip) rc[2 * K + k] = rc[3 * K + k] = 0;
+            }
+        }
+        for (lg_idx k = 0; k < K; k++) {
+            const lg_real *qi = zi + k * C;
+            lg_real *dq = dzi + k * C;
+            const lg_real dn = lip ? den[i * K + k] : 1, cs = lg__tcoef(mode, isc, dn);
+            const lg_idx ak = lip ? amax[(i * 3) * K + k] : -1, av = lip ? amax[(i * 3 + 1) * K + k] : -1;
+            lg_idx eak = -1, eav = -1; /* the arg-maxima's edges */
+            lg_real S = 0, T = 0;
+            for (lg_idx e = e0; e < e1; e++) S += att[e * K + k] * eds[e * K + k];
+            for (lg_idx e = e0; e < e1; e++) {
+                const lg_idx j = g->j[e];
+                const lg_real *kj = z + j * P + KC + k * C;
+                if (e + LG__GT_PF_DIST < e1) lg__tprefetch(z + g->j[e + LG__GT_PF_DIST] * P + KC + k * C, C);
+                lg_real dt = att[e * K + k] * (eds[e * K + k] - S); /* softmax backward */
+                if (lip) {
+                    T += dt * (lg__tdot(qi, kj, C) * cs); /* sum_j dt_ij t_ij */
+                    if (j == ak) eak = e;
+                    if (j == av) eav = e;
+                }
+                rec[tpos[e] * RW + K + k] = dt * cs;
+                lg__taxpy(dq, dt * cs, kj, C);
+            }
+            if (!lip) continue;
+            /* through den = max(p0, p1, p2) + eps to the three factors */
+            const lg_real Dd = -T / dn;
+            const lg_idx sel = amax[(i * 3 + 2) * K + k];
+            const lg_real nq = nrm[(i * 3) * K + k], nk = nrm[(ak * 3 + 1) * K + k], nv = nrm[(av * 3 + 2) * K + k];
+            const lg_real a = paper ? nq : u[k]; /* the first factor: nq or U */
+            lg_real da = 0, dnk = 0, dnv = 0;
+            if (sel == LG__GT_SEL_QK) da = Dd * nk, dnk = Dd * a;
+            else if (sel == LG__GT_SEL_QV) da = Dd * nv, dnv = Dd * a;
+            else dnk = Dd * nv, dnv = Dd * nk;
+            /* d||x||/dx = x / ||x||, taken as 0 at x = 0 */
+            if (nk > 0) rec[tpos[eak] * RW + 2 * K + k] = dnk / nk;
+            if (nv > 0) rec[tpos[eav] * RW + 3 * K + k] = dnv / nv;
+            if (paper) {
+                if (nq > 0) lg__taxpy(dq, da / nq, qi, C);
+            } else {
+                dun[i * K + k] = da;
+            }
+        }
+    }
+
+    /* the reference form's dL/dU_k: one serial sum in node order */
+    lg_real *dut = ref ? dun + n * K : NULL;
+    if (ref)
+        for (lg_idx k = 0; k < K; k++) {
+            lg_real s = 0;
+            for (lg_idx i = 0; i < n; i++) s += dun[i * K + k];
+            dut[k] = s;
+        }
+
+    /* B2. pass over sources j on the transposed graph, chunks of nodes; the
+     * records are read in order, only the rows q_i and dm_i are gathered */
+    const lg_idx nch = (n + LG__GT_CHUNK - 1) / LG__GT_CHUNK;
+#pragma omp parallel for schedule(static)
+    for (lg_idx b = 0; b < nch; b++) {
+        lg_real *pb = part + b * PW, *pg = pb + P;
+        for (lg_idx t = 0; t < PW; t++) pb[t] = 0;
+        const lg_idx jend = LG_MIN(n, (b + 1) * LG__GT_CHUNK);
+        for (lg_idx j = b * LG__GT_CHUNK; j < jend; j++) {
+            const lg_real *zj = z + j * P;
+            lg_real *dzj = dz + j * P, *dk = dzj + KC, *dv = dzj + 2 * KC, *cf = lip ? ncf + j * 2 * K : NULL;
+            for (lg_idx c = KC; c < 3 * KC; c++) dzj[c] = 0;
+            if (lip)
+                for (lg_idx k = 0; k < 2 * K; k++) cf[k] = 0;
+            for (lg_idx t = gT->p[j]; t < gT->p[j + 1]; t++) {
+                const lg_idx i = gT->j[t];
+                const lg_real *qi = z + i * P, *dmi = dm + i * D, *rc = rec + t * RW;
+                if (t + LG__GT_PF_DIST < nnz) {
+                    lg__tprefetch(z + gT->j[t + LG__GT_PF_DIST] * P, KC);
+                    lg__tprefetch(dm + gT->j[t + LG__GT_PF_DIST] * D, D);
+                }
+                for (lg_idx k = 0; k < K; k++) {
+                    lg__taxpy(dk + k * C, rc[K + k], qi + k * C, C);
+                    lg__taxpy(dv + k * C, rc[k], concat ? dmi + k * C : dmi, C);
+                    if (lip) cf[k] += rc[2 * K + k], cf[K + k] += rc[3 * K + k];
+                }
+            }
+            if (lip) /* j as the arg-max of ||k|| or ||v|| of its targets */
+                for (lg_idx k = 0; k < K; k++) {
+                    if (cf[k] != 0) lg__taxpy(dk + k * C, cf[k], zj + KC + k * C, C);
+                    if (cf[K + k] != 0) lg__taxpy(dv + k * C, cf[K + k], zj + 2 * KC + k * C, C);
+                }
+            if (ref) { /* U_k = sqrt(sum_j |N(j)| ||q_jk||^2): dq_j += dU |N(j)| q_j / U */
+                const lg_real deg = (lg_real)(g->p[j + 1] - g->p[j]);
+                for (lg_idx k = 0; k < K; k++)
+                    if (u[k] > 0 && deg > 0) lg__taxpy(dzj + k * C, dut[k] * deg / u[k], zj + k * C, C);
+            }
+            for (lg_idx c = 0; c < P; c++) pb[c] += dzj[c];
+            if (gate) {
+                const lg_real *m = msg + j * D, *r = zj + 3 * KC, a = ga[j];
+                for (lg_idx c = 0; c < D; c++) {
+                    pg[c] += a * m[c];
+                    pg[D + c] += a * r[c];
+                    pg[2 * D + c] += a * (m[c] - r[c]);
+                }
+            }
+        }
+    }
+
+    /* reduction partials, in chunk order */
+    lg_real *tot = part + nch * PW;
+    for (lg_idx t = 0; t < PW; t++) tot[t] = 0;
+    for (lg_idx b = 0; b < nch; b++)
+        for (lg_idx t = 0; t < PW; t++) tot[t] += part[b * PW + t];
+    lg_real *dW = d_params, *db = d_params + F * P;
+    for (lg_idx t = 0; t < PW; t++) db[t] += tot[t]; /* biases, then the gate vector */
+
+    /* B3. dW += H^T dZ; d_in += dZ W^T */
+    LG_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)F, (int)P, (int)n, LG_R(1.0), in, (int)F, dz, (int)P,
+            LG_R(1.0), dW, (int)P);
+    if (d_in)
+        LG_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)F, (int)P, LG_R(1.0), dz, (int)P, W, (int)P,
+                LG_R(1.0), d_in, (int)F);
+    return LG_OK;
+}
+
+lg_status LG_FN(lg_gt_attention)(lg_real *att, const lg_gt_cache *cache) {
+    LG_CHECK(LG_FN(lg__gt_after_fwd)(cache, "lg_gt_attention"));
+    if (!att) return lg__error(LG_EINVAL, "lg_gt_attention: att is NULL");
+    if (cache->nnz > 0) memcpy(att, cache->att, sizeof(lg_real) * (size_t)(cache->nnz * cache->cfg.heads));
+    return LG_OK;
+}
+
+lg_status LG_FN(lg_gt_normaliser)(lg_real *c, const lg_gt_cache *cache) {
+    static const char fn[] = "lg_gt_normaliser";
+    LG_CHECK(LG_FN(lg__gt_after_fwd)(cache, fn));
+    if (!c) return lg__error(LG_EINVAL, "%s: c is NULL", fn);
+    const lg_idx K = cache->cfg.heads;
+    const lg_real sq = LG_SQRT((lg_real)cache->cfg.head_dim);
+    const lg_real *den = cache->den;
+    for (lg_idx t = 0; t < cache->n * K; t++) switch (cache->cfg.norm) {
+        case LG_ATT_NORM_LIPSCHITZ: c[t] = den[t]; break;
+        case LG_ATT_NORM_LIPSCHITZ_REF: c[t] = sq * den[t]; break;
+        default: c[t] = sq; break;
+        }
+    return LG_OK;
+}
+
+lg_status LG_FN(lg_gt_scores)(lg_real *t, const lg_gt_cache *cache, const lg_graph *g) {
+    static const char fn[] = "lg_gt_scores";
+    LG_CHECK(LG_FN(lg__gt_after_fwd)(cache, fn));
+    if (!t) return lg__error(LG_EINVAL, "%s: t is NULL", fn);
+    LG_CHECK(lg__gt_check_graph(cache, g, "graph", fn));
+    if (g->n != cache->n || g->nnz != cache->nnz) return lg__error(LG_EINVAL, "%s: graph is not the forward's", fn);
+    const lg_idx K = cache->cfg.heads, C = cache->cfg.head_dim, KC = K * C;
+    const lg_idx P = 3 * KC + lg_gt_out_dim(&cache->cfg);
+    const lg_att_norm mode = cache->cfg.norm;
+    const lg_real isc = LG_R(1.0) / LG_SQRT((lg_real)C);
+    const lg_real *z = cache->z, *den = cache->den;
+    for (lg_idx i = 0; i < g->n; i++)
+        for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) {
+            const lg_real *kj = z + g->j[e] * P + KC;
+            for (lg_idx k = 0; k < K; k++)
+                t[e * K + k] = lg__tdot(z + i * P + k * C, kj + k * C, C) *
+                               lg__tcoef(mode, isc, mode != LG_ATT_NORM_NONE ? den[i * K + k] : 1);
+        }
+    return LG_OK;
+}
+
+lg_status LG_FN(lg_gt_gate)(lg_real *b, const lg_gt_cache *cache) {
+    LG_CHECK(LG_FN(lg__gt_after_fwd)(cache, "lg_gt_gate"));
+    if (!b) return lg__error(LG_EINVAL, "lg_gt_gate: b is NULL");
+    if (!cache->cfg.gate) return lg__error(LG_EINVAL, "lg_gt_gate: the layer has no gate");
+    if (cache->n > 0) memcpy(b, cache->gb, sizeof(lg_real) * (size_t)cache->n);
+    return LG_OK;
+}

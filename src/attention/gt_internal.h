@@ -1,0 +1,82 @@
+/*
+ * Internals of the graph-transformer layer shared by gt_common.c (the
+ * type-independent parts) and gt_impl.h (the kernels, compiled for float and
+ * double). Not installed.
+ */
+#ifndef LG_ATTENTION_GT_INTERNAL_H
+#define LG_ATTENTION_GT_INTERNAL_H
+
+#include "core/internal.h"
+
+/* Nodes per chunk of the deterministic reductions over nodes (bias and gate
+ * gradients): chunk b sums nodes [b*CHUNK, (b+1)*CHUNK) in order, then the
+ * chunks are summed in order, so the result does not depend on threads. */
+#define LG__GT_CHUNK 128
+
+/* eps of the quadratic LipschitzNorm, added to the maximum of the products. */
+#define LG__GT_EPS 1e-12
+
+/* Which of the three products is the normaliser's maximum (paper's form:
+ * nq nk, nq nv, nk nv; reference form: U nk, U nv, nk nv). */
+enum { LG__GT_SEL_QK = 0, LG__GT_SEL_QV = 1, LG__GT_SEL_KV = 2 };
+
+/* The layer's cache. Buffers are void* because one struct serves both scalar
+ * types; real_size says which (the kernels cast to their lg_real). Sizes are
+ * for the capacity (n_cap, nnz_cap); the last forward used (n, nnz).
+ * P = 3KC + D (columns of Z), "lip" = a Lipschitz mode. */
+struct lg_gt_cache {
+    lg_gt_config cfg;  /* configuration the cache was made for                */
+    size_t real_size;  /* sizeof(float) or sizeof(double)                     */
+    lg_idx n_cap;      /* largest graph (nodes) it serves                     */
+    lg_idx nnz_cap;    /* largest graph (edges) it serves                     */
+    lg_idx nchunk;     /* reduction chunks for n_cap nodes                    */
+    /* state of the last forward */
+    int have_fwd;      /* 1 once a forward completed                          */
+    lg_gt_config fcfg; /* the cfg it was called with                          */
+    lg_idx n, nnz;     /* its graph's sizes                                   */
+    int drop_on;       /* 1 if attention dropout was applied                  */
+    uint64_t drop_key; /* mask key: lg_hash64(seed ^ lg_hash64(counter))      */
+    double drop_p;     /* its probability                                     */
+    /* activations (kept for backward) */
+    void *z;     /* n x P: Z = H W + b = [q | k | v | r]                         */
+    void *att;   /* nnz x K: softmax weights, before dropout                     */
+    void *nrm;   /* n x 3 x K: ||q_ik||, ||k_ik||, ||v_ik|| (lip)                */
+    void *den;   /* n x K: the normaliser's max(...) + eps, 0 if N(i) empty (lip) */
+    void *amax;  /* n x 3 x K lg_idx: arg-max neighbour of ||k||, of ||v|| (-1 if
+                    N(i) empty) and the LG__GT_SEL_* of the product (lip)       */
+    void *u;     /* K: U_k (reference form)                                      */
+    void *msg;   /* n x D: aggregated messages m_i (gate)                        */
+    void *gb;    /* n: gate values b_i (gate)                                    */
+    /* backward workspace */
+    void *dz;    /* n x P: dL/dZ                                                 */
+    void *dm;    /* n x D: dL/dm_i                                               */
+    void *eds;   /* nnz x K: dL/d att'_ij, scratch of the row pass               */
+    void *rec;   /* nnz x RW, in TRANSPOSED order (position t of gT): what the
+                    source pass needs of each edge: the weight of dm_i in dv_j,
+                    dL/d(q_i . k_j), and (lip) the coefficients of k_j and v_j
+                    sent by an arg-max; RW = 2K, or 4K in the Lipschitz modes  */
+    void *ncf;   /* n x 2 x K: per source, the summed arg-max coefficients (lip) */
+    void *dun;   /* (n + 1) x K: dL/dU_k of node i; last row = the total (ref)   */
+    void *ga;    /* n: dL/d(gate logit) of node i (gate)                         */
+    void *tpos;  /* nnz lg_idx: position in gT of each edge of g                 */
+    void *tnext; /* n lg_idx: counting-sort cursor for tpos                      */
+    void *part;  /* (nchunk + 1) x (P + 3D gate): reduction partials, last row =
+                    the total                                                   */
+};
+
+/* Validates the pair (cache, cfg) for a kernel of scalar size rs. */
+lg_status lg__gt_check_cache(const lg_gt_cache *cache, const lg_gt_config *cfg, size_t rs, const char *fn);
+
+/* Validates a graph for a kernel using cache: its invariants (lg_graph_check)
+ * and that it fits the cache's capacity. O(n + nnz). */
+lg_status lg__gt_check_graph(const lg_gt_cache *cache, const lg_graph *g, const char *what, const char *fn);
+
+/* Allocates a cache's buffers for scalars of rs bytes (LG_ENOMEM, nothing
+ * leaked). */
+lg_status lg__gt_cache_alloc(lg_gt_cache **out, const lg_gt_config *cfg, lg_idx n_cap, lg_idx nnz_cap,
+                             size_t rs);
+
+/* Width of the reduction partials: P (bias) + 3D (gate vector, if any). */
+lg_idx lg__gt_part_width(const lg_gt_config *cfg);
+
+#endif /* LG_ATTENTION_GT_INTERNAL_H */
