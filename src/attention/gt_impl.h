@@ -48,6 +48,7 @@
  */
 #include <string.h>
 
+#include "core/gemm.h"
 #include "core/real.h"
 #include "attention/gt_internal.h"
 
@@ -165,8 +166,7 @@ lg_status LG_FN(lg_gt_forward)(lg_real *out, lg_gt_cache *cache, const lg_real *
 
     if (n > 0) {
         /* 1. Z = H W: the four dense maps in one gemm */
-        LG_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)P, (int)F, LG_R(1.0), in, (int)F, W, (int)P,
-                LG_R(0.0), z, (int)P);
+        LG_FN(lg__gemm)(CblasNoTrans, CblasNoTrans, n, P, F, in, F, W, P, LG_R(0), z, P);
 
         /* 2. biases and per-node norms */
 #pragma omp parallel for schedule(static)
@@ -502,11 +502,9 @@ lg_status LG_FN(lg_gt_backward)(lg_real *d_in, lg_real *d_params, const lg_real 
     for (lg_idx t = 0; t < PW; t++) db[t] += tot[t]; /* biases, then the gate vector */
 
     /* B3. dW += H^T dZ; d_in += dZ W^T */
-    LG_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)F, (int)P, (int)n, LG_R(1.0), in, (int)F, dz, (int)P,
-            LG_R(1.0), dW, (int)P);
+    LG_FN(lg__gemm)(CblasTrans, CblasNoTrans, F, P, n, in, F, dz, P, LG_R(1), dW, P);
     if (d_in)
-        LG_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)F, (int)P, LG_R(1.0), dz, (int)P, W, (int)P,
-                LG_R(1.0), d_in, (int)F);
+        LG_FN(lg__gemm)(CblasNoTrans, CblasTrans, n, F, P, dz, P, W, P, LG_R(1), d_in, F);
     return LG_OK;
 }
 
