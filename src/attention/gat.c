@@ -1,0 +1,240 @@
+/*
+ * The GAT layer's type-independent parts: normalisation-mode names, config
+ * validation, parameter layout, cache sizing, allocation and release. The
+ * kernels are in gat_impl.h (compiled as gat_f32.c and gat_f64.c).
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attention/gat_internal.h"
+
+static const char *const lg__att_norm_names[LG_ATT_NORM_COUNT] = {"none", "lipschitz",
+                                                                  "lipschitz-ref"};
+
+const char *lg_att_norm_name(lg_att_norm m) {
+    if ((int)m < 0 || m >= LG_ATT_NORM_COUNT) return "?";
+    return lg__att_norm_names[m];
+}
+
+lg_status lg_att_norm_parse(const char *name, lg_att_norm *out) {
+    if (!name || !out) return lg__error(LG_EINVAL, "lg_att_norm_parse: NULL argument");
+    for (int m = 0; m < LG_ATT_NORM_COUNT; m++)
+        if (strcmp(name, lg__att_norm_names[m]) == 0) {
+            *out = (lg_att_norm)m;
+            return LG_OK;
+        }
+    return lg__error(LG_EINVAL, "unknown attention normalisation '%s' (expected none, lipschitz or lipschitz-ref)",
+                     name);
+}
+
+lg_gat_config lg_gat_config_default(lg_idx in_dim, lg_idx heads, lg_idx head_dim) {
+    lg_gat_config c;
+    memset(&c, 0, sizeof c);
+    c.in_dim = in_dim;
+    c.heads = heads;
+    c.head_dim = head_dim;
+    c.concat = 1;
+    c.norm = LG_ATT_NORM_NONE;
+    c.lip_scale = 1.0;
+    c.negative_slope = 0.2;
+    c.att_dropout = 0.0;
+    return c;
+}
+
+/* Dimensions are limited so that every BLAS argument fits an int and every
+ * product of two of them fits lg_idx. */
+#define LG__GAT_DIM_MAX ((lg_idx)1 << 24)
+
+lg_status lg_gat_config_check(const lg_gat_config *c) {
+    if (!c) return lg__error(LG_EINVAL, "GAT config is NULL");
+    if (c->in_dim < 1 || c->in_dim > LG__GAT_DIM_MAX)
+        return lg__error(LG_EINVAL, "GAT in_dim = %lld: must lie in [1, %lld]", (long long)c->in_dim,
+                         (long long)LG__GAT_DIM_MAX);
+    if (c->heads < 1 || c->heads > LG__GAT_DIM_MAX)
+        return lg__error(LG_EINVAL, "GAT heads = %lld: must lie in [1, %lld]", (long long)c->heads,
+                         (long long)LG__GAT_DIM_MAX);
+    if (c->head_dim < 1 || c->head_dim > LG__GAT_DIM_MAX)
+        return lg__error(LG_EINVAL, "GAT head_dim = %lld: must lie in [1, %lld]", (long long)c->head_dim,
+                         (long long)LG__GAT_DIM_MAX);
+    if (c->heads * c->head_dim > INT_MAX)
+        return lg__error(LG_EINVAL, "GAT heads x head_dim = %lld exceeds %d", (long long)(c->heads * c->head_dim),
+                         INT_MAX);
+    if (c->concat != 0 && c->concat != 1)
+        return lg__error(LG_EINVAL, "GAT concat = %d: must be 0 (mean) or 1 (concat)", c->concat);
+    if ((int)c->norm < 0 || c->norm >= LG_ATT_NORM_COUNT)
+        return lg__error(LG_EINVAL, "GAT norm = %d: not an lg_att_norm", (int)c->norm);
+    if (!isfinite(c->lip_scale) || c->lip_scale <= 0.0)
+        return lg__error(LG_EINVAL, "GAT lip_scale = %g: must be finite and > 0", c->lip_scale);
+    if (!isfinite(c->negative_slope))
+        return lg__error(LG_EINVAL, "GAT negative_slope = %g: must be finite", c->negative_slope);
+    if (!(c->att_dropout >= 0.0 && c->att_dropout < 1.0))
+        return lg__error(LG_EINVAL, "GAT att_dropout = %g: must lie in [0, 1)", c->att_dropout);
+    return LG_OK;
+}
+
+lg_idx lg_gat_out_dim(const lg_gat_config *c) { return c->concat ? c->heads * c->head_dim : c->head_dim; }
+
+lg_status lg_gat_layout_get(const lg_gat_config *c, lg_gat_layout *lay) {
+    if (!lay) return lg__error(LG_EINVAL, "lg_gat_layout_get: lay is NULL");
+    LG_CHECK(lg_gat_config_check(c));
+    lg_idx kc = c->heads * c->head_dim;
+    lay->w = 0;
+    lay->a_dst = c->in_dim * kc;
+    lay->a_src = lay->a_dst + kc;
+    lay->bias = lay->a_src + kc;
+    lay->count = lay->bias + lg_gat_out_dim(c);
+    return LG_OK;
+}
+
+/* The cache's buffers: one table drives both lg_gat_memory and the
+ * allocation, so the documented bytes are the allocated ones. */
+enum { LG__ACT = 0, LG__WORK = 1 };
+typedef struct lg__gat_buf {
+    size_t off;   /* offsetof(lg_gat_cache, field)               */
+    int kind;     /* LG__ACT or LG__WORK                         */
+    int idx;      /* 1: lg_idx elements; 0: scalars              */
+    lg_idx count; /* elements (0: not needed for this config)    */
+} lg__gat_buf;
+
+#define LG__NBUF 20
+
+static lg_status lg__gat_bufs(const lg_gat_config *c, lg_idx n, lg_idx nnz, lg__gat_buf *b, lg_idx *nchunk) {
+    lg_idx K = c->heads, kc = c->heads * c->head_dim, d = lg_gat_out_dim(c);
+    int lip = c->norm != LG_ATT_NORM_NONE, paper = c->norm == LG_ATT_NORM_LIPSCHITZ,
+        ref = c->norm == LG_ATT_NORM_LIPSCHITZ_REF;
+    if (n < 0 || nnz < 0) return lg__error(LG_EINVAL, "GAT cache: negative size (n=%lld, nnz=%lld)", (long long)n, (long long)nnz);
+    if (n > INT_MAX) return lg__error(LG_ERANGE, "GAT cache: %lld nodes exceed the BLAS limit %d", (long long)n, INT_MAX);
+    /* every count below is at most max(n, nnz) * kc or nchunk * (3kc + K) */
+    lg_idx big = LG_MAX(n, nnz);
+    if (big > 0 && kc > (INT64_MAX / 16) / big)
+        return lg__error(LG_ERANGE, "GAT cache: %lld x %lld values overflow", (long long)big, (long long)kc);
+    lg_idx nch = (n + LG__GAT_CHUNK - 1) / LG__GAT_CHUNK;
+    *nchunk = nch;
+    lg_idx pw = 2 * kc + K + d;
+    int k = 0;
+#define LG__B(field, kind_, idx_, cnt)                                                         \
+    b[k].off = offsetof(lg_gat_cache, field), b[k].kind = (kind_), b[k].idx = (idx_), b[k].count = (cnt), k++
+    LG__B(xp, LG__ACT, 0, n * kc);
+    LG__B(att, LG__ACT, 0, nnz * K);
+    LG__B(sd, LG__ACT, 0, n * K);
+    LG__B(ss, LG__ACT, 0, n * K);
+    LG__B(nrm, LG__ACT, 0, lip ? n * K : 0);
+    LG__B(q, LG__ACT, 0, paper ? n * K : 0);
+    LG__B(nmax, LG__ACT, 0, lip ? n * K : 0);
+    LG__B(amax, LG__ACT, 1, lip ? n * K : 0);
+    LG__B(aeff, LG__ACT, 0, 2 * kc);
+    LG__B(anorm, LG__ACT, 0, K);
+    LG__B(dxp, LG__WORK, 0, n * kc);
+    LG__B(rec, LG__WORK, 0, nnz * (lip ? 3 : 2) * K);
+    LG__B(tpos, LG__WORK, 1, nnz);
+    LG__B(tedge, LG__WORK, 1, nnz);
+    LG__B(tnext, LG__WORK, 1, n);
+    LG__B(nsd, LG__WORK, 0, n * K);
+    LG__B(nss, LG__WORK, 0, n * K);
+    LG__B(ncoef, LG__WORK, 0, lip ? n * K : 0);
+    LG__B(ncw, LG__WORK, 0, n * K);
+    LG__B(ndan, LG__WORK, 0, ref ? n * K : 0);
+#undef LG__B
+    /* part is sized separately: (nch + 1) x pw */
+    (void)pw;
+    return k == LG__NBUF ? LG_OK : lg__error(LG_EINVAL, "GAT cache: internal buffer table");
+}
+
+lg_status lg_gat_memory(const lg_gat_config *cfg, lg_idx n, lg_idx nnz, size_t real_size, lg_gat_mem *mem) {
+    lg__gat_buf b[LG__NBUF];
+    lg_idx nch = 0;
+    if (!mem) return lg__error(LG_EINVAL, "lg_gat_memory: mem is NULL");
+    memset(mem, 0, sizeof *mem);
+    LG_CHECK(lg_gat_config_check(cfg));
+    if (real_size != sizeof(float) && real_size != sizeof(double))
+        return lg__error(LG_EINVAL, "lg_gat_memory: real_size %zu is neither 4 nor 8", real_size);
+    LG_CHECK(lg__gat_bufs(cfg, n, nnz, b, &nch));
+    for (int k = 0; k < LG__NBUF; k++) {
+        size_t bytes = (size_t)b[k].count * (b[k].idx ? sizeof(lg_idx) : real_size);
+        if (b[k].kind == LG__ACT) mem->activations += bytes;
+        else mem->workspace += bytes;
+    }
+    lg_idx pw = 2 * cfg->heads * cfg->head_dim + cfg->heads + lg_gat_out_dim(cfg);
+    mem->workspace += (size_t)(nch + 1) * (size_t)pw * real_size;
+    return LG_OK;
+}
+
+void lg_gat_cache_free(lg_gat_cache *c) {
+    if (!c) return;
+    lg__gat_buf b[LG__NBUF];
+    lg_idx nch;
+    /* the table only needs the config, which was validated at allocation */
+    if (lg__gat_bufs(&c->cfg, 0, 0, b, &nch) == LG_OK)
+        for (int k = 0; k < LG__NBUF; k++) lg__free(*(void **)((char *)c + b[k].off));
+    lg__free(c->part);
+    lg__free(c);
+}
+
+lg_status lg__gat_cache_alloc(lg_gat_cache **out, const lg_gat_config *cfg, lg_idx n_cap, lg_idx nnz_cap,
+                              size_t rs) {
+    lg_status st = LG_OK;
+    lg_gat_cache *c = NULL;
+    lg__gat_buf b[LG__NBUF];
+    lg_idx nch = 0;
+    if (!out) return lg__error(LG_EINVAL, "lg_gat_cache_init: out is NULL");
+    *out = NULL;
+    LG_CHECK(lg_gat_config_check(cfg));
+    LG_CHECK(lg__gat_bufs(cfg, n_cap, nnz_cap, b, &nch));
+    LG_CALLOC(c, 1, "GAT cache");
+    c->cfg = *cfg;
+    c->real_size = rs;
+    c->n_cap = n_cap;
+    c->nnz_cap = nnz_cap;
+    c->nchunk = nch;
+    for (int k = 0; k < LG__NBUF; k++) {
+        if (b[k].count == 0) continue; /* not needed for this norm mode */
+        void *p = lg__malloc_array((size_t)b[k].count, b[k].idx ? sizeof(lg_idx) : rs);
+        if (!p) { st = lg__nomem("GAT cache buffer"); goto fail; }
+        *(void **)((char *)c + b[k].off) = p;
+    }
+    lg_idx pw = 2 * cfg->heads * cfg->head_dim + cfg->heads + lg_gat_out_dim(cfg);
+    c->part = lg__malloc_array((size_t)(nch + 1) * (size_t)pw, rs);
+    if (!c->part) { st = lg__nomem("GAT cache reduction partials"); goto fail; }
+    *out = c;
+    return LG_OK;
+fail:
+    lg_gat_cache_free(c);
+    return st;
+}
+
+lg_status lg__gat_check_cache(const lg_gat_cache *cache, const lg_gat_config *cfg, size_t rs, const char *fn) {
+    if (!cache) return lg__error(LG_EINVAL, "%s: cache is NULL", fn);
+    LG_CHECK(lg_gat_config_check(cfg));
+    if (cache->real_size != rs)
+        return lg__error(LG_EINVAL, "%s: the cache was made for %s, not %s", fn,
+                         cache->real_size == sizeof(float) ? "float" : "double",
+                         rs == sizeof(float) ? "float" : "double");
+    const lg_gat_config *c = &cache->cfg;
+    if (c->in_dim != cfg->in_dim || c->heads != cfg->heads || c->head_dim != cfg->head_dim ||
+        c->concat != cfg->concat || c->norm != cfg->norm)
+        return lg__error(LG_EINVAL,
+                         "%s: config (F=%lld, K=%lld, C=%lld, %s, %s) differs from the cache's (F=%lld, K=%lld, "
+                         "C=%lld, %s, %s)",
+                         fn, (long long)cfg->in_dim, (long long)cfg->heads, (long long)cfg->head_dim,
+                         cfg->concat ? "concat" : "mean", lg_att_norm_name(cfg->norm), (long long)c->in_dim,
+                         (long long)c->heads, (long long)c->head_dim, c->concat ? "concat" : "mean",
+                         lg_att_norm_name(c->norm));
+    return LG_OK;
+}
+
+lg_status lg__gat_check_graph(const lg_gat_cache *cache, const lg_graph *g, const char *what, const char *fn) {
+    if (!g) return lg__error(LG_EINVAL, "%s: %s is NULL", fn, what);
+    lg_status st = lg_graph_check(g);
+    if (st != LG_OK) {
+        char msg[256]; /* lg__error writes the buffer lg_last_error reads */
+        snprintf(msg, sizeof msg, "%s", lg_last_error());
+        return lg__error(st, "%s: %s: %s", fn, what, msg);
+    }
+    if (g->n > cache->n_cap || g->nnz > cache->nnz_cap)
+        return lg__error(LG_EINVAL, "%s: %s has %lld nodes and %lld edges, the cache was made for at most %lld and %lld",
+                         fn, what, (long long)g->n, (long long)g->nnz, (long long)cache->n_cap,
+                         (long long)cache->nnz_cap);
+    return LG_OK;
+}

@@ -1,0 +1,584 @@
+/*
+ * The GAT layer's kernels, written once over lg_real (core/real.h) and
+ * compiled as gat_f32.c and gat_f64.c. Maths: docs/attention-spec.md 1-2.
+ *
+ * Forward, per call:
+ *   1. XP = H W                      (OpenBLAS gemm, n x F by F x KC)
+ *   2. node pass, over nodes j:      sd_jk = aeff_dst_k . x_jk, ss_jk = aeff_src_k . x_jk,
+ *                                    nrm_jk = ||x_jk|| (Lipschitz modes)
+ *   3. row pass, over targets i:     per head: arg-max of the neighbours' norms,
+ *                                    q_i, scores, LeakyReLU, softmax (max
+ *                                    subtracted); then one edge-major sweep
+ *                                    out_i += att'_ij x_j over whole rows of XP.
+ * In the paper's form aeff = a_k / ||a_k||, so the normalised score is
+ * (aeff . z_ij) / q_i with q_i = sqrt(||x_i||^2 + max_j ||x_j||^2 + eps)
+ * (= s_ij / c_i, c_i = ||a_k|| q_i) and no division by a tiny c occurs.
+ *
+ * Backward (t = the scaled normalised score, e = LeakyReLU(t); records are
+ * per edge and head, stored in transposed order, RW scalars per edge):
+ *   B0. tpos[e] = position of edge e in the transposed graph and its inverse
+ *       tedge (counting sort, O(n + nnz), which also checks gT).
+ *   B1. pass over sources j (gT): the backward's only gather, rows g_i:
+ *       d x_j = sum_i att'_ij g_i and the dots dL/d att'_ij = m_ij g_i . x_j.
+ *   B2. pass over targets i (g), scalars only: softmax, LeakyReLU and
+ *       normaliser backward -> dL/ds_ij; the normaliser's coefficient
+ *       dL/dq / q (to x_i and x_amax; per edge for the reference form);
+ *       per-node sums nsd; partial sums of the bias gradient.
+ *   B3. pass over sources j: d x_j += (sum_i dL/ds_ij) aeff_src + nsd_j aeff_dst
+ *       + (coefficients) x_j, and partial sums of d aeff, reading the records
+ *       in order. Partial sums are per fixed chunk of nodes, added in order.
+ *   B4. dW += H^T dXP, d_in += dXP W^T (OpenBLAS).
+ * Every thread writes only the rows it owns; no atomics; sums run in a fixed
+ * order, so results are bitwise identical whatever the number of threads.
+ */
+#include <string.h>
+
+#include "core/real.h"
+#include "attention/gat_internal.h"
+
+#if defined(LG_REAL_F32)
+#define LG__GAT_BIG 1e18f /* squares of values below this cannot overflow */
+#else
+#define LG__GAT_BIG 1e150
+#endif
+
+/* sum_c a[c] b[c] in a fixed order (8 interleaved partial sums, then the
+ * tail), which the compiler can vectorise without reordering. O(n). */
+static inline lg_real lg__gdot(const lg_real *restrict a, const lg_real *restrict b, lg_idx n) {
+    lg_real s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    lg_idx c = 0;
+    for (; c + 8 <= n; c += 8)
+        for (int l = 0; l < 8; l++) s[l] += a[c + l] * b[c + l];
+    lg_real r = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    for (; c < n; c++) r += a[c] * b[c];
+    return r;
+}
+
+/* y += w x over n values. */
+static inline void lg__gaxpy(lg_real *restrict y, lg_real w, const lg_real *restrict x, lg_idx n) {
+    for (lg_idx c = 0; c < n; c++) y[c] += w * x[c];
+}
+
+/* ||x||, without overflow when the squares would overflow. O(n). */
+static inline lg_real lg__gnorm(const lg_real *x, lg_idx n) {
+    lg_real s = lg__gdot(x, x, n);
+    if (s <= LG_REAL_MAX) return LG_SQRT(s);
+    lg_real m = 0;
+    for (lg_idx c = 0; c < n; c++) m = LG_FABS(x[c]) > m ? LG_FABS(x[c]) : m;
+    if (!(m > 0 && m <= LG_REAL_MAX)) return s; /* an infinity or NaN among x */
+    lg_real t = 0;
+    for (lg_idx c = 0; c < n; c++) {
+        lg_real v = x[c] / m;
+        t += v * v;
+    }
+    return m * LG_SQRT(t);
+}
+
+/* sqrt(a^2 + b^2 + eps) for a, b >= 0, without overflow. */
+static inline lg_real lg__ghyp(lg_real a, lg_real b, lg_real eps) {
+    lg_real m = a > b ? a : b;
+    if (m <= LG__GAT_BIG) return LG_SQRT(a * a + b * b + eps);
+    lg_real x = a / m, y = b / m;
+    return m * LG_SQRT(x * x + y * y + eps / m / m);
+}
+
+/* Gathered rows are latency-bound: each edge pass prefetches the row of the
+ * edge LG__GAT_PF_DIST ahead (in the whole CSR, across row ends). */
+#define LG__GAT_PF_DIST 2
+
+/* Prefetches the len values of row r into the cache. */
+static inline void lg__gprefetch(const lg_real *r, lg_idx len) {
+    for (lg_idx c = 0; c < len; c += (lg_idx)(64 / sizeof(lg_real))) __builtin_prefetch(r + c);
+}
+
+/* Prefetches the per-node scalars (K values of each array) of the sources of
+ * row i, one row ahead of its use: they are gathered per edge, like the rows
+ * of XP, and would otherwise miss once per edge. */
+static inline void lg__gprefetch_sources(const lg_graph *g, lg_idx i, const lg_real *a, const lg_real *b, lg_idx K) {
+    if (i >= g->n) return;
+    for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) {
+        __builtin_prefetch(a + g->j[e] * K);
+        if (b) __builtin_prefetch(b + g->j[e] * K);
+    }
+}
+
+/* The end of B3 for node j and head k (C values): dk += s1 aeff_src +
+ * sD aeff_dst + c1 x_jk; the parameter-gradient partials pd += sD x_jk and
+ * ps += s1 x_jk. */
+static inline void lg__gsrc_tail(lg_real *restrict dk, lg_real *restrict pd, lg_real *restrict ps,
+                                 const lg_real *restrict xk, const lg_real *restrict ad, const lg_real *restrict as,
+                                 lg_real s1, lg_real sD, lg_real c1, lg_idx C) {
+    for (lg_idx c = 0; c < C; c++) {
+        dk[c] += s1 * as[c] + sD * ad[c] + c1 * xk[c];
+        pd[c] += sD * xk[c];
+        ps[c] += s1 * xk[c];
+    }
+}
+
+/* 1 if edge e, head k survives attention dropout (see lg_gat_forward). */
+static inline int lg__gkeep(uint64_t key, lg_idx e, lg_idx K, lg_idx k, double p) {
+    uint64_t h = lg_hash64(key + ((uint64_t)e * (uint64_t)K + (uint64_t)k) * 0x9E3779B97F4A7C15ULL);
+    return (double)(h >> 11) * 0x1.0p-53 >= p;
+}
+
+/* The scaled normalised score t of one edge and head: s = raw score with the
+ * effective vectors, qi = q_i (paper), m = max neighbour norm and nj = ||x_j||
+ * (reference form, which also returns q_ij in *qr and c_ij in *cij). One
+ * function for forward, backward and read-outs: identical rounding. */
+static inline lg_real lg__gscore(lg_att_norm mode, lg_real s, lg_real sc, lg_real qi, lg_real m, lg_real nj,
+                                 lg_real a4, lg_real *qr, lg_real *cij) {
+    if (mode == LG_ATT_NORM_NONE) return s;
+    if (mode == LG_ATT_NORM_LIPSCHITZ) return sc * (s / qi);
+    lg_real q = lg__ghyp(m, nj, 0);
+    lg_real c = a4 * q + LG_R(LG__GAT_EPS);
+    *qr = q;
+    *cij = c;
+    return sc * (s / c);
+}
+
+lg_status LG_FN(lg_gat_cache_init)(lg_gat_cache **out, const lg_gat_config *cfg, lg_idx n_cap, lg_idx nnz_cap) {
+    return lg__gat_cache_alloc(out, cfg, n_cap, nnz_cap, sizeof(lg_real));
+}
+
+lg_status LG_FN(lg_gat_params_init)(lg_real *params, const lg_gat_config *cfg, lg_rng *rng) {
+    lg_gat_layout lay;
+    if (!params || !rng) return lg__error(LG_EINVAL, "lg_gat_params_init: NULL argument");
+    LG_CHECK(lg_gat_layout_get(cfg, &lay));
+    lg_idx kc = cfg->heads * cfg->head_dim;
+    double bw = sqrt(6.0 / (double)(cfg->in_dim + kc)), ba = sqrt(6.0 / (double)(cfg->heads + cfg->head_dim));
+    for (lg_idx t = 0; t < lay.a_dst; t++) params[t] = (lg_real)((2.0 * lg_rng_double(rng) - 1.0) * bw);
+    for (lg_idx t = lay.a_dst; t < lay.bias; t++) params[t] = (lg_real)((2.0 * lg_rng_double(rng) - 1.0) * ba);
+    for (lg_idx t = lay.bias; t < lay.count; t++) params[t] = 0;
+    return LG_OK;
+}
+
+lg_status LG_FN(lg_gat_forward)(lg_real *out, lg_gat_cache *cache, const lg_real *in, const lg_real *params,
+                                const lg_graph *g, const lg_gat_config *cfg, int training, uint64_t seed,
+                                uint64_t counter) {
+    static const char fn[] = "lg_gat_forward";
+    LG_CHECK(lg__gat_check_cache(cache, cfg, sizeof(lg_real), fn));
+    if (!out || !in || !params) return lg__error(LG_EINVAL, "%s: out, in or params is NULL", fn);
+    LG_CHECK(lg__gat_check_graph(cache, g, "graph", fn));
+    cache->have_fwd = 0;
+
+    const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C;
+    const lg_idx D = lg_gat_out_dim(cfg);
+    const int concat = cfg->concat;
+    const lg_att_norm mode = cfg->norm;
+    const int lip = mode != LG_ATT_NORM_NONE, paper = mode == LG_ATT_NORM_LIPSCHITZ;
+    const lg_real sc = (lg_real)cfg->lip_scale, slope = (lg_real)cfg->negative_slope;
+    const lg_real eps = LG_R(LG__GAT_EPS), invK = LG_R(1.0) / (lg_real)K;
+    const lg_real *W = params, *a_dst = params + F * KC, *a_src = a_dst + KC, *bias = a_src + KC;
+    lg_real *xp = cache->xp, *att = cache->att, *sd = cache->sd, *ss = cache->ss, *nrm = cache->nrm;
+    lg_real *q = cache->q, *aeff = cache->aeff, *anorm = cache->anorm, *nmax = cache->nmax;
+    lg_idx *amax = cache->amax;
+
+    /* per head: ||a_k|| and the effective vectors (a_k / ||a_k|| in the paper's form) */
+    for (lg_idx k = 0; k < K; k++) {
+        lg_real A = lg__ghyp(lg__gnorm(a_dst + k * C, C), lg__gnorm(a_src + k * C, C), 0);
+        anorm[k] = A;
+        for (lg_idx c = 0; c < C; c++) {
+            lg_real d = a_dst[k * C + c], s = a_src[k * C + c];
+            if (paper) {
+                d = A > 0 ? d / A : 0;
+                s = A > 0 ? s / A : 0;
+            }
+            aeff[k * C + c] = d;
+            aeff[KC + k * C + c] = s;
+        }
+    }
+    const int drop = training && cfg->att_dropout > 0;
+    const double p = cfg->att_dropout;
+    const uint64_t key = lg_hash64(seed ^ lg_hash64(counter));
+    const lg_real dscale = (lg_real)(1.0 / (1.0 - p));
+    const lg_real lr[2] = {slope, 1}, mk[2] = {0, dscale}; /* LeakyReLU slopes, dropout factors */
+
+    if (n > 0) {
+        /* 1. XP = H W */
+        LG_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)KC, (int)F, LG_R(1.0), in, (int)F, W,
+                (int)KC, LG_R(0.0), xp, (int)KC);
+
+        /* 2. per-node scores and norms */
+#pragma omp parallel for schedule(static)
+        for (lg_idx j = 0; j < n; j++) {
+            const lg_real *xj = xp + j * KC;
+            for (lg_idx k = 0; k < K; k++) {
+                sd[j * K + k] = lg__gdot(aeff + k * C, xj + k * C, C);
+                ss[j * K + k] = lg__gdot(aeff + KC + k * C, xj + k * C, C);
+                if (lip) nrm[j * K + k] = lg__gnorm(xj + k * C, C);
+            }
+        }
+
+        /* 3. fused row pass: normaliser, scores, softmax, aggregation */
+#pragma omp parallel for schedule(static)
+        for (lg_idx i = 0; i < n; i++) {
+            const lg_idx e0 = g->p[i], e1 = g->p[i + 1];
+            lg_real *o = out + i * D;
+            lg__gprefetch_sources(g, i + 1, ss, lip ? nrm : NULL, K);
+            for (lg_idx c = 0; c < D; c++) o[c] = 0;
+            if (e1 == e0) { /* no in-neighbour: bias only */
+                for (lg_idx k = 0; k < K && lip; k++) {
+                    amax[i * K + k] = -1;
+                    nmax[i * K + k] = 0;
+                    if (paper) q[i * K + k] = 0;
+                }
+                for (lg_idx c = 0; c < D; c++) o[c] = bias[c];
+                continue;
+            }
+            for (lg_idx k = 0; k < K; k++) { /* per head: tight loops over the row */
+                lg_real m = 0, qi = 1;
+                if (lip) { /* arg-max of ||x_j||: the first (lowest) on ties */
+                    lg_idx am = g->j[e0];
+                    m = nrm[am * K + k];
+                    for (lg_idx e = e0 + 1; e < e1; e++) {
+                        lg_real v = nrm[g->j[e] * K + k];
+                        if (v > m) {
+                            m = v;
+                            am = g->j[e];
+                        }
+                    }
+                    amax[i * K + k] = am;
+                    nmax[i * K + k] = m;
+                    if (paper) q[i * K + k] = qi = lg__ghyp(nrm[i * K + k], m, eps);
+                }
+                const lg_real sdi = sd[i * K + k], a4 = 4 * anorm[k];
+                lg_real mx = 0, qr = 0, cij = 0;
+                for (lg_idx e = e0; e < e1; e++) {
+                    const lg_idx j = g->j[e];
+                    lg_real t = lg__gscore(mode, sdi + ss[j * K + k], sc, qi, m, lip ? nrm[j * K + k] : 0, a4, &qr, &cij);
+                    lg_real v = t * lr[t > 0]; /* LeakyReLU, without a branch */
+                    att[e * K + k] = v;
+                    mx = e == e0 ? v : (v > mx ? v : mx);
+                }
+                lg_real z = 0;
+                for (lg_idx e = e0; e < e1; e++) {
+                    lg_real v = LG_EXP(att[e * K + k] - mx); /* <= 1: no overflow */
+                    att[e * K + k] = v;
+                    z += v;
+                }
+                const lg_real iz = 1 / z; /* z >= 1 */
+                for (lg_idx e = e0; e < e1; e++) att[e * K + k] *= iz;
+            }
+            /* aggregation, edge-major over whole rows of XP */
+            for (lg_idx e = e0; e < e1; e++) {
+                const lg_real *xj = xp + g->j[e] * KC;
+                if (e + LG__GAT_PF_DIST < nnz) lg__gprefetch(xp + g->j[e + LG__GAT_PF_DIST] * KC, KC);
+                for (lg_idx k = 0; k < K; k++) {
+                    lg_real w = att[e * K + k];
+                    if (drop) w *= mk[lg__gkeep(key, e, K, k, p)];
+                    if (concat) lg__gaxpy(o + k * C, w, xj + k * C, C);
+                    else lg__gaxpy(o, w * invK, xj + k * C, C);
+                }
+            }
+            for (lg_idx c = 0; c < D; c++) o[c] += bias[c];
+        }
+    }
+    cache->fcfg = *cfg;
+    cache->n = n;
+    cache->nnz = g->nnz;
+    cache->fgraph = g;
+    cache->drop_on = drop;
+    cache->drop_key = key;
+    cache->drop_p = p;
+    cache->have_fwd = 1;
+    return LG_OK;
+}
+
+/* Checks that a read-out or backward follows a forward of this precision. */
+static lg_status LG_FN(lg__gat_after_fwd)(const lg_gat_cache *cache, const char *fn) {
+    if (!cache) return lg__error(LG_EINVAL, "%s: cache is NULL", fn);
+    if (cache->real_size != sizeof(lg_real))
+        return lg__error(LG_EINVAL, "%s: the cache was made for another scalar type", fn);
+    if (!cache->have_fwd) return lg__error(LG_EINVAL, "%s: no forward has been run with this cache", fn);
+    return LG_OK;
+}
+
+/* tpos[e] = the position in gT of edge e of g and tedge = its inverse, by a
+ * counting sort over the
+ * sources (which orders each source's targets ascending, as in every valid
+ * transpose); tnext: n cursors. Returns 0 if gT (same n and nnz, valid) is not
+ * g's transpose. O(n + nnz), sequential. */
+static int LG_FN(lg__gat_tpos)(lg_idx *tpos, lg_idx *tedge, lg_idx *tnext, const lg_graph *g, const lg_graph *gT) {
+    for (lg_idx j = 0; j < g->n; j++) tnext[j] = gT->p[j];
+    for (lg_idx i = 0; i < g->n; i++)
+        for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) {
+            const lg_idx j = g->j[e], t = tnext[j]++;
+            if (t >= gT->p[j + 1] || gT->j[t] != i) return 0;
+            tpos[e] = t;
+            tedge[t] = e;
+        }
+    return 1; /* nnz edges in nnz distinct slots, each matching: gT = g^T */
+}
+
+lg_status LG_FN(lg_gat_backward)(lg_real *d_in, lg_real *d_params, const lg_real *d_out, lg_gat_cache *cache,
+                                 const lg_real *in, const lg_real *params, const lg_graph *g, const lg_graph *gT,
+                                 const lg_gat_config *cfg) {
+    static const char fn[] = "lg_gat_backward";
+    LG_CHECK(lg__gat_check_cache(cache, cfg, sizeof(lg_real), fn));
+    LG_CHECK(LG_FN(lg__gat_after_fwd)(cache, fn));
+    if (!d_params || !d_out || !in || !params) return lg__error(LG_EINVAL, "%s: d_params, d_out, in or params is NULL", fn);
+    const lg_gat_config *fc = &cache->fcfg;
+    if (fc->lip_scale != cfg->lip_scale || fc->negative_slope != cfg->negative_slope ||
+        fc->att_dropout != cfg->att_dropout)
+        return lg__error(LG_EINVAL, "%s: config differs from the forward's (lip_scale, negative_slope or att_dropout)", fn);
+    /* g was checked by the forward if it is the same graph; gT's rows are
+     * checked here (O(n)) and its entries by B0 */
+    if (g != cache->fgraph) LG_CHECK(lg__gat_check_graph(cache, g, "graph", fn));
+    if (!gT) return lg__error(LG_EINVAL, "%s: transposed graph is NULL", fn);
+    if (g->n != cache->n || g->nnz != cache->nnz)
+        return lg__error(LG_EINVAL, "%s: graph (%lld nodes, %lld edges) is not the forward's (%lld, %lld)", fn,
+                         (long long)g->n, (long long)g->nnz, (long long)cache->n, (long long)cache->nnz);
+    if (gT->n != g->n || gT->nnz != g->nnz || !gT->p || (gT->nnz > 0 && !gT->j))
+        return lg__error(LG_EINVAL, "%s: transposed graph (%lld nodes, %lld edges) does not match the graph (%lld, %lld)",
+                         fn, (long long)gT->n, (long long)gT->nnz, (long long)g->n, (long long)g->nnz);
+    if (gT->p[0] != 0 || gT->p[gT->n] != gT->nnz)
+        return lg__error(LG_EINVAL, "%s: the transposed graph's row pointers do not span [0, nnz)", fn);
+    for (lg_idx j = 0; j < gT->n; j++)
+        if (gT->p[j + 1] < gT->p[j]) return lg__error(LG_EINVAL, "%s: transposed graph row %lld has negative length", fn, (long long)j);
+
+    const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C;
+    const lg_idx D = lg_gat_out_dim(cfg), PW = 2 * KC + K + D;
+    const int concat = cfg->concat;
+    const lg_att_norm mode = cfg->norm;
+    const int lip = mode != LG_ATT_NORM_NONE, paper = mode == LG_ATT_NORM_LIPSCHITZ,
+              ref = mode == LG_ATT_NORM_LIPSCHITZ_REF;
+    const lg_real sc = (lg_real)cfg->lip_scale, slope = (lg_real)cfg->negative_slope;
+    const lg_real invK = LG_R(1.0) / (lg_real)K;
+    const lg_real *W = params, *a_dst = params + F * KC, *a_src = a_dst + KC;
+    const lg_real *xp = cache->xp, *att = cache->att, *sd = cache->sd, *ss = cache->ss, *nrm = cache->nrm;
+    const lg_real *q = cache->q, *aeff = cache->aeff, *anorm = cache->anorm, *nmax = cache->nmax;
+    const lg_idx *amax = cache->amax;
+    lg_real *dxp = cache->dxp, *rec = cache->rec, *nsd = cache->nsd, *nss = cache->nss;
+    lg_real *ncoef = cache->ncoef, *ncw = cache->ncw, *ndan = cache->ndan, *part = cache->part;
+    lg_idx *tpos = cache->tpos, *tedge = cache->tedge, *tnext = cache->tnext;
+    const lg_idx RW = (lip ? 3 : 2) * K; /* record: dL/d att' | dL/ds | coefficient of x_j */
+    const int drop = cache->drop_on;
+    const uint64_t key = cache->drop_key;
+    const double p = cache->drop_p;
+    const lg_real dscale = (lg_real)(1.0 / (1.0 - p));
+    const lg_real lr[2] = {slope, 1}, mk[2] = {0, dscale}; /* LeakyReLU slopes, dropout factors */
+    if (n == 0) return LG_OK;
+
+    /* B0. position in gT of every edge of g and its inverse, checking gT */
+    if (!LG_FN(lg__gat_tpos)(tpos, tedge, tnext, g, gT))
+        return lg__error(LG_EINVAL, "%s: the transposed graph is not the transpose of the graph", fn);
+    const lg_idx nch = (n + LG__GAT_CHUNK - 1) / LG__GAT_CHUNK;
+
+    /* B1. pass over sources j (transposed graph): the only gather of the
+     * backward, rows g_i of the targets of j. d x_j = sum_i att'_ij g_i, and
+     * the dots g_i . x_j that the softmax backward needs (through the dropout
+     * mask), stored in the edge's record (transposed order). */
+#pragma omp parallel for schedule(static)
+    for (lg_idx j = 0; j < n; j++) {
+        lg_real *dx = dxp + j * KC;
+        const lg_real *xj = xp + j * KC;
+        for (lg_idx c = 0; c < KC; c++) dx[c] = 0;
+        for (lg_idx t = gT->p[j]; t < gT->p[j + 1]; t++) {
+            const lg_idx e = tedge[t];
+            const lg_real *gi = d_out + gT->j[t] * D;
+            lg_real *r = rec + t * RW;
+            if (t + LG__GAT_PF_DIST < nnz) {
+                lg__gprefetch(d_out + gT->j[t + LG__GAT_PF_DIST] * D, D);
+                __builtin_prefetch(att + tedge[t + LG__GAT_PF_DIST] * K);
+            }
+            for (lg_idx k = 0; k < K; k++) {
+                const lg_real f = drop ? mk[lg__gkeep(key, e, K, k, p)] : 1; /* dropout factor */
+                const lg_real w = att[e * K + k] * f;                       /* att'_ij */
+                if (concat) {
+                    r[k] = f * lg__gdot(gi + k * C, xj + k * C, C);
+                    lg__gaxpy(dx + k * C, w, gi + k * C, C);
+                } else {
+                    r[k] = f * (lg__gdot(gi, xj + k * C, C) * invK);
+                    lg__gaxpy(dx + k * C, w * invK, gi, C);
+                }
+            }
+        }
+    }
+
+    /* B2. row pass over targets i, in the fixed chunks of nodes of the
+     * reductions, on scalars only: softmax, LeakyReLU and normaliser backward
+     * from the dots; dL/ds_ij and the coefficients of x_j into the records;
+     * the bias gradient's partial sums. */
+#pragma omp parallel for schedule(static)
+    for (lg_idx b = 0; b < nch; b++) {
+        lg_real *pb = part + b * PW + 2 * KC + K;
+        for (lg_idx c = 0; c < D; c++) pb[c] = 0;
+        const lg_idx iend = LG_MIN(n, (b + 1) * LG__GAT_CHUNK);
+        for (lg_idx i = b * LG__GAT_CHUNK; i < iend; i++) {
+            const lg_idx e0 = g->p[i], e1 = g->p[i + 1];
+            const lg_real *gi = d_out + i * D;
+            lg_real *Sd = nsd + i * K, *cf = lip ? ncoef + i * K : NULL, *dA = ref ? ndan + i * K : NULL;
+            for (lg_idx c = 0; c < D; c++) pb[c] += gi[c];
+            if (i + 1 < n) { /* the next row's records and per-node scalars */
+                for (lg_idx e = g->p[i + 1]; e < g->p[i + 2]; e++) __builtin_prefetch(rec + tpos[e] * RW);
+                lg__gprefetch_sources(g, i + 1, ss, lip ? nrm : NULL, K);
+            }
+            for (lg_idx k = 0; k < K; k++) { /* per head: tight loops over the row */
+                const lg_real sdi = sd[i * K + k], a4 = 4 * anorm[k];
+                const lg_real qi = paper ? q[i * K + k] : 1, m = lip ? nmax[i * K + k] : 0;
+                lg_real S = 0, sdk = 0, cfk = 0, dAk = 0, qr = 0, cij = 0;
+                for (lg_idx e = e0; e < e1; e++) S += att[e * K + k] * rec[tpos[e] * RW + k];
+                for (lg_idx e = e0; e < e1; e++) {
+                    const lg_idx j = g->j[e];
+                    lg_real *r = rec + tpos[e] * RW;
+                    lg_real de = att[e * K + k] * (r[k] - S); /* softmax backward */
+                    lg_real t = lg__gscore(mode, sdi + ss[j * K + k], sc, qi, m, lip ? nrm[j * K + k] : 0, a4, &qr, &cij);
+                    lg_real dt = de * lr[t > 0]; /* LeakyReLU backward */
+                    lg_real ds;
+                    if (mode == LG_ATT_NORM_NONE) {
+                        ds = dt;
+                    } else if (paper) { /* t = sc s / q_i; cfk accumulates sum dt t */
+                        ds = sc * dt / qi;
+                        cfk += dt * t;
+                        r[2 * K + k] = 0;
+                    } else { /* t = sc s / c_ij, c_ij = 4 ||a_k|| q_ij + eps */
+                        ds = sc * dt / cij;
+                        lg_real dc = -t * dt / cij;
+                        dAk += dc * 4 * qr;
+                        lg_real w = qr > 0 ? dc * a4 / qr : 0; /* dL/dq_ij / q_ij: x_j and x_amax */
+                        r[2 * K + k] = w;
+                        cfk += w;
+                    }
+                    r[K + k] = ds;
+                    sdk += ds;
+                }
+                Sd[k] = sdk;
+                if (paper) cf[k] = e1 > e0 ? (-cfk / qi) / qi : 0; /* dL/dq_i / q_i: x_i (own) and x_amax */
+                if (ref) cf[k] = cfk, dA[k] = dAk;                /* the row's coefficients, to x_amax */
+            }
+            if (lip) { /* add the normaliser's coefficient to the arg-max's record */
+                const lg_idx *am = amax + i * K;
+                for (lg_idx e = e0; e < e1; e++)
+                    for (lg_idx k = 0; k < K; k++)
+                        if (g->j[e] == am[k]) rec[tpos[e] * RW + 2 * K + k] += cf[k];
+            }
+        }
+    }
+
+    /* B3. pass over sources j, in the chunks: the remaining terms of d x_j
+     * from the records (read in order; no gather) and the partial sums of
+     * the attention vectors' gradients. */
+#pragma omp parallel for schedule(static)
+    for (lg_idx b = 0; b < nch; b++) {
+        lg_real *pd = part + b * PW, *ps = pd + KC, *pA = pd + 2 * KC;
+        for (lg_idx t = 0; t < 2 * KC + K; t++) pd[t] = 0; /* the bias part is B2's */
+        const lg_idx jend = LG_MIN(n, (b + 1) * LG__GAT_CHUNK);
+        for (lg_idx j = b * LG__GAT_CHUNK; j < jend; j++) {
+            lg_real *sS = nss + j * K, *cw = ncw + j * K;
+            for (lg_idx k = 0; k < K; k++) {
+                sS[k] = 0;
+                cw[k] = paper ? ncoef[j * K + k] : 0; /* q_j's own term */
+            }
+            for (lg_idx t = gT->p[j]; t < gT->p[j + 1]; t++) {
+                const lg_real *r = rec + t * RW;
+                for (lg_idx k = 0; k < K; k++) {
+                    sS[k] += r[K + k];
+                    if (lip) cw[k] += r[2 * K + k];
+                }
+            }
+            for (lg_idx k = 0; k < K; k++) {
+                lg__gsrc_tail(dxp + j * KC + k * C, pd + k * C, ps + k * C, xp + j * KC + k * C, aeff + k * C,
+                              aeff + KC + k * C, sS[k], nsd[j * K + k], cw[k], C);
+                if (ref) pA[k] += ndan[j * K + k];
+            }
+        }
+    }
+
+    /* reduction partials, in chunk order */
+    lg_real *tot = part + nch * PW;
+    for (lg_idx t = 0; t < PW; t++) tot[t] = 0;
+    for (lg_idx b = 0; b < nch; b++)
+        for (lg_idx t = 0; t < PW; t++) tot[t] += part[b * PW + t];
+    lg_real *dW = d_params, *dad = d_params + F * KC, *das = dad + KC, *db = das + KC;
+    for (lg_idx k = 0; k < K; k++) {
+        const lg_real *pdk = tot + k * C, *psk = tot + KC + k * C, A = anorm[k];
+        if (paper) { /* aeff = a / A: d a = (d aeff - (aeff . d aeff) aeff) / A; 0 at a = 0 */
+            if (A > 0) {
+                const lg_real *ad = aeff + k * C, *as = aeff + KC + k * C;
+                lg_real dot = lg__gdot(ad, pdk, C) + lg__gdot(as, psk, C);
+                for (lg_idx c = 0; c < C; c++) {
+                    dad[k * C + c] += (pdk[c] - dot * ad[c]) / A;
+                    das[k * C + c] += (psk[c] - dot * as[c]) / A;
+                }
+            }
+        } else {
+            lg_real dA = ref && A > 0 ? tot[2 * KC + k] / A : 0; /* d||a||/da = a / ||a|| */
+            for (lg_idx c = 0; c < C; c++) {
+                dad[k * C + c] += pdk[c] + dA * a_dst[k * C + c];
+                das[k * C + c] += psk[c] + dA * a_src[k * C + c];
+            }
+        }
+    }
+    for (lg_idx c = 0; c < D; c++) db[c] += tot[2 * KC + K + c];
+
+    /* B4. dW += H^T dXP; d_in += dXP W^T */
+    LG_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)F, (int)KC, (int)n, LG_R(1.0), in, (int)F, dxp, (int)KC,
+            LG_R(1.0), dW, (int)KC);
+    if (d_in)
+        LG_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)F, (int)KC, LG_R(1.0), dxp, (int)KC, W, (int)KC,
+                LG_R(1.0), d_in, (int)F);
+    return LG_OK;
+}
+
+lg_status LG_FN(lg_gat_attention)(lg_real *att, const lg_gat_cache *cache) {
+    LG_CHECK(LG_FN(lg__gat_after_fwd)(cache, "lg_gat_attention"));
+    if (!att) return lg__error(LG_EINVAL, "lg_gat_attention: att is NULL");
+    if (cache->nnz > 0) memcpy(att, cache->att, sizeof(lg_real) * (size_t)(cache->nnz * cache->cfg.heads));
+    return LG_OK;
+}
+
+lg_status LG_FN(lg_gat_node_normaliser)(lg_real *c, const lg_gat_cache *cache) {
+    static const char fn[] = "lg_gat_node_normaliser";
+    LG_CHECK(LG_FN(lg__gat_after_fwd)(cache, fn));
+    if (!c) return lg__error(LG_EINVAL, "%s: c is NULL", fn);
+    const lg_idx K = cache->cfg.heads;
+    const lg_real *q = cache->q, *anorm = cache->anorm;
+    switch (cache->cfg.norm) {
+    case LG_ATT_NORM_NONE:
+        for (lg_idx t = 0; t < cache->n * K; t++) c[t] = 1;
+        return LG_OK;
+    case LG_ATT_NORM_LIPSCHITZ:
+        for (lg_idx t = 0; t < cache->n * K; t++) c[t] = anorm[t % K] * q[t];
+        return LG_OK;
+    default:
+        return lg__error(LG_EINVAL, "%s: the %s normaliser is per edge (lg_gat_edge_normaliser)", fn,
+                         lg_att_norm_name(cache->cfg.norm));
+    }
+}
+
+/* Per edge and head: the normaliser (what == 0) or the scaled normalised
+ * score (what == 1) of the last forward. */
+static lg_status LG_FN(lg__gat_edge_readout)(lg_real *r, const lg_gat_cache *cache, const lg_graph *g, int what,
+                                             const char *fn) {
+    LG_CHECK(LG_FN(lg__gat_after_fwd)(cache, fn));
+    if (!r) return lg__error(LG_EINVAL, "%s: output is NULL", fn);
+    LG_CHECK(lg__gat_check_graph(cache, g, "graph", fn));
+    if (g->n != cache->n || g->nnz != cache->nnz)
+        return lg__error(LG_EINVAL, "%s: graph is not the forward's", fn);
+    const lg_idx K = cache->cfg.heads;
+    const lg_att_norm mode = cache->cfg.norm;
+    const lg_real sc = (lg_real)cache->fcfg.lip_scale;
+    const lg_real *sd = cache->sd, *ss = cache->ss, *nrm = cache->nrm, *q = cache->q, *anorm = cache->anorm;
+    const lg_idx *amax = cache->amax;
+    for (lg_idx i = 0; i < g->n; i++)
+        for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) {
+            const lg_idx j = g->j[e];
+            for (lg_idx k = 0; k < K; k++) {
+                lg_real qi = mode == LG_ATT_NORM_LIPSCHITZ ? q[i * K + k] : 1;
+                lg_real m = mode != LG_ATT_NORM_NONE ? nrm[amax[i * K + k] * K + k] : 0;
+                lg_real nj = mode != LG_ATT_NORM_NONE ? nrm[j * K + k] : 0, qr = 0, cij = 1;
+                lg_real t = lg__gscore(mode, sd[i * K + k] + ss[j * K + k], sc, qi, m, nj, 4 * anorm[k], &qr, &cij);
+                if (what) r[e * K + k] = t;
+                else r[e * K + k] = mode == LG_ATT_NORM_NONE ? 1 : mode == LG_ATT_NORM_LIPSCHITZ ? anorm[k] * qi : cij;
+            }
+        }
+    return LG_OK;
+}
+
+lg_status LG_FN(lg_gat_edge_normaliser)(lg_real *c, const lg_gat_cache *cache, const lg_graph *g) {
+    return LG_FN(lg__gat_edge_readout)(c, cache, g, 0, "lg_gat_edge_normaliser");
+}
+
+lg_status LG_FN(lg_gat_scores)(lg_real *e, const lg_gat_cache *cache, const lg_graph *g) {
+    return LG_FN(lg__gat_edge_readout)(e, cache, g, 1, "lg_gat_scores");
+}

@@ -1,0 +1,81 @@
+/*
+ * Internals of the GAT layer shared by gat.c (type-independent parts) and
+ * gat_impl.h (the kernels, compiled for float and double). Not installed.
+ */
+#ifndef LG_ATTENTION_GAT_INTERNAL_H
+#define LG_ATTENTION_GAT_INTERNAL_H
+
+#include "core/internal.h"
+
+/* Nodes per chunk of the deterministic reductions over nodes (parameter
+ * gradients): chunk b sums nodes [b*CHUNK, (b+1)*CHUNK) in order, then the
+ * chunks are summed in order, so the result does not depend on threads. */
+#define LG__GAT_CHUNK 128
+
+/* eps of LipschitzNorm (inside the square root for the paper's form, added to
+ * c_ij for the reference code's). */
+#define LG__GAT_EPS 1e-12
+
+/* The layer's cache. Buffers are void* because one struct serves both scalar
+ * types; real_size says which (the kernels cast to their lg_real). Sizes are
+ * for the capacity (n_cap, nnz_cap); the last forward used (n, nnz). */
+struct lg_gat_cache {
+    lg_gat_config cfg;  /* configuration the cache was made for               */
+    size_t real_size;   /* sizeof(float) or sizeof(double)                    */
+    lg_idx n_cap;       /* largest graph (nodes) it serves                    */
+    lg_idx nnz_cap;     /* largest graph (edges) it serves                    */
+    lg_idx nchunk;      /* reduction chunks for n_cap nodes                   */
+    /* state of the last forward */
+    int have_fwd;       /* 1 once a forward completed                         */
+    lg_gat_config fcfg; /* the cfg it was called with                         */
+    lg_idx n, nnz;      /* its graph's sizes                                  */
+    const lg_graph *fgraph; /* its graph (checked there; identity only)         */
+    int drop_on;        /* 1 if attention dropout was applied                 */
+    uint64_t drop_key;  /* mask key: lg_hash64(seed ^ lg_hash64(counter))     */
+    double drop_p;      /* its probability                                    */
+    /* activations (kept for backward) */
+    void *xp;     /* n x KC: X W                                              */
+    void *att;    /* nnz x K: softmax weights, before dropout                 */
+    void *sd;     /* n x K: aeff_dst_k . x_ik                                 */
+    void *ss;     /* n x K: aeff_src_k . x_ik                                 */
+    void *nrm;    /* n x K: ||x_ik|| (Lipschitz modes)                        */
+    void *q;      /* n x K: sqrt(||x_i||^2 + max_j ||x_j||^2 + eps) (paper)   */
+    void *nmax;   /* n x K: max_{j in N(i)} ||x_jk|| (Lipschitz modes)         */
+    void *amax;   /* n x K lg_idx: arg-max neighbour of the norms, -1 if N(i) empty */
+    void *aeff;   /* 2 x K x C: effective attention vectors: [dst; src] * alpha_k,
+                     alpha_k = 1/||a_k|| (paper's form; 0 if a_k = 0) or 1   */
+    void *anorm;  /* K: ||a_k||                                               */
+    /* backward workspace */
+    void *dxp;    /* n x KC: dL/d(X W)                                        */
+    void *rec;    /* nnz x RW, in TRANSPOSED order (position t of gT): per edge
+                     j -> i and head, dL/d att'_ij, dL/ds_ij and (Lipschitz
+                     modes) the coefficient of x_j in d x_j; RW = 2K or 3K    */
+    void *tpos;   /* nnz lg_idx: position in gT of each edge of g            */
+    void *tedge;  /* nnz lg_idx: the edge of g at each position of gT        */
+    void *tnext;  /* n lg_idx: counting-sort cursor for tpos                  */
+    void *nsd;    /* n x K: sum_j dL/ds_ij over row i (target side); the
+                     forward's per-row softmax maxima                          */
+    void *nss;    /* n x K: sum_i dL/ds_ij over out-edges of j (source side);
+                     the forward's per-row softmax sums                        */
+    void *ncoef;  /* n x K: dL/dq / q of node i (applied to x_i and x_amax)   */
+    void *ncw;    /* n x K: total coefficient of x_j in d x_j                 */
+    void *ndan;   /* n x K: dL/d||a_k|| of row i (reference form)             */
+    void *part;   /* (nchunk + 1) x PW: reduction partials, last row = total;
+                     PW = 2KC + K + D                                          */
+};
+
+/* Validates the pair (cache, cfg) for a kernel of scalar size rs. */
+lg_status lg__gat_check_cache(const lg_gat_cache *cache, const lg_gat_config *cfg, size_t rs,
+                              const char *fn);
+
+/* Validates a graph for a kernel using cache: its invariants (lg_graph_check)
+ * and that it fits the cache's capacity. */
+lg_status lg__gat_check_graph(const lg_gat_cache *cache, const lg_graph *g, const char *what,
+                              const char *fn);
+
+/* Allocates a cache's buffers for scalars of rs bytes (LG_ENOMEM, nothing
+ * leaked). */
+lg_status lg__gat_cache_alloc(lg_gat_cache **out, const lg_gat_config *cfg, lg_idx n_cap,
+                              lg_idx nnz_cap, size_t rs);
+
+#endif /* LG_ATTENTION_GAT_INTERNAL_H */

@@ -1,0 +1,4 @@
+# test_gat also compiles the naive GAT oracle (tests/gat_naive.c).
+if(TARGET test_gat)
+  target_sources(test_gat PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/gat_naive.c)
+endif()
