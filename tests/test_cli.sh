@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CLI tests: test_cli.sh CASE LIPGNN_BINARY TESTS_DIR. Exit 0 pass, 1 fail, 77 skip.
 set -u
-case_=$1 bin=$2 dir=$3
+case_=$1 bin=$2 dir=$3 fake=${4:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
@@ -74,6 +74,22 @@ blas)
   else
     grep -q "detected by OpenBLAS" "$tmp/out" || fail "no restart and no detection: $(cat "$tmp/out")"
     echo "OpenBLAS's own choice is already the best: $(head -2 "$tmp/out" | tail -1)"
+  fi
+  # The trap itself, simulated: OpenBLAS reports Prescott. lipgnn must restart
+  # once with the best core for this CPU, say so once, and then run with it.
+  if [ -n "$fake" ] && grep -q " avx2 " /proc/cpuinfo; then
+    env -u OPENBLAS_CORETYPE -u LIPGNN_BLAS_REEXEC ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 LD_PRELOAD="$fake" "$bin" --version >"$tmp/out" 2>"$tmp/err"
+    [ "$(grep -c "restarting with OPENBLAS_CORETYPE=" "$tmp/err")" = 1 ] || fail "Prescott: no single restart message: $(cat "$tmp/err")"
+    grep -q "selected its 'Prescott' kernels" "$tmp/err" || fail "message does not name the bad core: $(cat "$tmp/err")"
+    best=$(sed -n 's/.*restarting with OPENBLAS_CORETYPE=\([A-Za-z0-9]*\).*/\1/p' "$tmp/err")
+    grep -q "OpenBLAS core: $best .*set by lipgnn" "$tmp/out" || fail "after the restart: $(cat "$tmp/out")"
+    # a real command keeps working after the restart, with its own output intact
+    env -u OPENBLAS_CORETYPE -u LIPGNN_BLAS_REEXEC ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 LD_PRELOAD="$fake" "$bin" info --trees 2 --trees-count 3 --json >"$tmp/out" 2>"$tmp/err"
+    grep -q '"nodes":21' "$tmp/out" || fail "info after restart: $(cat "$tmp/out") $(cat "$tmp/err")"
+    # a core type the user set is respected even then
+    env -u LIPGNN_BLAS_REEXEC OPENBLAS_CORETYPE=Prescott ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 LD_PRELOAD="$fake" "$bin" --version >"$tmp/out" 2>"$tmp/err"
+    [ -s "$tmp/err" ] && fail "restart although the user chose Prescott: $(cat "$tmp/err")"
+    echo "simulated Prescott: restarted with $best"
   fi
   ;;
 train)

@@ -33,6 +33,7 @@
  */
 #include <string.h>
 
+#include "core/gemm.h"
 #include "core/real.h"
 #include "attention/gat_internal.h"
 
@@ -195,8 +196,7 @@ lg_status LG_FN(lg_gat_forward)(lg_real *out, lg_gat_cache *cache, const lg_real
 
     if (n > 0) {
         /* 1. XP = H W */
-        LG_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)KC, (int)F, LG_R(1.0), in, (int)F, W,
-                (int)KC, LG_R(0.0), xp, (int)KC);
+        LG_FN(lg__gemm)(CblasNoTrans, CblasNoTrans, n, KC, F, in, F, W, KC, LG_R(0), xp, KC);
 
         /* 2. per-node scores and norms */
 #pragma omp parallel for schedule(static)
@@ -512,11 +512,9 @@ lg_status LG_FN(lg_gat_backward)(lg_real *d_in, lg_real *d_params, const lg_real
     for (lg_idx c = 0; c < D; c++) db[c] += tot[2 * KC + K + c];
 
     /* B4. dW += H^T dXP; d_in += dXP W^T */
-    LG_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)F, (int)KC, (int)n, LG_R(1.0), in, (int)F, dxp, (int)KC,
-            LG_R(1.0), dW, (int)KC);
+    LG_FN(lg__gemm)(CblasTrans, CblasNoTrans, F, KC, n, in, F, dxp, KC, LG_R(1), dW, KC);
     if (d_in)
-        LG_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)F, (int)KC, LG_R(1.0), dxp, (int)KC, W, (int)KC,
-                LG_R(1.0), d_in, (int)F);
+        LG_FN(lg__gemm)(CblasNoTrans, CblasTrans, n, F, KC, dxp, KC, W, KC, LG_R(1), d_in, F);
     return LG_OK;
 }
 
