@@ -23,83 +23,11 @@
 #include <cblas.h>
 
 #include "lipgnn.h"
+#include "core/gemm.h"
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
+static const char lg_bench_prog[] = "bench_gat";
+#include "bench_util.h"
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static void die(const char *what, lg_status st) {
-    fprintf(stderr, "bench_gat: %s: %s: %s\n", what, lg_status_name(st), lg_last_error());
-    exit(1);
-}
-
-/* A random symmetric graph with m undirected edges (u != v) on n nodes. */
-static lg_graph *random_graph(lg_idx n, lg_idx m, uint64_t seed) {
-    lg_rng r;
-    lg_rng_seed(&r, seed);
-    lg_idx *src = malloc(sizeof(lg_idx) * (size_t)m), *dst = malloc(sizeof(lg_idx) * (size_t)m);
-    if (!src || !dst) die("random graph", LG_ENOMEM);
-    for (lg_idx e = 0; e < m; e++) {
-        do {
-            src[e] = (lg_idx)lg_rng_below(&r, (uint64_t)n);
-            dst[e] = (lg_idx)lg_rng_below(&r, (uint64_t)n);
-        } while (src[e] == dst[e]);
-    }
-    lg_graph *g = NULL;
-    lg_status st = lg_graph_from_edges(&g, n, m, src, dst, LG_GRAPH_SYMMETRIZE);
-    if (st) die("random graph", st);
-    free(src);
-    free(dst);
-    return g;
-}
-
-/* The graph of data set `name` from $LIPGNN_DATA, or a random one like it. */
-static lg_graph *load_graph(const char *name, lg_idx n, lg_idx m_und, const char **source) {
-    const char *dir = getenv("LIPGNN_DATA");
-    if (dir && *dir) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, name);
-        lg_dataset *ds = NULL;
-        if (lg_dataset_load(&ds, path) == LG_OK) {
-            lg_graph *g = NULL;
-            lg_status st = lg_graph_copy(ds->graph, &g);
-            lg_dataset_free(ds);
-            if (st) die("graph copy", st);
-            *source = "data";
-            return g;
-        }
-        fprintf(stderr, "bench_gat: %s: %s; using a random graph\n", path, lg_last_error());
-    }
-    *source = "random";
-    return random_graph(n, m_und, 1234 + (uint64_t)n);
-}
-
-static float *rand_array(lg_idx count, float scale, uint64_t seed) {
-    float *a = malloc(sizeof(float) * (size_t)(count > 0 ? count : 1));
-    if (!a) die("alloc", LG_ENOMEM);
-    lg_rng r;
-    lg_rng_seed(&r, seed);
-    for (lg_idx t = 0; t < count; t++) a[t] = scale * (2.0f * lg_rng_float(&r) - 1.0f);
-    return a;
-}
-
-typedef struct bench_graph {
-    const char *name;   /* "cora" or "pubmed"     */
-    const char *source; /* "data" or "random"     */
-    lg_graph *g, *gT;   /* with self-loops        */
-} bench_graph;
 
 static void bench_layer(const bench_graph *bg, lg_idx F, lg_idx K, lg_idx C, lg_att_norm norm, double p, int runs,
                         const char *core) {
@@ -132,15 +60,11 @@ static void bench_layer(const bench_graph *bg, lg_idx F, lg_idx K, lg_idx C, lg_
         if ((st = lg_gat_backward_f32(din, dparams, dout, cache, in, params, g, bg->gT, &cfg))) die("backward", st);
         double t2 = now_ms();
         /* the floor: the same products alone */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)KC, (int)F, 1.0f, in, (int)F, W, (int)KC,
-                    0.0f, y, (int)KC);
+        lg__gemm_f32(CblasNoTrans, CblasNoTrans, n, KC, F, in, F, W, KC, 0.0f, y, KC);
         double t3 = now_ms();
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)KC, (int)F, 1.0f, in, (int)F, W, (int)KC,
-                    0.0f, y, (int)KC);
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)F, (int)KC, (int)n, 1.0f, in, (int)F, dy, (int)KC,
-                    1.0f, dparams, (int)KC);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)F, (int)KC, 1.0f, dy, (int)KC, W, (int)KC,
-                    1.0f, din, (int)F);
+        lg__gemm_f32(CblasNoTrans, CblasNoTrans, n, KC, F, in, F, W, KC, 0.0f, y, KC);
+        lg__gemm_f32(CblasTrans, CblasNoTrans, F, KC, n, in, F, dy, KC, 1.0f, dparams, KC);
+        lg__gemm_f32(CblasNoTrans, CblasTrans, n, F, KC, dy, KC, W, KC, 1.0f, din, F);
         double t4 = now_ms();
         if (r >= 0) {
             t_f[r] = t1 - t0;
@@ -170,6 +94,7 @@ static void bench_layer(const bench_graph *bg, lg_idx F, lg_idx K, lg_idx C, lg_
 }
 
 int main(int argc, char **argv) {
+    lg_set_threads(0); /* OMP_NUM_THREADS threads; OpenBLAS pinned to one, products in panels */
     int runs = argc > 1 ? atoi(argv[1]) : 15;
     if (runs < 1) runs = 15;
     const char *only = argc > 2 ? argv[2] : NULL;

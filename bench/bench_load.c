@@ -11,20 +11,11 @@
 
 #include "lipgnn.h"
 
+static const char lg_bench_prog[] = "bench_load";
+#include "bench_util.h"
+
 enum { RUNS = 7 };
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Loads data set `name` RUNS times and prints its JSON line; 0 on success. */
 static int bench_one(const char *name) {
     char dir[4096];
     double ms[RUNS];

@@ -126,7 +126,8 @@ typedef struct lg_blas_info {
  * loads (for a program: in the environment, or by re-executing itself). */
 void lg_blas_check(lg_blas_info *info);
 
-/* Sets the threads of lipgnn's kernels to n (OpenMP; n <= 0: one per core)
+/* Sets the threads of lipgnn's kernels to n (OpenMP; n <= 0: OpenMP's
+ * default, OMP_NUM_THREADS or one per core)
  * and pins OpenBLAS to one thread: every dense product is then split by lipgnn
  * into fixed panels spread over those threads, so results have the same bits
  * whatever n is, and OpenBLAS's own threads never compete with lipgnn's. A

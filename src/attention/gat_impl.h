@@ -36,6 +36,8 @@
 #include "core/gemm.h"
 #include "core/real.h"
 #include "attention/gat_internal.h"
+#include "attention/att_common_impl.h"
+#include "graph/graph_internal.h"
 
 #if defined(LG_REAL_F32)
 #define LG__GAT_BIG 1e18f /* squares of values below this cannot overflow */
@@ -43,53 +45,12 @@
 #define LG__GAT_BIG 1e150
 #endif
 
-/* sum_c a[c] b[c] in a fixed order (8 interleaved partial sums, then the
- * tail), which the compiler can vectorise without reordering. O(n). */
-static inline lg_real lg__gdot(const lg_real *restrict a, const lg_real *restrict b, lg_idx n) {
-    lg_real s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    lg_idx c = 0;
-    for (; c + 8 <= n; c += 8)
-        for (int l = 0; l < 8; l++) s[l] += a[c + l] * b[c + l];
-    lg_real r = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-    for (; c < n; c++) r += a[c] * b[c];
-    return r;
-}
-
-/* y += w x over n values. */
-static inline void lg__gaxpy(lg_real *restrict y, lg_real w, const lg_real *restrict x, lg_idx n) {
-    for (lg_idx c = 0; c < n; c++) y[c] += w * x[c];
-}
-
-/* ||x||, without overflow when the squares would overflow. O(n). */
-static inline lg_real lg__gnorm(const lg_real *x, lg_idx n) {
-    lg_real s = lg__gdot(x, x, n);
-    if (s <= LG_REAL_MAX) return LG_SQRT(s);
-    lg_real m = 0;
-    for (lg_idx c = 0; c < n; c++) m = LG_FABS(x[c]) > m ? LG_FABS(x[c]) : m;
-    if (!(m > 0 && m <= LG_REAL_MAX)) return s; /* an infinity or NaN among x */
-    lg_real t = 0;
-    for (lg_idx c = 0; c < n; c++) {
-        lg_real v = x[c] / m;
-        t += v * v;
-    }
-    return m * LG_SQRT(t);
-}
-
 /* sqrt(a^2 + b^2 + eps) for a, b >= 0, without overflow. */
 static inline lg_real lg__ghyp(lg_real a, lg_real b, lg_real eps) {
     lg_real m = a > b ? a : b;
     if (m <= LG__GAT_BIG) return LG_SQRT(a * a + b * b + eps);
     lg_real x = a / m, y = b / m;
     return m * LG_SQRT(x * x + y * y + eps / m / m);
-}
-
-/* Gathered rows are latency-bound: each edge pass prefetches the row of the
- * edge LG__GAT_PF_DIST ahead (in the whole CSR, across row ends). */
-#define LG__GAT_PF_DIST 2
-
-/* Prefetches the len values of row r into the cache. */
-static inline void lg__gprefetch(const lg_real *r, lg_idx len) {
-    for (lg_idx c = 0; c < len; c += (lg_idx)(64 / sizeof(lg_real))) __builtin_prefetch(r + c);
 }
 
 /* Prefetches the per-node scalars (K values of each array) of the sources of
@@ -114,12 +75,6 @@ static inline void lg__gsrc_tail(lg_real *restrict dk, lg_real *restrict pd, lg_
         pd[c] += sD * xk[c];
         ps[c] += s1 * xk[c];
     }
-}
-
-/* 1 if edge e, head k survives attention dropout (see lg_gat_forward). */
-static inline int lg__gkeep(uint64_t key, lg_idx e, lg_idx K, lg_idx k, double p) {
-    uint64_t h = lg_hash64(key + ((uint64_t)e * (uint64_t)K + (uint64_t)k) * 0x9E3779B97F4A7C15ULL);
-    return (double)(h >> 11) * 0x1.0p-53 >= p;
 }
 
 /* The scaled normalised score t of one edge and head: s = raw score with the
@@ -176,7 +131,7 @@ lg_status LG_FN(lg_gat_forward)(lg_real *out, lg_gat_cache *cache, const lg_real
 
     /* per head: ||a_k|| and the effective vectors (a_k / ||a_k|| in the paper's form) */
     for (lg_idx k = 0; k < K; k++) {
-        lg_real A = lg__ghyp(lg__gnorm(a_dst + k * C, C), lg__gnorm(a_src + k * C, C), 0);
+        lg_real A = lg__ghyp(lg__anorm(a_dst + k * C, C), lg__anorm(a_src + k * C, C), 0);
         anorm[k] = A;
         for (lg_idx c = 0; c < C; c++) {
             lg_real d = a_dst[k * C + c], s = a_src[k * C + c];
@@ -203,9 +158,9 @@ lg_status LG_FN(lg_gat_forward)(lg_real *out, lg_gat_cache *cache, const lg_real
         for (lg_idx j = 0; j < n; j++) {
             const lg_real *xj = xp + j * KC;
             for (lg_idx k = 0; k < K; k++) {
-                sd[j * K + k] = lg__gdot(aeff + k * C, xj + k * C, C);
-                ss[j * K + k] = lg__gdot(aeff + KC + k * C, xj + k * C, C);
-                if (lip) nrm[j * K + k] = lg__gnorm(xj + k * C, C);
+                sd[j * K + k] = lg__adot(aeff + k * C, xj + k * C, C);
+                ss[j * K + k] = lg__adot(aeff + KC + k * C, xj + k * C, C);
+                if (lip) nrm[j * K + k] = lg__anorm(xj + k * C, C);
             }
         }
 
@@ -262,12 +217,12 @@ lg_status LG_FN(lg_gat_forward)(lg_real *out, lg_gat_cache *cache, const lg_real
             /* aggregation, edge-major over whole rows of XP */
             for (lg_idx e = e0; e < e1; e++) {
                 const lg_real *xj = xp + g->j[e] * KC;
-                if (e + LG__GAT_PF_DIST < nnz) lg__gprefetch(xp + g->j[e + LG__GAT_PF_DIST] * KC, KC);
+                if (e + LG__ATT_PF_DIST < nnz) lg__aprefetch(xp + g->j[e + LG__ATT_PF_DIST] * KC, KC);
                 for (lg_idx k = 0; k < K; k++) {
                     lg_real w = att[e * K + k];
-                    if (drop) w *= mk[lg__gkeep(key, e, K, k, p)];
-                    if (concat) lg__gaxpy(o + k * C, w, xj + k * C, C);
-                    else lg__gaxpy(o, w * invK, xj + k * C, C);
+                    if (drop) w *= mk[lg__akeep(key, e, K, k, p)];
+                    if (concat) lg__aaxpy(o + k * C, w, xj + k * C, C);
+                    else lg__aaxpy(o, w * invK, xj + k * C, C);
                 }
             }
             for (lg_idx c = 0; c < D; c++) o[c] += bias[c];
@@ -291,23 +246,6 @@ static lg_status LG_FN(lg__gat_after_fwd)(const lg_gat_cache *cache, const char 
         return lg__error(LG_EINVAL, "%s: the cache was made for another scalar type", fn);
     if (!cache->have_fwd) return lg__error(LG_EINVAL, "%s: no forward has been run with this cache", fn);
     return LG_OK;
-}
-
-/* tpos[e] = the position in gT of edge e of g and tedge = its inverse, by a
- * counting sort over the
- * sources (which orders each source's targets ascending, as in every valid
- * transpose); tnext: n cursors. Returns 0 if gT (same n and nnz, valid) is not
- * g's transpose. O(n + nnz), sequential. */
-static int LG_FN(lg__gat_tpos)(lg_idx *tpos, lg_idx *tedge, lg_idx *tnext, const lg_graph *g, const lg_graph *gT) {
-    for (lg_idx j = 0; j < g->n; j++) tnext[j] = gT->p[j];
-    for (lg_idx i = 0; i < g->n; i++)
-        for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) {
-            const lg_idx j = g->j[e], t = tnext[j]++;
-            if (t >= gT->p[j + 1] || gT->j[t] != i) return 0;
-            tpos[e] = t;
-            tedge[t] = e;
-        }
-    return 1; /* nnz edges in nnz distinct slots, each matching: gT = g^T */
 }
 
 lg_status LG_FN(lg_gat_backward)(lg_real *d_in, lg_real *d_params, const lg_real *d_out, lg_gat_cache *cache,
@@ -360,7 +298,7 @@ lg_status LG_FN(lg_gat_backward)(lg_real *d_in, lg_real *d_params, const lg_real
     if (n == 0) return LG_OK;
 
     /* B0. position in gT of every edge of g and its inverse, checking gT */
-    if (!LG_FN(lg__gat_tpos)(tpos, tedge, tnext, g, gT))
+    if (!lg__graph_transpose_map(tpos, tedge, tnext, g, gT))
         return lg__error(LG_EINVAL, "%s: the transposed graph is not the transpose of the graph", fn);
     const lg_idx nch = (n + LG__GAT_CHUNK - 1) / LG__GAT_CHUNK;
 
@@ -377,19 +315,19 @@ lg_status LG_FN(lg_gat_backward)(lg_real *d_in, lg_real *d_params, const lg_real
             const lg_idx e = tedge[t];
             const lg_real *gi = d_out + gT->j[t] * D;
             lg_real *r = rec + t * RW;
-            if (t + LG__GAT_PF_DIST < nnz) {
-                lg__gprefetch(d_out + gT->j[t + LG__GAT_PF_DIST] * D, D);
-                __builtin_prefetch(att + tedge[t + LG__GAT_PF_DIST] * K);
+            if (t + LG__ATT_PF_DIST < nnz) {
+                lg__aprefetch(d_out + gT->j[t + LG__ATT_PF_DIST] * D, D);
+                __builtin_prefetch(att + tedge[t + LG__ATT_PF_DIST] * K);
             }
             for (lg_idx k = 0; k < K; k++) {
-                const lg_real f = drop ? mk[lg__gkeep(key, e, K, k, p)] : 1; /* dropout factor */
+                const lg_real f = drop ? mk[lg__akeep(key, e, K, k, p)] : 1; /* dropout factor */
                 const lg_real w = att[e * K + k] * f;                       /* att'_ij */
                 if (concat) {
-                    r[k] = f * lg__gdot(gi + k * C, xj + k * C, C);
-                    lg__gaxpy(dx + k * C, w, gi + k * C, C);
+                    r[k] = f * lg__adot(gi + k * C, xj + k * C, C);
+                    lg__aaxpy(dx + k * C, w, gi + k * C, C);
                 } else {
-                    r[k] = f * (lg__gdot(gi, xj + k * C, C) * invK);
-                    lg__gaxpy(dx + k * C, w * invK, gi, C);
+                    r[k] = f * (lg__adot(gi, xj + k * C, C) * invK);
+                    lg__aaxpy(dx + k * C, w * invK, gi, C);
                 }
             }
         }
@@ -495,7 +433,7 @@ lg_status LG_FN(lg_gat_backward)(lg_real *d_in, lg_real *d_params, const lg_real
         if (paper) { /* aeff = a / A: d a = (d aeff - (aeff . d aeff) aeff) / A; 0 at a = 0 */
             if (A > 0) {
                 const lg_real *ad = aeff + k * C, *as = aeff + KC + k * C;
-                lg_real dot = lg__gdot(ad, pdk, C) + lg__gdot(as, psk, C);
+                lg_real dot = lg__adot(ad, pdk, C) + lg__adot(as, psk, C);
                 for (lg_idx c = 0; c < C; c++) {
                     dad[k * C + c] += (pdk[c] - dot * ad[c]) / A;
                     das[k * C + c] += (psk[c] - dot * as[c]) / A;

@@ -51,53 +51,8 @@
 #include "core/gemm.h"
 #include "core/real.h"
 #include "attention/gt_internal.h"
-
-/* sum_c a[c] b[c] in a fixed order (8 interleaved partial sums, then the
- * tail), which the compiler can vectorise without reordering. O(n). */
-static inline lg_real lg__tdot(const lg_real *restrict a, const lg_real *restrict b, lg_idx n) {
-    lg_real s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    lg_idx c = 0;
-    for (; c + 8 <= n; c += 8)
-        for (int l = 0; l < 8; l++) s[l] += a[c + l] * b[c + l];
-    lg_real r = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-    for (; c < n; c++) r += a[c] * b[c];
-    return r;
-}
-
-/* y += w x over n values. */
-static inline void lg__taxpy(lg_real *restrict y, lg_real w, const lg_real *restrict x, lg_idx n) {
-    for (lg_idx c = 0; c < n; c++) y[c] += w * x[c];
-}
-
-/* ||x||, without overflow when the squares would overflow. O(n). */
-static inline lg_real lg__tnorm(const lg_real *x, lg_idx n) {
-    lg_real s = lg__tdot(x, x, n);
-    if (s <= LG_REAL_MAX) return LG_SQRT(s);
-    lg_real m = 0;
-    for (lg_idx c = 0; c < n; c++) m = LG_FABS(x[c]) > m ? LG_FABS(x[c]) : m;
-    if (!(m > 0 && m <= LG_REAL_MAX)) return s; /* an infinity or NaN among x */
-    lg_real t = 0;
-    for (lg_idx c = 0; c < n; c++) {
-        lg_real v = x[c] / m;
-        t += v * v;
-    }
-    return m * LG_SQRT(t);
-}
-
-/* 1 if edge e, head k survives attention dropout (see lg_gt_forward). */
-static inline int lg__tkeep(uint64_t key, lg_idx e, lg_idx K, lg_idx k, double p) {
-    uint64_t h = lg_hash64(key + ((uint64_t)e * (uint64_t)K + (uint64_t)k) * 0x9E3779B97F4A7C15ULL);
-    return (double)(h >> 11) * 0x1.0p-53 >= p;
-}
-
-/* Rows gathered by the edge loops are prefetched this many edges ahead (in
- * the whole CSR, across row ends), as in the GAT kernels. */
-#define LG__GT_PF_DIST 2
-
-/* Prefetches len values from r into the cache. */
-static inline void lg__tprefetch(const lg_real *r, lg_idx len) {
-    for (lg_idx c = 0; c < len; c += (lg_idx)(64 / sizeof(lg_real))) __builtin_prefetch(r + c);
-}
+#include "attention/att_common_impl.h"
+#include "graph/graph_internal.h"
 
 /* The coefficient cs of a head at a node: t_ij = (q_i . k_j) cs. One function
  * for forward, backward and read-outs: identical rounding. */
@@ -175,7 +130,7 @@ lg_status LG_FN(lg_gt_forward)(lg_real *out, lg_gt_cache *cache, const lg_real *
             for (lg_idx c = 0; c < P; c++) zj[c] += bias[c];
             if (lip)
                 for (lg_idx w = 0; w < 3; w++)
-                    for (lg_idx k = 0; k < K; k++) nrm[(j * 3 + w) * K + k] = lg__tnorm(zj + w * KC + k * C, C);
+                    for (lg_idx k = 0; k < K; k++) nrm[(j * 3 + w) * K + k] = lg__anorm(zj + w * KC + k * C, C);
         }
         /* the reference form's U_k: one serial sum in node order */
         if (ref)
@@ -224,9 +179,9 @@ lg_status LG_FN(lg_gt_forward)(lg_real *out, lg_gt_cache *cache, const lg_real *
                 /* scores, edge-major over whole key rows */
                 for (lg_idx e = e0; e < e1; e++) {
                     const lg_real *kj = z + g->j[e] * P + KC;
-                    if (e + LG__GT_PF_DIST < nnz) lg__tprefetch(z + g->j[e + LG__GT_PF_DIST] * P + KC, 2 * KC);
+                    if (e + LG__ATT_PF_DIST < nnz) lg__aprefetch(z + g->j[e + LG__ATT_PF_DIST] * P + KC, 2 * KC);
                     for (lg_idx k = 0; k < K; k++)
-                        att[e * K + k] = lg__tdot(zi + k * C, kj + k * C, C) *
+                        att[e * K + k] = lg__adot(zi + k * C, kj + k * C, C) *
                                          lg__tcoef(mode, isc, lip ? den[i * K + k] : 1);
                 }
                 /* softmax per head, maximum subtracted */
@@ -244,12 +199,12 @@ lg_status LG_FN(lg_gt_forward)(lg_real *out, lg_gt_cache *cache, const lg_real *
                 /* aggregation, edge-major over whole value rows */
                 for (lg_idx e = e0; e < e1; e++) {
                     const lg_real *vj = z + g->j[e] * P + 2 * KC;
-                    if (e + LG__GT_PF_DIST < nnz) lg__tprefetch(z + g->j[e + LG__GT_PF_DIST] * P + 2 * KC, KC);
+                    if (e + LG__ATT_PF_DIST < nnz) lg__aprefetch(z + g->j[e + LG__ATT_PF_DIST] * P + 2 * KC, KC);
                     for (lg_idx k = 0; k < K; k++) {
                         lg_real w = att[e * K + k];
-                        if (drop) w = lg__tkeep(key, e, K, k, p) ? w * dscale : 0;
-                        if (concat) lg__taxpy(o + k * C, w, vj + k * C, C);
-                        else lg__taxpy(o, w * invK, vj + k * C, C);
+                        if (drop) w = lg__akeep(key, e, K, k, p) ? w * dscale : 0;
+                        if (concat) lg__aaxpy(o + k * C, w, vj + k * C, C);
+                        else lg__aaxpy(o, w * invK, vj + k * C, C);
                     }
                 }
             }
@@ -287,21 +242,6 @@ static lg_status LG_FN(lg__gt_after_fwd)(const lg_gt_cache *cache, const char *f
         return lg__error(LG_EINVAL, "%s: the cache was made for another scalar type", fn);
     if (!cache->have_fwd) return lg__error(LG_EINVAL, "%s: no forward has been run with this cache", fn);
     return LG_OK;
-}
-
-/* tpos[e] = the position in gT of edge e of g, by a counting sort over the
- * sources (which orders each source's targets ascending, as in every valid
- * transpose); tnext: n cursors. Returns 0 if gT (same n and nnz, valid) is not
- * g's transpose. O(n + nnz), sequential. */
-static int LG_FN(lg__gt_tpos)(lg_idx *tpos, lg_idx *tnext, const lg_graph *g, const lg_graph *gT) {
-    for (lg_idx j = 0; j < g->n; j++) tnext[j] = gT->p[j];
-    for (lg_idx i = 0; i < g->n; i++)
-        for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) {
-            const lg_idx j = g->j[e], t = tnext[j]++;
-            if (t >= gT->p[j + 1] || gT->j[t] != i) return 0;
-            tpos[e] = t;
-        }
-    return 1; /* nnz edges in nnz distinct slots, each matching: gT = g^T */
 }
 
 lg_status LG_FN(lg_gt_backward)(lg_real *d_in, lg_real *d_params, const lg_real *d_out, lg_gt_cache *cache,
@@ -347,7 +287,7 @@ lg_status LG_FN(lg_gt_backward)(lg_real *d_in, lg_real *d_params, const lg_real 
     if (n == 0) return LG_OK;
 
     /* B0. position in gT of every edge of g, checking gT */
-    if (!LG_FN(lg__gt_tpos)(tpos, tnext, g, gT))
+    if (!lg__graph_transpose_map(tpos, NULL, tnext, g, gT))
         return lg__error(LG_EINVAL, "%s: the transposed graph is not the transpose of the graph", fn);
 
     /* B1. row pass over targets i: per-edge records written at their position
@@ -379,12 +319,12 @@ lg_status LG_FN(lg_gt_backward)(lg_real *d_in, lg_real *d_params, const lg_real 
         for (lg_idx e = e0; e < e1; e++) {
             const lg_real *vj = z + g->j[e] * P + 2 * KC;
             lg_real *rc = rec + tpos[e] * RW;
-            if (e + LG__GT_PF_DIST < nnz) lg__tprefetch(z + g->j[e + LG__GT_PF_DIST] * P + KC, 2 * KC);
+            if (e + LG__ATT_PF_DIST < nnz) lg__aprefetch(z + g->j[e + LG__ATT_PF_DIST] * P + KC, 2 * KC);
             for (lg_idx k = 0; k < K; k++) {
-                lg_real d = concat ? lg__tdot(dmi + k * C, vj + k * C, C) : lg__tdot(dmi, vj + k * C, C) * invK;
+                lg_real d = concat ? lg__adot(dmi + k * C, vj + k * C, C) : lg__adot(dmi, vj + k * C, C) * invK;
                 lg_real a = att[e * K + k];
                 if (drop) {
-                    int kept = lg__tkeep(key, e, K, k, p);
+                    int kept = lg__akeep(key, e, K, k, p);
                     d = kept ? d * dscale : 0;
                     a = kept ? a * dscale : 0;
                 }
@@ -404,15 +344,15 @@ lg_status LG_FN(lg_gt_backward)(lg_real *d_in, lg_real *d_params, const lg_real 
             for (lg_idx e = e0; e < e1; e++) {
                 const lg_idx j = g->j[e];
                 const lg_real *kj = z + j * P + KC + k * C;
-                if (e + LG__GT_PF_DIST < e1) lg__tprefetch(z + g->j[e + LG__GT_PF_DIST] * P + KC + k * C, C);
+                if (e + LG__ATT_PF_DIST < e1) lg__aprefetch(z + g->j[e + LG__ATT_PF_DIST] * P + KC + k * C, C);
                 lg_real dt = att[e * K + k] * (eds[e * K + k] - S); /* softmax backward */
                 if (lip) {
-                    T += dt * (lg__tdot(qi, kj, C) * cs); /* sum_j dt_ij t_ij */
+                    T += dt * (lg__adot(qi, kj, C) * cs); /* sum_j dt_ij t_ij */
                     if (j == ak) eak = e;
                     if (j == av) eav = e;
                 }
                 rec[tpos[e] * RW + K + k] = dt * cs;
-                lg__taxpy(dq, dt * cs, kj, C);
+                lg__aaxpy(dq, dt * cs, kj, C);
             }
             if (!lip) continue;
             /* through den = max(p0, p1, p2) + eps to the three factors */
@@ -428,7 +368,7 @@ lg_status LG_FN(lg_gt_backward)(lg_real *d_in, lg_real *d_params, const lg_real 
             if (nk > 0) rec[tpos[eak] * RW + 2 * K + k] = dnk / nk;
             if (nv > 0) rec[tpos[eav] * RW + 3 * K + k] = dnv / nv;
             if (paper) {
-                if (nq > 0) lg__taxpy(dq, da / nq, qi, C);
+                if (nq > 0) lg__aaxpy(dq, da / nq, qi, C);
             } else {
                 dun[i * K + k] = da;
             }
@@ -461,25 +401,25 @@ lg_status LG_FN(lg_gt_backward)(lg_real *d_in, lg_real *d_params, const lg_real 
             for (lg_idx t = gT->p[j]; t < gT->p[j + 1]; t++) {
                 const lg_idx i = gT->j[t];
                 const lg_real *qi = z + i * P, *dmi = dm + i * D, *rc = rec + t * RW;
-                if (t + LG__GT_PF_DIST < nnz) {
-                    lg__tprefetch(z + gT->j[t + LG__GT_PF_DIST] * P, KC);
-                    lg__tprefetch(dm + gT->j[t + LG__GT_PF_DIST] * D, D);
+                if (t + LG__ATT_PF_DIST < nnz) {
+                    lg__aprefetch(z + gT->j[t + LG__ATT_PF_DIST] * P, KC);
+                    lg__aprefetch(dm + gT->j[t + LG__ATT_PF_DIST] * D, D);
                 }
                 for (lg_idx k = 0; k < K; k++) {
-                    lg__taxpy(dk + k * C, rc[K + k], qi + k * C, C);
-                    lg__taxpy(dv + k * C, rc[k], concat ? dmi + k * C : dmi, C);
+                    lg__aaxpy(dk + k * C, rc[K + k], qi + k * C, C);
+                    lg__aaxpy(dv + k * C, rc[k], concat ? dmi + k * C : dmi, C);
                     if (lip) cf[k] += rc[2 * K + k], cf[K + k] += rc[3 * K + k];
                 }
             }
             if (lip) /* j as the arg-max of ||k|| or ||v|| of its targets */
                 for (lg_idx k = 0; k < K; k++) {
-                    if (cf[k] != 0) lg__taxpy(dk + k * C, cf[k], zj + KC + k * C, C);
-                    if (cf[K + k] != 0) lg__taxpy(dv + k * C, cf[K + k], zj + 2 * KC + k * C, C);
+                    if (cf[k] != 0) lg__aaxpy(dk + k * C, cf[k], zj + KC + k * C, C);
+                    if (cf[K + k] != 0) lg__aaxpy(dv + k * C, cf[K + k], zj + 2 * KC + k * C, C);
                 }
             if (ref) { /* U_k = sqrt(sum_j |N(j)| ||q_jk||^2): dq_j += dU |N(j)| q_j / U */
                 const lg_real deg = (lg_real)(g->p[j + 1] - g->p[j]);
                 for (lg_idx k = 0; k < K; k++)
-                    if (u[k] > 0 && deg > 0) lg__taxpy(dzj + k * C, dut[k] * deg / u[k], zj + k * C, C);
+                    if (u[k] > 0 && deg > 0) lg__aaxpy(dzj + k * C, dut[k] * deg / u[k], zj + k * C, C);
             }
             for (lg_idx c = 0; c < P; c++) pb[c] += dzj[c];
             if (gate) {
@@ -545,7 +485,7 @@ lg_status LG_FN(lg_gt_scores)(lg_real *t, const lg_gt_cache *cache, const lg_gra
         for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) {
             const lg_real *kj = z + g->j[e] * P + KC;
             for (lg_idx k = 0; k < K; k++)
-                t[e * K + k] = lg__tdot(z + i * P + k * C, kj + k * C, C) *
+                t[e * K + k] = lg__adot(z + i * P + k * C, kj + k * C, C) *
                                lg__tcoef(mode, isc, mode != LG_ATT_NORM_NONE ? den[i * K + k] : 1);
         }
     return LG_OK;

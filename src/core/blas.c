@@ -50,7 +50,7 @@ void lg_blas_check(lg_blas_info *info) {
 }
 
 int lg_set_threads(int n) {
-    if (n <= 0) n = omp_get_num_procs();
+    if (n <= 0) n = omp_get_max_threads();
     omp_set_num_threads(n);
     openblas_set_num_threads(1);
     return n;

@@ -13,6 +13,7 @@
 #include <cs.h>
 
 #include "core/internal.h"
+#include "graph/graph_internal.h"
 
 /* An empty graph struct with arrays for n nodes and nnz edges. */
 static lg_status lg__graph_alloc(lg_graph **out, lg_idx n, lg_idx nnz) {
@@ -256,4 +257,16 @@ fail:
     lg__free(outdeg);
     lg__free(touched);
     return st;
+}
+
+int lg__graph_transpose_map(lg_idx *tpos, lg_idx *tedge, lg_idx *tnext, const lg_graph *g, const lg_graph *gT) {
+    for (lg_idx j = 0; j < g->n; j++) tnext[j] = gT->p[j];
+    for (lg_idx i = 0; i < g->n; i++)
+        for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) {
+            const lg_idx j = g->j[e], t = tnext[j]++;
+            if (t >= gT->p[j + 1] || gT->j[t] != i) return 0;
+            tpos[e] = t;
+            if (tedge) tedge[t] = e;
+        }
+    return 1; /* nnz edges in nnz distinct slots, each matching: gT = g^T */
 }

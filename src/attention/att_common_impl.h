@@ -1,0 +1,57 @@
+/*
+ * Helpers shared by the attention kernels (gat_impl.h, gt_impl.h), generic
+ * over the scalar (core/real.h): included once by each impl after real.h.
+ * Everything is static inline; one definition serves both layers.
+ */
+#ifndef LG_ATT_COMMON_IMPL_H
+#define LG_ATT_COMMON_IMPL_H
+
+/* sum_c a[c] b[c] in a fixed order (8 interleaved partial sums, then the
+ * tail), which the compiler can vectorise without reordering. O(n). */
+static inline lg_real lg__adot(const lg_real *restrict a, const lg_real *restrict b, lg_idx n) {
+    lg_real s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    lg_idx c = 0;
+    for (; c + 8 <= n; c += 8)
+        for (int l = 0; l < 8; l++) s[l] += a[c + l] * b[c + l];
+    lg_real r = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    for (; c < n; c++) r += a[c] * b[c];
+    return r;
+}
+
+/* y += w x over n values. */
+static inline void lg__aaxpy(lg_real *restrict y, lg_real w, const lg_real *restrict x, lg_idx n) {
+    for (lg_idx c = 0; c < n; c++) y[c] += w * x[c];
+}
+
+/* ||x||, without overflow when the squares would overflow. O(n). */
+static inline lg_real lg__anorm(const lg_real *x, lg_idx n) {
+    lg_real s = lg__adot(x, x, n);
+    if (s <= LG_REAL_MAX) return LG_SQRT(s);
+    lg_real m = 0;
+    for (lg_idx c = 0; c < n; c++) m = LG_FABS(x[c]) > m ? LG_FABS(x[c]) : m;
+    if (!(m > 0 && m <= LG_REAL_MAX)) return s; /* an infinity or NaN among x */
+    lg_real t = 0;
+    for (lg_idx c = 0; c < n; c++) {
+        lg_real v = x[c] / m;
+        t += v * v;
+    }
+    return m * LG_SQRT(t);
+}
+
+/* Attention dropout, the rule of both layers (lipgnn/gat.h): 1 if edge e,
+ * head k survives with key = lg_hash64(seed ^ lg_hash64(counter)). */
+static inline int lg__akeep(uint64_t key, lg_idx e, lg_idx K, lg_idx k, double p) {
+    uint64_t h = lg_hash64(key + ((uint64_t)e * (uint64_t)K + (uint64_t)k) * 0x9E3779B97F4A7C15ULL);
+    return (double)(h >> 11) * 0x1.0p-53 >= p;
+}
+
+/* Gathered rows are latency-bound: each edge pass prefetches the row of the
+ * edge LG__ATT_PF_DIST ahead (in the whole CSR, across row ends). */
+#define LG__ATT_PF_DIST 2
+
+/* Prefetches the len values of row r into the cache. */
+static inline void lg__aprefetch(const lg_real *r, lg_idx len) {
+    for (lg_idx c = 0; c < len; c += (lg_idx)(64 / sizeof(lg_real))) __builtin_prefetch(r + c);
+}
+
+#endif /* LG_ATT_COMMON_IMPL_H */

@@ -1,0 +1,15 @@
+/* Internal graph helpers shared by the layers' backward passes. */
+#ifndef LG_GRAPH_INTERNAL_H
+#define LG_GRAPH_INTERNAL_H
+
+#include "core/internal.h"
+
+/* Maps the edges of g to their places in gT (same n and nnz, each valid):
+ * tpos[e] = the position in gT of edge e of g, and, if tedge is not NULL, its
+ * inverse tedge[tpos[e]] = e; tnext: n cursors of workspace. A counting sort
+ * over the sources, which orders each source's targets ascending as in every
+ * valid transpose. Returns 0 if gT is not g's transpose, 1 otherwise.
+ * O(n + nnz), sequential. */
+int lg__graph_transpose_map(lg_idx *tpos, lg_idx *tedge, lg_idx *tnext, const lg_graph *g, const lg_graph *gT);
+
+#endif
