@@ -148,6 +148,9 @@ lg_status lg_train_config_check(const lg_train_config *c) {
 /* The trainer                                                                */
 /* ------------------------------------------------------------------------- */
 
+/* Epoch times kept for the median: the first this many epochs. */
+#define LG__MS_CAP 65536
+
 /* Everything that evolves during training and that a checkpoint must restore
  * for a bit-identical continuation (plain data: saved as bytes). */
 typedef struct lg__train_state {
@@ -301,7 +304,7 @@ lg_status lg_trainer_init(lg_trainer **out, const lg_model_config *mc, const lg_
     LG_CALLOC(t->norm, t->L, "gradient norms");
     LG_CALLOC(t->max_norm, t->L, "gradient norms");
     LG_CALLOC(t->max_att, t->L, "gradient norms");
-    t->ms_cap = tc->epochs > 0 ? tc->epochs : 1;
+    t->ms_cap = tc->epochs > 0 ? LG_MIN(tc->epochs, LG__MS_CAP) : 1;
     LG_CALLOC(t->ms, t->ms_cap, "epoch times");
     lg_explode_opts eo = {tc->explode_threshold, tc->explode_growth, tc->explode_window};
     LG_TRY(lg__explode_init(&t->det, t->L, &eo));
@@ -316,6 +319,16 @@ lg_status lg_trainer_init(lg_trainer **out, const lg_model_config *mc, const lg_
 fail:
     lg_trainer_free(t);
     return st;
+}
+
+/* 1 if two model configurations describe the same model (field by field:
+ * struct padding never takes part). */
+static int lg__model_config_equal(const lg_model_config *a, const lg_model_config *b) {
+    return a->kind == b->kind && a->layers == b->layers && a->hidden == b->hidden && a->heads == b->heads &&
+           a->att_norm == b->att_norm && a->node_norm == b->node_norm && a->residual == b->residual &&
+           a->lip_scale == b->lip_scale && a->gate == b->gate && a->dropout == b->dropout &&
+           a->att_dropout == b->att_dropout && a->self_loops == b->self_loops &&
+           a->feature_norm_row == b->feature_norm_row;
 }
 
 static double lg__now_ms(void) {
@@ -444,13 +457,15 @@ void lg_trainer_summary(const lg_trainer *t, lg_train_summary *out) {
     out->max_att_grad_norm_per_layer = t->max_att;
     out->n_params = lg__model_nparams_f32(t->model);
     out->stopped_early = s->stopped_early;
-    /* median epoch time (this process's epochs) */
-    if (t->ms_count > 0) {
-        double tmp[t->ms_count];
-        memcpy(tmp, t->ms, sizeof tmp);
+    /* median epoch time (this process's first LG__MS_CAP epochs); sorted in a
+     * copy, skipped (0) if the copy cannot be allocated */
+    double *tmp = t->ms_count > 0 ? lg__malloc_array((size_t)t->ms_count, sizeof(double)) : NULL;
+    if (tmp) {
+        memcpy(tmp, t->ms, sizeof(double) * (size_t)t->ms_count);
         qsort(tmp, (size_t)t->ms_count, sizeof(double), lg__cmp_double);
         out->epoch_ms_median = t->ms_count % 2 ? tmp[t->ms_count / 2]
                                                : 0.5 * (tmp[t->ms_count / 2 - 1] + tmp[t->ms_count / 2]);
+        lg__free(tmp);
     }
 }
 
@@ -558,7 +573,7 @@ lg_status lg_trainer_load(lg_trainer *t, const char *path) {
     lg_model_config mc;
     LG_TRY(lg__section(c, path, LG__CK_MODEL, sizeof mc, &d));
     memcpy(&mc, d, sizeof mc);
-    if (memcmp(&mc, &t->mc, sizeof mc) != 0) {
+    if (!lg__model_config_equal(&mc, &t->mc)) {
         char a[64], b[64];
         lg_norm_format(a, sizeof a, mc.att_norm, mc.node_norm);
         lg_norm_format(b, sizeof b, t->mc.att_norm, t->mc.node_norm);
