@@ -64,6 +64,7 @@ int lg_cmd_info(int argc, char **argv);
 int lg_cmd_train(int argc, char **argv);
 int lg_cmd_demo(int argc, char **argv);
 int lg_cmd_predict(int argc, char **argv);
+int lg_cmd_gradmap(int argc, char **argv);
 
 
 #endif

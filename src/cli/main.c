@@ -14,6 +14,7 @@ static const char lg__usage[] =
     "\n"
     "Commands:\n"
     "  demo        the main job: a deep GAT without and with LipschitzNorm on built-in TREES\n"
+    "  gradmap     SVG heat-map of per-layer gradient norms (layer x epoch) from --grad-log files\n"
     "  info        describe a data set (nodes, edges, features, classes, splits, degrees)\n"
     "  predict     evaluate a checkpoint; export predictions, embeddings, attention weights\n"
     "  train       train a deep GAT or graph transformer, log gradient norms, detect explosions\n"
@@ -80,6 +81,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "train")) return lg_cmd_train(argc - 1, argv + 1);
     if (!strcmp(cmd, "demo")) return lg_cmd_demo(argc - 1, argv + 1);
     if (!strcmp(cmd, "predict")) return lg_cmd_predict(argc - 1, argv + 1);
+    if (!strcmp(cmd, "gradmap")) return lg_cmd_gradmap(argc - 1, argv + 1);
     lg_cli_errorf(NULL, "unknown command '%s' (see 'lipgnn --help')", cmd);
     return LG_EXIT_USAGE;
 }

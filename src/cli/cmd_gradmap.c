@@ -1,0 +1,462 @@
+/* lipgnn gradmap: an SVG heat-map of per-layer gradient norms (layer x epoch)
+ * from one or two 'train --grad-log' CSV files, on a shared log colour scale. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli/cli.h"
+#include "cli/svg.h"
+
+static const char lg__gradmap_help[] =
+    "Usage: lipgnn gradmap --log FILE [--log FILE2] --out OUT.svg [OPTIONS]\n"
+    "Draws the gradient norms logged by 'lipgnn train --grad-log FILE' as a heat-map:\n"
+    "layers on the y axis (layer 0 at the bottom), epochs on the x axis, colour =\n"
+    "log10(norm). With two logs (e.g. without and with --norm lipschitz) the two panels\n"
+    "share one colour scale. Zero norms are grey, inf/nan red. With more than 400 epochs\n"
+    "a cell shows the maximum over a bin of epochs.\n"
+    "\n"
+    "  --log FILE          a grad-log CSV (header epoch,layer,group,norm); once or twice\n"
+    "  --out FILE          the SVG to write\n"
+    "  --group G           attention (default: the attention parameters) or all\n"
+    "  --title T           a title above the figure\n"
+    "  --label L           the title of a panel (default: the file's base name); as many\n"
+    "                      as --log\n"
+    "  -h, --help          this help\n";
+
+enum { LG__MAX_LOGS = 2, LG__MAX_COLS = 400, LG__MAX_LAYER = 9999, LG__MAX_EPOCH = 100000000, LG__LINE = 256 };
+
+/* Cell states, in the order a bin's maximum prefers them. */
+enum { LG__MISSING = 0, LG__ZERO = 1, LG__VALUE = 2, LG__BAD = 3 };
+
+/* One row of the chosen group. */
+typedef struct lg__row {
+    long epoch;  /* 1-based epoch                      */
+    long layer;  /* 0-based layer                      */
+    double norm; /* >= 0, inf or nan                   */
+    long line;   /* line number in the file            */
+} lg__row;
+
+/* One panel: the chosen group's rows of one file, binned into a grid. */
+typedef struct lg__panel {
+    const char *path;     /* the file                                      */
+    const char *label;    /* the panel title                               */
+    lg__row *rows;        /* rows of the chosen group                      */
+    size_t nrows, cap;    /* count and capacity of rows                    */
+    long emin, emax;      /* epoch range                                   */
+    long layers;          /* max layer + 1                                 */
+    long bin;             /* epochs per column                             */
+    long cols;            /* columns                                       */
+    double *val;          /* layers x cols maxima (row-major, layer major) */
+    unsigned char *state; /* layers x cols LG__* states                    */
+} lg__panel;
+
+static void lg__panel_free(lg__panel *p) {
+    free(p->rows);
+    free(p->val);
+    free(p->state);
+}
+
+/* Strict non-negative decimal integer of at most 9 digits; -1 if invalid. */
+static long lg__parse_count(const char *s) {
+    size_t n = strlen(s);
+    if (n == 0 || n > 9) return -1;
+    long v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    return v;
+}
+
+/* A norm: a number >= 0, inf or nan (also "-nan", as printf writes it). */
+static int lg__parse_norm(const char *s, double *out) {
+    if (s[0] == '-') {
+        if (strcasecmp(s + 1, "nan")) return -1;
+        *out = NAN;
+        return 0;
+    }
+    if (!((s[0] >= '0' && s[0] <= '9') || s[0] == '.' || s[0] == 'i' || s[0] == 'I' || s[0] == 'n' || s[0] == 'N'))
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end) return -1;
+    /* overflow gives inf, underflow 0 or a subnormal: both are norms */
+    if (!(v >= 0) && !isnan(v)) return -1;
+    *out = v;
+    return 0;
+}
+
+/* Reads one line (without its "\n" or "\r\n") into buf; returns its length,
+ * -1 at end of file, -2 if too long, -3 on a NUL byte. */
+static int lg__read_line(FILE *f, char *buf, int *eof) {
+    int n = 0, c;
+    while ((c = getc(f)) != EOF && c != '\n') {
+        if (c == 0) return -3;
+        if (n >= LG__LINE - 1) return -2;
+        buf[n++] = (char)c;
+    }
+    if (c == EOF) {
+        *eof = 1;
+        if (n == 0) return -1;
+    }
+    if (n > 0 && buf[n - 1] == '\r') n--;
+    buf[n] = 0;
+    return n;
+}
+
+static int lg__row_cmp(const void *a, const void *b) {
+    const lg__row *x = a, *y = b;
+    if (x->layer != y->layer) return x->layer < y->layer ? -1 : 1;
+    if (x->epoch != y->epoch) return x->epoch < y->epoch ? -1 : 1;
+    return x->line < y->line ? -1 : (x->line > y->line);
+}
+
+#define LG__BAD_LINE(...) do { lg_cli_errorf(cmd, __VA_ARGS__); rc = LG_EXIT_USAGE; goto done; } while (0)
+
+/* Reads and validates p->path, keeping the rows of `group`, then bins them.
+ * Returns an exit status (message printed). O(rows log rows). */
+static int lg__panel_read(const char *cmd, lg__panel *p, const char *group) {
+    const char *path = p->path;
+    char buf[LG__LINE];
+    int rc = LG_EXIT_OK, eof = 0;
+    long line = 0;
+    size_t other = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        lg_cli_errorf(cmd, "%s: cannot open: %s", path, strerror(errno));
+        return LG_EXIT_USAGE;
+    }
+    for (;;) {
+        int n = lg__read_line(f, buf, &eof);
+        if (n == -1) break;
+        line++;
+        if (n == -2) LG__BAD_LINE("%s:%ld: line longer than %d characters", path, line, LG__LINE - 2);
+        if (n == -3) LG__BAD_LINE("%s:%ld: NUL byte", path, line);
+        if (line == 1) {
+            if (strcmp(buf, "epoch,layer,group,norm"))
+                LG__BAD_LINE("%s:1: header is not 'epoch,layer,group,norm'", path);
+            continue;
+        }
+        char *fld[4];
+        int k = 0;
+        char *s = buf;
+        fld[k++] = s;
+        for (; *s; s++) {
+            if (*s != ',') continue;
+            if (k == 4) LG__BAD_LINE("%s:%ld: more than 4 fields", path, line);
+            *s = 0;
+            fld[k++] = s + 1;
+        }
+        if (k != 4) LG__BAD_LINE("%s:%ld: %d field%s, expected 4 (epoch,layer,group,norm)", path, line, k, k == 1 ? "" : "s");
+        long epoch = lg__parse_count(fld[0]), layer = lg__parse_count(fld[1]);
+        double norm;
+        if (epoch < 1 || epoch > LG__MAX_EPOCH)
+            LG__BAD_LINE("%s:%ld: epoch '%s' is not an integer in 1..%d", path, line, fld[0], LG__MAX_EPOCH);
+        if (layer < 0 || layer > LG__MAX_LAYER)
+            LG__BAD_LINE("%s:%ld: layer '%s' is not an integer in 0..%d", path, line, fld[1], LG__MAX_LAYER);
+        if (strcmp(fld[2], "attention") && strcmp(fld[2], "all"))
+            LG__BAD_LINE("%s:%ld: group '%s' is not 'attention' or 'all'", path, line, fld[2]);
+        if (lg__parse_norm(fld[3], &norm))
+            LG__BAD_LINE("%s:%ld: norm '%s' is not a number >= 0, inf or nan", path, line, fld[3]);
+        if (strcmp(fld[2], group)) { other++; continue; }
+        if (p->nrows == p->cap) {
+            size_t cap = p->cap ? 2 * p->cap : 256;
+            lg__row *r = realloc(p->rows, cap * sizeof *r);
+            if (!r) { lg_cli_errorf(cmd, "%s: out of memory", path); rc = LG_EXIT_FAIL; goto done; }
+            p->rows = r;
+            p->cap = cap;
+        }
+        p->rows[p->nrows++] = (lg__row){epoch, layer, norm, line};
+    }
+    if (ferror(f)) {
+        lg_cli_errorf(cmd, "%s: read error: %s", path, strerror(errno));
+        rc = LG_EXIT_USAGE;
+        goto done;
+    }
+    if (line == 0) LG__BAD_LINE("%s: empty file (no header)", path);
+    if (p->nrows == 0)
+        LG__BAD_LINE("%s: no '%s' rows (%zu row%s of the other group)", path, group, other, other == 1 ? "" : "s");
+    qsort(p->rows, p->nrows, sizeof *p->rows, lg__row_cmp);
+    p->emin = p->emax = p->rows[0].epoch;
+    p->layers = 0;
+    for (size_t i = 0; i < p->nrows; i++) {
+        const lg__row *r = &p->rows[i];
+        if (i && r->layer == r[-1].layer && r->epoch == r[-1].epoch)
+            LG__BAD_LINE("%s:%ld: epoch %ld, layer %ld, group %s repeats line %ld", path, r->line, r->epoch, r->layer,
+                         group, r[-1].line);
+        if (r->epoch < p->emin) p->emin = r->epoch;
+        if (r->epoch > p->emax) p->emax = r->epoch;
+        if (r->layer + 1 > p->layers) p->layers = r->layer + 1;
+    }
+    long span = p->emax - p->emin + 1;
+    p->bin = (span + LG__MAX_COLS - 1) / LG__MAX_COLS;
+    p->cols = (span + p->bin - 1) / p->bin;
+    size_t cells = (size_t)p->layers * (size_t)p->cols; /* <= 10^4 x 400 */
+    p->val = malloc(cells * sizeof *p->val);
+    p->state = calloc(cells, 1);
+    if (!p->val || !p->state) { lg_cli_errorf(cmd, "%s: out of memory", path); rc = LG_EXIT_FAIL; goto done; }
+    for (size_t i = 0; i < p->nrows; i++) {
+        const lg__row *r = &p->rows[i];
+        size_t c = (size_t)r->layer * (size_t)p->cols + (size_t)((r->epoch - p->emin) / p->bin);
+        int st = !isfinite(r->norm) ? LG__BAD : r->norm > 0 ? LG__VALUE : LG__ZERO;
+        if (st > p->state[c]) { p->state[c] = (unsigned char)st; p->val[c] = r->norm; }
+        else if (st == LG__VALUE && p->state[c] == LG__VALUE && r->norm > p->val[c]) p->val[c] = r->norm;
+    }
+done:
+    fclose(f);
+    return rc;
+}
+
+/* The base name of a path ("" stays ""). */
+static const char *lg__base(const char *path) {
+    const char *s = strrchr(path, '/');
+    return s && s[1] ? s + 1 : path;
+}
+
+/* "10" followed by the exponent k in Unicode superscripts. */
+static void lg__pow10_label(char *out, size_t size, long k) {
+    static const char *sup[10] = {"\u2070", "\u00b9", "\u00b2", "\u00b3", "\u2074",
+                                  "\u2075", "\u2076", "\u2077", "\u2078", "\u2079"};
+    char digits[32];
+    snprintf(out, size, "10%s", k < 0 ? "\u207b" : "");
+    snprintf(digits, sizeof digits, "%ld", k < 0 ? -k : k);
+    for (const char *d = digits; *d; d++)
+        if (strlen(out) + strlen(sup[*d - '0']) < size) strcat(out, sup[*d - '0']);
+}
+
+/* A "nice" tick step (1, 2, 5 x 10^k) giving at most `most` ticks over n units. */
+static long lg__nice_step(long n, long most) {
+    long step = 1;
+    for (;;) {
+        for (int m = 0; m < 3; m++) {
+            long s = step * (m == 0 ? 1 : m == 1 ? 2 : 5);
+            if (n / s < most) return s;
+        }
+        step *= 10;
+    }
+}
+
+/* Text rotated by `angle` degrees about its anchor (x, y). */
+static void lg__vtext(FILE *f, double x, double y, double size, int angle, const char *attrs, const char *text) {
+    char a[160];
+    snprintf(a, sizeof a, "%s%stransform=\"rotate(%d %.2f %.2f)\"", attrs ? attrs : "", attrs ? " " : "", angle, x, y);
+    lg_svg_text(f, x, y, size, "middle", a, text);
+}
+
+/* Layout constants (user units). */
+#define LG__PW 480.0   /* plot width                        */
+#define LG__LEFT 62.0  /* room for the layer axis            */
+#define LG__GAP 28.0   /* between panels                     */
+#define LG__BARW 18.0  /* colour bar width                   */
+
+static const char lg__grey[] = "#bdbdbd", lg__red[] = "#e31a1c";
+
+/* Draws panel p with its plot area at (x, y), plot height ph; log10 colour
+ * scale [lo, hi]. */
+static void lg__draw_panel(FILE *f, const lg__panel *p, double x, double y, double ph, double lo, double hi) {
+    char col[8], txt[64];
+    double cw = LG__PW / (double)p->cols, ch = ph / (double)p->layers;
+    lg_svg_text(f, x + LG__PW / 2, y - 10, 14, "middle", "font-weight=\"bold\" class=\"panel-title\"", p->label);
+    lg_svg_group_begin(f, "class=\"panel\" shape-rendering=\"crispEdges\"");
+    lg_svg_rect(f, x, y, LG__PW, ph, "#ffffff", "stroke=\"#999999\" stroke-width=\"0.5\"");
+    for (long l = 0; l < p->layers; l++)
+        for (long c = 0; c < p->cols; c++) {
+            size_t i = (size_t)l * (size_t)p->cols + (size_t)c;
+            const char *fill;
+            switch (p->state[i]) {
+            case LG__MISSING: continue;
+            case LG__ZERO: fill = lg__grey; break;
+            case LG__BAD: fill = lg__red; break;
+            default:
+                lg_svg_viridis((log10(p->val[i]) - lo) / (hi - lo), col);
+                fill = col;
+            }
+            lg_svg_rect(f, x + c * cw, y + (p->layers - 1 - l) * ch, cw, ch, fill, "class=\"cell\"");
+        }
+    lg_svg_group_end(f);
+    /* layer axis: labels at the middle of the rows */
+    long ls = lg__nice_step(p->layers, 12);
+    for (long l = 0; l < p->layers; l += ls) {
+        double yy = y + (p->layers - 0.5 - l) * ch;
+        lg_svg_line(f, x - 4, yy, x, yy, "#333333", 1, NULL);
+        snprintf(txt, sizeof txt, "%ld", l);
+        lg_svg_text(f, x - 6, yy + 4, 11, "end", NULL, txt);
+    }
+    lg__vtext(f, x - LG__LEFT + 16, y + ph / 2, 13, -90, "class=\"axis-title\"", "layer");
+    /* epoch axis: the first epoch, then multiples of the step */
+    long span = p->emax - p->emin + 1, es = lg__nice_step(span, 9);
+    for (long e = p->emin; e <= p->emax;) {
+        double xx = x + ((double)(e - p->emin) + 0.5) / (double)p->bin * cw;
+        lg_svg_line(f, xx, y + ph, xx, y + ph + 4, "#333333", 1, NULL);
+        snprintf(txt, sizeof txt, "%ld", e);
+        lg_svg_text(f, xx, y + ph + 16, 11, "middle", NULL, txt);
+        long next = (e / es + 1) * es;
+        if (e == p->emin && next - e < es / 2) next += es;
+        e = next;
+    }
+    lg_svg_text(f, x + LG__PW / 2, y + ph + 34, 13, "middle", "class=\"axis-title\"", "epoch");
+}
+
+/* Draws the colour bar for log10 range [lo, hi] at (x, y), height h. */
+static void lg__draw_colorbar(FILE *f, double x, double y, double h, double lo, double hi, const char *group) {
+    char col[8], txt[64];
+    enum { SLICES = 64 };
+    lg_svg_group_begin(f, "id=\"colorbar\" shape-rendering=\"crispEdges\"");
+    for (int i = 0; i < SLICES; i++) {
+        lg_svg_viridis((i + 0.5) / SLICES, col);
+        lg_svg_rect(f, x, y + h - (i + 1) * h / SLICES, LG__BARW, h / SLICES + 0.3, col, NULL);
+    }
+    lg_svg_rect(f, x, y, LG__BARW, h, NULL, "stroke=\"#333333\" stroke-width=\"0.5\"");
+    lg_svg_group_end(f);
+    /* ticks at powers of ten, thinned to at most ~8; the ends labelled when
+     * fewer than two powers fall inside */
+    long k0 = (long)ceil(lo - 1e-9), k1 = (long)floor(hi + 1e-9), ks = 1, nt = 0;
+    if (k1 - k0 >= 8) ks = (k1 - k0) / 8 + 1;
+    for (long k = k0; k <= k1; k++) {
+        if (((k % ks) + ks) % ks) continue;
+        double yy = y + h - ((double)k - lo) / (hi - lo) * h;
+        lg_svg_line(f, x + LG__BARW, yy, x + LG__BARW + 4, yy, "#333333", 1, NULL);
+        lg__pow10_label(txt, sizeof txt, k);
+        lg_svg_text(f, x + LG__BARW + 6, yy + 4, 11, "start", "class=\"cbar-tick\"", txt);
+        nt++;
+    }
+    if (nt < 2) {
+        double ends[2] = {lo, hi};
+        for (int i = 0; i < 2; i++) {
+            double yy = y + h - (ends[i] - lo) / (hi - lo) * h;
+            snprintf(txt, sizeof txt, "%.3g", pow(10, ends[i]));
+            lg_svg_line(f, x + LG__BARW, yy, x + LG__BARW + 4, yy, "#333333", 1, NULL);
+            lg_svg_text(f, x + LG__BARW + 6, yy + 4, 11, "start", "class=\"cbar-tick\"", txt);
+        }
+    }
+    snprintf(txt, sizeof txt, "gradient norm (%s), log scale", group);
+    lg__vtext(f, x + LG__BARW + 64, y + h / 2, 12, 90, NULL, txt);
+}
+
+int lg_cmd_gradmap(int argc, char **argv) {
+    const char *cmd = "gradmap";
+    static const struct option opts[] = {
+        {"log", required_argument, 0, 'l'},   {"out", required_argument, 0, 'o'},
+        {"group", required_argument, 0, 'g'}, {"title", required_argument, 0, 't'},
+        {"label", required_argument, 0, 'L'}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    const char *logs[LG__MAX_LOGS], *labels[LG__MAX_LOGS], *out = NULL, *group = "attention", *title = NULL;
+    int nlogs = 0, nlabels = 0, c, idx;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
+        switch (c) {
+        case 'h': fputs(lg__gradmap_help, stdout); return LG_EXIT_OK;
+        case 'l':
+            if (nlogs == LG__MAX_LOGS) { lg_cli_errorf(cmd, "at most %d --log files", LG__MAX_LOGS); return LG_EXIT_USAGE; }
+            logs[nlogs++] = optarg;
+            break;
+        case 'L':
+            if (nlabels == LG__MAX_LOGS) { lg_cli_errorf(cmd, "at most %d --label", LG__MAX_LOGS); return LG_EXIT_USAGE; }
+            labels[nlabels++] = optarg;
+            break;
+        case 'o': out = optarg; break;
+        case 'g':
+            if (strcmp(optarg, "attention") && strcmp(optarg, "all")) {
+                lg_cli_errorf(cmd, "--group: '%s' is not 'attention' or 'all'", optarg);
+                return LG_EXIT_USAGE;
+            }
+            group = optarg;
+            break;
+        case 't': title = optarg; break;
+        default:
+            lg_cli_errorf(cmd, "unknown option or missing value: '%s' (see 'lipgnn gradmap --help')", argv[optind - 1]);
+            return LG_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) { lg_cli_errorf(cmd, "unexpected argument '%s'", argv[optind]); return LG_EXIT_USAGE; }
+    if (!nlogs) { lg_cli_errorf(cmd, "--log FILE is required"); return LG_EXIT_USAGE; }
+    if (!out || !*out) { lg_cli_errorf(cmd, "--out FILE is required"); return LG_EXIT_USAGE; }
+    if (nlabels && nlabels != nlogs) {
+        lg_cli_errorf(cmd, "%d --label for %d --log: give one per log, or none", nlabels, nlogs);
+        return LG_EXIT_USAGE;
+    }
+    lg__panel pan[LG__MAX_LOGS];
+    memset(pan, 0, sizeof pan);
+    int rc = LG_EXIT_OK;
+    FILE *f = NULL;
+    for (int i = 0; i < nlogs; i++) {
+        pan[i].path = logs[i];
+        pan[i].label = nlabels ? labels[i] : lg__base(logs[i]);
+        if ((rc = lg__panel_read(cmd, &pan[i], group))) goto done;
+    }
+    /* shared colour scale: log10 of the finite positive norms of all files */
+    double lo = INFINITY, hi = -INFINITY;
+    int any_zero = 0, any_bad = 0, any_missing = 0;
+    long maxlayers = 0;
+    for (int i = 0; i < nlogs; i++) {
+        for (size_t r = 0; r < pan[i].nrows; r++) {
+            double v = pan[i].rows[r].norm;
+            if (isfinite(v) && v > 0) {
+                double lv = log10(v);
+                if (lv < lo) lo = lv;
+                if (lv > hi) hi = lv;
+            }
+        }
+        size_t cells = (size_t)pan[i].layers * (size_t)pan[i].cols;
+        for (size_t k = 0; k < cells; k++) {
+            any_zero |= pan[i].state[k] == LG__ZERO;
+            any_bad |= pan[i].state[k] == LG__BAD;
+            any_missing |= pan[i].state[k] == LG__MISSING;
+        }
+        if (pan[i].layers > maxlayers) maxlayers = pan[i].layers;
+    }
+    if (!(lo <= hi)) { lo = -1; hi = 1; }      /* no finite positive norm */
+    if (hi - lo < 1e-6) { lo -= 0.5; hi += 0.5; }
+    /* layout */
+    double ph = maxlayers * 18.0;
+    if (ph < 140) ph = 140;
+    if (ph > 480) ph = 480;
+    double top = (title ? 34 : 8) + 26, bar_x = nlogs * (LG__LEFT + LG__PW + LG__GAP);
+    double width = bar_x + LG__BARW + 86, height = top + ph + 44 + 26;
+    if (!(f = fopen(out, "w"))) {
+        lg_cli_errorf(cmd, "%s: cannot write: %s", out, strerror(errno));
+        rc = LG_EXIT_USAGE;
+        goto done;
+    }
+    lg_svg_begin(f, width, height, NULL);
+    if (title) lg_svg_text(f, width / 2, 24, 16, "middle", "font-weight=\"bold\" class=\"title\"", title);
+    for (int i = 0; i < nlogs; i++) {
+        double ph_i = ph * (double)pan[i].layers / (double)maxlayers; /* same row height in every panel */
+        double x = i * (LG__LEFT + LG__PW + LG__GAP) + LG__LEFT;
+        lg__draw_panel(f, &pan[i], x, top + (ph - ph_i), ph_i, lo, hi);
+    }
+    lg__draw_colorbar(f, bar_x, top, ph, lo, hi, group);
+    /* legend of the special colours */
+    double lx = LG__LEFT, ly = top + ph + 50;
+    lg_svg_group_begin(f, "class=\"legend\"");
+    lg_svg_rect(f, lx, ly, 12, 12, lg__grey, "stroke=\"#666666\" stroke-width=\"0.5\"");
+    lg_svg_text(f, lx + 16, ly + 10, 11, "start", NULL, any_zero ? "norm 0" : "norm 0 (none)");
+    lg_svg_rect(f, lx + 110, ly, 12, 12, lg__red, "stroke=\"#666666\" stroke-width=\"0.5\"");
+    lg_svg_text(f, lx + 126, ly + 10, 11, "start", NULL, any_bad ? "inf / nan" : "inf / nan (none)");
+    if (any_missing) {
+        lg_svg_rect(f, lx + 240, ly, 12, 12, "#ffffff", "stroke=\"#666666\" stroke-width=\"0.5\"");
+        lg_svg_text(f, lx + 256, ly + 10, 11, "start", NULL, "not logged");
+    }
+    if (pan[0].bin > 1 || (nlogs > 1 && pan[1].bin > 1))
+        lg_svg_text(f, lx + 360, ly + 10, 11, "start", NULL, "cells: max over epoch bins");
+    lg_svg_group_end(f);
+    lg_svg_end(f);
+    if (ferror(f) | fclose(f)) {
+        f = NULL;
+        lg_cli_errorf(cmd, "%s: write error: %s", out, strerror(errno));
+        rc = LG_EXIT_FAIL;
+        goto done;
+    }
+    f = NULL;
+    fprintf(stderr, "%s\n", out);
+done:
+    if (f) fclose(f);
+    for (int i = 0; i < nlogs; i++) lg__panel_free(&pan[i]);
+    return rc;
+}

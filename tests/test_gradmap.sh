@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# lipgnn gradmap tests: test_gradmap.sh LIPGNN_BINARY TESTS_DIR. Exit 0 pass, 1 fail.
+set -u
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+run() { "$bin" "$@" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc"; }
+rc() { cat "$tmp/rc"; }
+expect_rc() { [ "$(rc)" = "$1" ] || fail "lipgnn $2: exit $(rc), expected $1; stderr: $(head -c 400 "$tmp/err")"; }
+no_sanitizer() { grep -qiE "sanitizer|runtime error|leak" "$tmp/err" && fail "$1: sanitizer report: $(head -c 600 "$tmp/err")"; }
+# well-formed XML, by whatever parser exists
+wellformed() {
+  if [ -x /usr/bin/python3 ]; then
+    /usr/bin/python3 -c 'import xml.etree.ElementTree as E,sys; E.parse(sys.argv[1])' "$1" 2>"$tmp/xmlerr" ||
+      fail "$1 is not well-formed XML: $(tail -1 "$tmp/xmlerr")"
+  elif command -v xmllint >/dev/null; then
+    xmllint --noout "$1" 2>"$tmp/xmlerr" || fail "$1 is not well-formed XML: $(head -3 "$tmp/xmlerr")"
+  else
+    echo "no XML parser (/usr/bin/python3 or xmllint): well-formedness of $1 not checked"
+  fi
+}
+count() { grep -o "$1" "$2" | wc -l | tr -d ' '; }
+
+# two tiny models, without and with LipschitzNorm
+L=4 E=12
+train_args=(train --trees 3 --trees-count 100 --layers $L --hidden 8 --epochs $E --quiet)
+run "${train_args[@]}" --grad-log "$tmp/plain.csv"; expect_rc 0 "train (no norm)"
+run "${train_args[@]}" --norm lipschitz --grad-log "$tmp/lip.csv"; expect_rc 0 "train --norm lipschitz"
+[ "$(head -1 "$tmp/plain.csv")" = "epoch,layer,group,norm" ] || fail "grad-log header: $(head -1 "$tmp/plain.csv")"
+[ "$(($(wc -l <"$tmp/plain.csv") - 1))" = $((E * L * 2)) ] || fail "grad-log rows: $(wc -l <"$tmp/plain.csv")"
+
+run gradmap --help; expect_rc 0 "gradmap --help"; grep -q -- "--log FILE" "$tmp/out" || fail "gradmap --help lacks --log"
+run --help; grep -q "gradmap" "$tmp/out" || fail "lipgnn --help does not list gradmap"
+
+# one log
+run gradmap --log "$tmp/plain.csv" --out "$tmp/one.svg"; expect_rc 0 "gradmap one log"; no_sanitizer "one log"
+grep -qx "$tmp/one.svg" "$tmp/err" || fail "output path not printed on stderr: $(cat "$tmp/err")"
+wellformed "$tmp/one.svg"
+[ "$(count 'class="cell"' "$tmp/one.svg")" = $((L * E)) ] || fail "one log: $(count 'class="cell"' "$tmp/one.svg") cells, expected $((L * E))"
+[ "$(count 'class="panel"' "$tmp/one.svg")" = 1 ] || fail "one log: not 1 panel"
+grep -q '>epoch</text>' "$tmp/one.svg" || fail "no 'epoch' axis title"
+grep -q '>layer</text>' "$tmp/one.svg" || fail "no 'layer' axis title"
+grep -q 'id="colorbar"' "$tmp/one.svg" || fail "no colour bar"
+[ "$(count 'class="cbar-tick"' "$tmp/one.svg")" -ge 2 ] || fail "colour bar has fewer than 2 tick labels"
+grep -q '>plain.csv</text>' "$tmp/one.svg" || fail "panel title is not the file's base name"
+grep -q 'inf / nan' "$tmp/one.svg" || fail "no legend note for inf/nan"
+
+# two logs: two panels, one colour scale
+run gradmap --log "$tmp/plain.csv" --log "$tmp/lip.csv" --label "no norm" --label "LipschitzNorm & <co>" \
+    --title "Fig. 2 style" --out "$tmp/two.svg"
+expect_rc 0 "gradmap two logs"; no_sanitizer "two logs"
+wellformed "$tmp/two.svg"
+[ "$(count 'class="panel"' "$tmp/two.svg")" = 2 ] || fail "two logs: $(count 'class="panel"' "$tmp/two.svg") panels"
+[ "$(count 'class="cell"' "$tmp/two.svg")" = $((2 * L * E)) ] || fail "two logs: $(count 'class="cell"' "$tmp/two.svg") cells"
+[ "$(count 'id="colorbar"' "$tmp/two.svg")" = 1 ] || fail "two logs: not one shared colour bar"
+grep -q 'LipschitzNorm &amp; &lt;co&gt;' "$tmp/two.svg" || fail "label not XML-escaped"
+grep -q 'Fig. 2 style' "$tmp/two.svg" || fail "no title"
+
+# --group all: the other rows
+run gradmap --log "$tmp/plain.csv" --group all --out "$tmp/all.svg"; expect_rc 0 "gradmap --group all"
+wellformed "$tmp/all.svg"
+[ "$(count 'class="cell"' "$tmp/all.svg")" = $((L * E)) ] || fail "--group all: $(count 'class="cell"' "$tmp/all.svg") cells"
+grep -q 'gradient norm (all)' "$tmp/all.svg" || fail "--group all: colour bar not titled"
+cmp -s "$tmp/one.svg" "$tmp/all.svg" && fail "--group all draws the same as attention"
+
+# zeros and non-finite norms, and many epochs binned to at most 400 columns
+{ echo "epoch,layer,group,norm"
+  for e in $(seq 1 1000); do
+    echo "$e,0,attention,$([ $e = 5 ] && echo inf || echo 0.5)"
+    echo "$e,1,attention,$([ $e -le 3 ] && echo 0 || echo 2e-3)"
+    echo "$e,2,attention,$([ $e = 7 ] && echo -nan || echo 1e+2)"
+  done; } >"$tmp/long.csv"
+run gradmap --log "$tmp/long.csv" --out "$tmp/long.svg"; expect_rc 0 "gradmap 1000 epochs"; no_sanitizer "1000 epochs"
+wellformed "$tmp/long.svg"
+cells=$(count 'class="cell"' "$tmp/long.svg")
+[ "$cells" -le $((3 * 400)) ] && [ "$cells" -ge $((3 * 200)) ] || fail "1000 epochs: $cells cells, expected 3 x (200..400)"
+grep -q 'class="cell"[^>]*fill="#e31a1c"' "$tmp/long.svg" || fail "inf/nan not drawn red"
+grep -q 'class="cell"[^>]*fill="#bdbdbd"' "$tmp/long.svg" || fail "zero not drawn grey"
+
+# bad inputs: exit 2, the file named, no crash
+bad() { # NAME CONTENT(printf format)
+  printf "$2" >"$tmp/$1"
+  run gradmap --log "$tmp/plain.csv" --log "$tmp/$1" --out "$tmp/bad.svg"
+  expect_rc 2 "gradmap on $1"
+  grep -q "$1" "$tmp/err" || fail "$1: message does not name the file: $(cat "$tmp/err")"
+  no_sanitizer "$1"
+}
+bad empty.csv ''
+bad header.csv 'epoch,layer,norm\n1,0,attention,1\n'
+bad header2.csv 'epoch,layer,group,norm,x\n1,0,attention,1\n'
+bad nonnum.csv 'epoch,layer,group,norm\n1,0,attention,abc\n'
+bad negnorm.csv 'epoch,layer,group,norm\n1,0,attention,-1\n'
+bad neglayer.csv 'epoch,layer,group,norm\n1,-1,attention,1\n'
+bad epoch0.csv 'epoch,layer,group,norm\n0,0,attention,1\n'
+bad truncated.csv 'epoch,layer,group,norm\n1,0,attention,1\n1,1,attenti'
+bad fields5.csv 'epoch,layer,group,norm\n1,0,attention,1,2\n'
+bad group.csv 'epoch,layer,group,norm\n1,0,weights,1\n'
+bad duplicate.csv 'epoch,layer,group,norm\n1,0,attention,1\n1,0,attention,2\n'
+bad norows.csv 'epoch,layer,group,norm\n'
+bad hugelayer.csv 'epoch,layer,group,norm\n1,123456789,attention,1\n'
+bad emptyfield.csv 'epoch,layer,group,norm\n1,,attention,1\n'
+bad nul.csv 'epoch,layer,group,norm\n1,0,attention,1\0002\n'
+head -c 5000 /dev/zero | tr '\0' 'x' >"$tmp/longline.csv"; bad longline.csv "$(cat "$tmp/longline.csv")"
+grep -q "truncated.csv:3" <(run gradmap --log "$tmp/truncated.csv" --out "$tmp/bad.svg"; cat "$tmp/err") ||
+  fail "truncated row: line number not given"
+run gradmap --log "$tmp/missing.csv" --out "$tmp/bad.svg"; expect_rc 2 "gradmap missing file"
+grep -q "missing.csv" "$tmp/err" || fail "missing file not named: $(cat "$tmp/err")"
+[ -e "$tmp/bad.svg" ] && fail "an SVG was written for bad input"
+
+# bad usage
+run gradmap --out "$tmp/x.svg"; expect_rc 2 "gradmap without --log"
+run gradmap --log "$tmp/plain.csv"; expect_rc 2 "gradmap without --out"
+run gradmap --log "$tmp/plain.csv" --out "$tmp/x.svg" --group weights; expect_rc 2 "gradmap --group weights"
+run gradmap --log "$tmp/plain.csv" --out "$tmp/x.svg" --frob; expect_rc 2 "gradmap --frob"
+run gradmap --log a --log b --log c --out "$tmp/x.svg"; expect_rc 2 "gradmap three logs"
+run gradmap --log "$tmp/plain.csv" --out "$tmp/x.svg" --label a --label b; expect_rc 2 "gradmap two labels, one log"
+run gradmap --log "$tmp/plain.csv" --out "$tmp/no/such/dir/x.svg"; expect_rc 2 "gradmap unwritable --out"
+
+[ $fails = 0 ] && echo "gradmap: all checks passed" && exit 0
+echo "$fails failure(s)"; exit 1
