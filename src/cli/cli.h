@@ -59,6 +59,33 @@ int lg_cli_exit_for(lg_status st);
 /* JSON output: a string with escapes. */
 void lg_json_string(FILE *f, const char *s);
 
+/* Options of a training run (train, demo; the base options of depth-study). */
+typedef struct lg_train_opts {
+    lg_cli_data data;   /* where the data set comes from                      */
+    lg_model_config mc; /* model                                              */
+    lg_train_config tc; /* training (tc.seed = data.seed)                     */
+    int threads;        /* --threads (0: OpenMP's default)                    */
+    const char *grad_log, *log, *save, *resume; /* output and state files, or NULL */
+    int json, verbose, quiet;
+} lg_train_opts;
+
+/* Parses the options of `lipgnn train` (argv[0] is the command name) into o:
+ * the defaults of the chosen --model, then the options given. Returns -1 after
+ * printing an error, 1 after printing the help, 0 on success. Uses getopt_long
+ * (global state: resets optind). */
+int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o);
+
+/* Trains on ds as o says (progress on a terminal, explosion messages, logs,
+ * checkpoint, SIGINT/SIGTERM ending the run at the end of an epoch). Fills
+ * *sum (its per-layer arrays are set to NULL: they die with the trainer) and
+ * *interrupted; returns the exit status (0, 1, 2, 3, or 128 + signal). Prints
+ * the JSON summary when o->json. */
+int lg_cli_train_run(const char *cmd, const lg_train_opts *o, const lg_dataset *ds, lg_train_summary *sum,
+                     int *interrupted);
+
+/* 1 once SIGINT or SIGTERM was received during lg_cli_train_run. */
+int lg_cli_stop_requested(void);
+
 /* Subcommands: each returns the process exit status. */
 int lg_cmd_info(int argc, char **argv);
 int lg_cmd_train(int argc, char **argv);

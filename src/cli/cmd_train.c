@@ -63,15 +63,8 @@ static volatile sig_atomic_t lg__stop_signal;
 
 static void lg__on_signal(int sig) { lg__stop_signal = sig; }
 
-/* Parsed options of train (and predict). */
-typedef struct lg_train_opts {
-    lg_cli_data data;
-    lg_model_config mc;
-    lg_train_config tc;
-    int threads;
-    const char *grad_log, *log, *save, *resume;
-    int json, verbose, quiet;
-} lg_train_opts;
+int lg_cli_stop_requested(void) { return lg__stop_signal != 0; }
+
 
 enum {
     O_MODEL = 1000, O_LAYERS, O_HIDDEN, O_HEADS, O_NORM, O_LIPS, O_RESID, O_GATE, O_DROP, O_ATTDROP, O_LOOPS,
@@ -104,7 +97,7 @@ static const struct option lg__train_options[] = {
 /* Parses the train options into o. Returns -1 after printing an error, 1
  * after printing help, 0 on success. Two passes: --model first, since the
  * other defaults depend on it. */
-static int lg__train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o) {
+int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o) {
     int c, idx;
     long long v;
     double d;
@@ -250,8 +243,8 @@ static void lg__print_json(const lg_train_opts *o, const lg_dataset *ds, const l
 
 /* Trains on ds as o says: logs, progress, explosion messages, signals,
  * checkpoint. Fills *sum and *interrupted; returns the exit status. */
-static int lg__train_run(const char *cmd, const lg_train_opts *o, const lg_dataset *ds, lg_train_summary *sum,
-                         int *interrupted) {
+int lg_cli_train_run(const char *cmd, const lg_train_opts *o, const lg_dataset *ds, lg_train_summary *sum,
+                     int *interrupted) {
     lg_trainer *t = NULL;
     FILE *glog = NULL, *elog = NULL;
     int status = LG_EXIT_OK;
@@ -343,7 +336,7 @@ done:
 int lg_cmd_train(int argc, char **argv) {
     const char *cmd = "train";
     lg_train_opts o;
-    int rc = lg__train_parse(cmd, argc, argv, &o);
+    int rc = lg_cli_train_parse(cmd, argc, argv, &o);
     if (rc) return rc > 0 ? LG_EXIT_OK : LG_EXIT_USAGE;
     lg_set_threads(o.threads);
     lg_dataset *ds = NULL;
@@ -351,7 +344,7 @@ int lg_cmd_train(int argc, char **argv) {
     if (rc) return rc;
     lg_train_summary s;
     int interrupted;
-    int status = lg__train_run(cmd, &o, ds, &s, &interrupted);
+    int status = lg_cli_train_run(cmd, &o, ds, &s, &interrupted);
     if (s.epochs_run > 0 && !o.json) {
         char norm[64];
         lg_norm_format(norm, sizeof norm, o.mc.att_norm, o.mc.node_norm);
@@ -405,7 +398,7 @@ int lg_cmd_demo(int argc, char **argv) {
     for (int k = 1; k < argc && n < 255; k++) args[n++] = argv[k];
     args[n] = NULL;
     lg_train_opts o;
-    int rc = lg__train_parse(cmd, n, args, &o);
+    int rc = lg_cli_train_parse(cmd, n, args, &o);
     if (rc) return rc > 0 ? LG_EXIT_OK : LG_EXIT_USAGE;
     lg_set_threads(o.threads);
     lg_dataset *ds = NULL;
@@ -420,7 +413,7 @@ int lg_cmd_demo(int argc, char **argv) {
     for (int k = 0; k < 2 && status == LG_EXIT_OK; k++) {
         o.mc.att_norm = norms[k];
         int interrupted;
-        status = lg__train_run(cmd, &o, ds, &s[k], &interrupted);
+        status = lg_cli_train_run(cmd, &o, ds, &s[k], &interrupted);
         if (interrupted) break;
     }
     if (status == LG_EXIT_OK && !o.json) {
