@@ -41,7 +41,7 @@ static inline lg_real lg__anorm(const lg_real *x, lg_idx n) {
 /* Attention dropout, the rule of both layers (lipgnn/gat.h): 1 if edge e,
  * head k survives with key = lg_hash64(seed ^ lg_hash64(counter)). */
 static inline int lg__akeep(uint64_t key, lg_idx e, lg_idx K, lg_idx k, double p) {
-    uint64_t h = lg_hash64(key + ((uint64_t)e * (uint64_t)K + (uint64_t)k) * 0x9E3779B97F4A7C15ULL);
+    uint64_t h = lg__hash64(key + ((uint64_t)e * (uint64_t)K + (uint64_t)k) * 0x9E3779B97F4A7C15ULL);
     return (double)(h >> 11) * 0x1.0p-53 >= p;
 }
 

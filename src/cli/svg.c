@@ -145,6 +145,24 @@ void lg_svg_polyline(FILE *f, const double *x, const double *y, size_t n, const 
     fputs("\"/>\n", f);
 }
 
+void lg_svg_circle(FILE *f, double cx, double cy, double r, const char *fill, const char *stroke,
+                   const char *attrs) {
+    fputs("<circle", f);
+    lg__attrs(f, attrs);
+    fputs(" cx=\"", f);
+    lg_svg_num(f, cx);
+    fputs("\" cy=\"", f);
+    lg_svg_num(f, cy);
+    fputs("\" r=\"", f);
+    lg_svg_num(f, r < 0 ? 0 : r);
+    fputs("\" fill=\"", f);
+    lg_svg_escape(f, fill ? fill : "none");
+    fputs("\" stroke=\"", f);
+    lg_svg_escape(f, stroke ? stroke : "none");
+    if (stroke) fputs("\" stroke-width=\"1", f);
+    fputs("\"/>\n", f);
+}
+
 void lg_svg_text(FILE *f, double x, double y, double size, const char *anchor, const char *attrs,
                  const char *text) {
     fputs("<text", f);

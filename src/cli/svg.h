@@ -36,6 +36,11 @@ void lg_svg_line(FILE *f, double x1, double y1, double x2, double y2, const char
 void lg_svg_polyline(FILE *f, const double *x, const double *y, size_t n, const char *stroke, double width,
                      const char *attrs);
 
+/* A circle of centre (cx, cy) and radius r; fill and stroke NULL = "none"
+ * (stroke width 1 when a stroke is given). */
+void lg_svg_circle(FILE *f, double cx, double cy, double r, const char *fill, const char *stroke,
+                   const char *attrs);
+
 /* Text at (x, y) (baseline), size in user units, anchor "start", "middle" or
  * "end" (NULL = start). */
 void lg_svg_text(FILE *f, double x, double y, double size, const char *anchor, const char *attrs,

@@ -55,6 +55,15 @@ lg_status lg__nomem(const char *what);
         if (!(p)) { st = lg__nomem(what); goto fail; }                         \
     } while (0)
 
+/* splitmix64's finaliser, inline for the per-element masks of the kernels;
+ * lg_hash64 (lipgnn/core.h) is the same function. */
+static inline uint64_t lg__hash64(uint64_t z) {
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
 #define LG_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define LG_MAX(a, b) ((a) > (b) ? (a) : (b))
 

@@ -2,12 +2,7 @@
  * splitmix64, and splitmix64's finaliser as a stateless hash. */
 #include "core/internal.h"
 
-uint64_t lg_hash64(uint64_t z) {
-    z += 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
+uint64_t lg_hash64(uint64_t z) { return lg__hash64(z); }
 
 void lg_rng_seed(lg_rng *rng, uint64_t seed) {
     uint64_t x = seed;

@@ -52,7 +52,7 @@ uint64_t lg__nn_dropout_threshold(double p);
 
 /* 1 if element k survives: (hash >> 32) >= threshold. */
 static inline int lg__nn_dropout_keep(uint64_t stream, uint64_t threshold, lg_idx k) {
-    return (lg_hash64(stream + (uint64_t)k * LG__NN_GOLDEN) >> 32) >= threshold;
+    return (lg__hash64(stream + (uint64_t)k * LG__NN_GOLDEN) >> 32) >= threshold;
 }
 
 #endif /* LG_NN_COMMON_H */
