@@ -362,6 +362,40 @@ static void test_configs(void **state) {
     assert_int_equal(lg_model_kind_parse("gcn", &k), LG_EINVAL);
 }
 
+/* The estimate equals what the trainer allocates, for every model kind. */
+static void test_memory_estimate(void **state) {
+    (void)state;
+    lg_dataset *sp = random_dataset(40, 9, 3, 1, 8), *de = random_dataset(40, 9, 3, 0, 9);
+    struct { lg_model_kind k; lg_node_norm nn; int residual; } cases[] = {
+        {LG_MODEL_GAT, LG_NODE_NORM_PAIRNORM, 1}, {LG_MODEL_GT, LG_NODE_NORM_LAYERNORM, 1},
+        {LG_MODEL_GAT_CLASSIC, LG_NODE_NORM_NONE, 0}, {LG_MODEL_GAT, LG_NODE_NORM_NONE, 0}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+        for (int d = 0; d < 2; d++) {
+            lg_model_config mc;
+            lg_train_config tc;
+            small_config(&mc, &tc);
+            lg_model_config_default(&mc, cases[c].k);
+            mc.node_norm = cases[c].nn;
+            mc.residual = cases[c].residual;
+            if (cases[c].k != LG_MODEL_GAT_CLASSIC) { mc.layers = 3; mc.hidden = 5; mc.heads = 2; }
+            lg_trainer_mem est, got;
+            lg_dataset *ds = d ? de : sp;
+            assert_ok(lg_trainer_estimate(&mc, &tc, ds, &est));
+            lg_trainer *t = NULL;
+            assert_ok(lg_trainer_init(&t, &mc, &tc, ds));
+            lg_trainer_memory(t, &got);
+            assert_int_equal(est.params, got.params);
+            assert_int_equal(est.activations, got.activations);
+            assert_int_equal(est.workspace, got.workspace);
+            assert_int_equal(est.other, got.other);
+            assert_int_equal(est.total, got.total);
+            assert_true(est.total > est.params && est.activations > 0);
+            lg_trainer_free(t);
+        }
+    lg_dataset_free(sp);
+    lg_dataset_free(de);
+}
+
 static void test_out_of_memory(void **state) {
     (void)state;
     lg_dataset *ds = random_dataset(20, 5, 3, 1, 6);
@@ -394,7 +428,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model_gradients), cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_resume_bit_identical), cmocka_unit_test(test_missing_features),
-        cmocka_unit_test(test_configs), cmocka_unit_test(test_out_of_memory),
+        cmocka_unit_test(test_configs), cmocka_unit_test(test_memory_estimate),
+        cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

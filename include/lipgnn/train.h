@@ -202,11 +202,20 @@ const lg_graph *lg_trainer_graph(const lg_trainer *t);
 /* Bytes the trainer allocated: parameters + gradients + Adam state, and the
  * activations (and workspace) of the forward and backward passes. */
 typedef struct lg_trainer_mem {
-    size_t params;      /* parameters, gradients, 2 Adam moments */
-    size_t activations; /* forward activations kept for backward */
-    size_t workspace;   /* backward scratch                       */
+    size_t params;      /* parameters, gradients, 2 Adam moments               */
+    size_t activations; /* forward activations kept for backward               */
+    size_t workspace;   /* backward scratch                                    */
+    size_t other;       /* the model's graphs, the features' copy and transpose */
+    size_t total;       /* the sum                                             */
 } lg_trainer_mem;
 void lg_trainer_memory(const lg_trainer *t, lg_trainer_mem *m);
+
+/* What lg_trainer_init would allocate for (mc, tc, ds), computed by the same
+ * code without allocating it (O(L) small allocations; O(nnz) time), so that a
+ * caller can refuse a model that does not fit before building it. Equal to
+ * lg_trainer_memory of the trainer it would build (tested). */
+lg_status lg_trainer_estimate(const lg_model_config *mc, const lg_train_config *tc, const lg_dataset *ds,
+                              lg_trainer_mem *m);
 
 #ifdef __cplusplus
 }

@@ -81,6 +81,12 @@ lg__layer_range lg__model_layer_range_f32(const lg__model_f32 *m, int l);
 lg_idx lg__model_layer_heads_f32(const lg__model_f32 *m, int l);
 lg_status lg__model_attention_f32(const lg__model_f32 *m, int l, float *att);
 const lg_graph *lg__model_graph_f32(const lg__model_f32 *m);
-void lg__model_memory_f32(const lg__model_f32 *m, size_t *activations, size_t *workspace);
+void lg__model_memory_f32(const lg__model_f32 *m, size_t *activations, size_t *workspace, size_t *other);
+
+/* The sizes lg__model_init would allocate for (c, ds, x), computed by the same
+ * code without allocating the buffers: parameters, activations kept for
+ * backward, backward workspace, and the model's graphs and feature transpose. */
+lg_status lg__model_plan_f32(const lg_model_config *c, const lg_dataset *ds, const lg_features *x, lg_idx *n_params,
+                             size_t *activations, size_t *workspace, size_t *other);
 
 #endif

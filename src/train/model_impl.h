@@ -56,7 +56,9 @@ struct LG_MODEL {
     lg_real *buf[5];       /* backward scratch, n x max width each             */
     lg_real *pn_work;      /* n                                                */
     lg_idx maxw;
-    size_t act_bytes, work_bytes;
+    size_t act_bytes, work_bytes; /* activations kept for backward; backward scratch */
+    size_t other_bytes;    /* the model's graphs and the features' transpose      */
+    int plan;              /* 1: sizes only, the big buffers are not allocated    */
 };
 
 static void LG_FN(lg__glorot)(lg_real *w, lg_idx fan_in, lg_idx fan_out, lg_rng *rng) {
@@ -94,22 +96,38 @@ void LG_FN(lg__model_free)(LG_MODEL *m) {
     lg__free(m);
 }
 
-/* Allocates an n x w buffer, counting its bytes. */
-static lg_status LG_FN(lg__buf)(lg_real **p, lg_idx n, lg_idx w, size_t *bytes, const char *what) {
+/* Allocates an n x w buffer, counting its bytes; in plan mode only counts. */
+static lg_status LG_FN(lg__buf)(const LG_MODEL *m, lg_real **p, lg_idx n, lg_idx w, size_t *bytes, const char *what) {
     lg_idx count = n * w;
+    *bytes += (size_t)count * sizeof(lg_real);
+    if (m->plan) {
+        *p = NULL;
+        return LG_OK;
+    }
     *p = lg__calloc((size_t)(count > 0 ? count : 1), sizeof(lg_real));
     if (!*p) return lg__nomem(what);
-    *bytes += (size_t)(n * w) * sizeof(lg_real);
     return LG_OK;
 }
 
-lg_status LG_FN(lg__model_init)(LG_MODEL **out, const lg_model_config *c, const lg_dataset *ds,
-                                const lg_features *x, lg_rng *rng) {
+/* Directed edges of g once self-loops are added (add) or removed. O(nnz). */
+static lg_idx LG_FN(lg__loops_nnz)(const lg_graph *g, int add) {
+    lg_idx loops = 0;
+    for (lg_idx i = 0; i < g->n; i++)
+        for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) loops += g->j[e] == i;
+    return add ? g->nnz - loops + g->n : g->nnz - loops;
+}
+
+/* lg__model_init, or with plan = 1 a model that only knows its sizes
+ * (act_bytes, work_bytes, other_bytes, n_params): every big buffer, the
+ * graphs and the caches are counted, not allocated. */
+static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c, const lg_dataset *ds,
+                                        const lg_features *x, lg_rng *rng, int plan) {
     lg_status st = LG_OK;
     LG_MODEL *m = NULL;
     *out = NULL;
     LG_CHECK(lg_model_config_check(c));
     LG_CALLOC(m, 1, "model");
+    m->plan = plan;
     m->c = *c;
     m->n = ds->graph->n;
     m->f = x->d;
@@ -121,22 +139,28 @@ lg_status LG_FN(lg__model_init)(LG_MODEL **out, const lg_model_config *c, const 
     m->L = c->kind == LG_MODEL_GAT_CLASSIC ? 2 : c->layers;
     if (x->n != m->n) { st = lg__error(LG_EINVAL, "features have %lld rows for %lld nodes", (long long)x->n, (long long)m->n); goto fail; }
     if (m->classes < 1) { st = lg__error(LG_EINVAL, "data set %s has no classes", ds->name); goto fail; }
-    LG_TRY(lg_graph_self_loops(ds->graph, c->self_loops, &m->g));
-    LG_TRY(lg_graph_transpose(m->g, &m->gT));
+    const lg_idx nnz_g = LG_FN(lg__loops_nnz)(ds->graph, c->self_loops);
+    m->other_bytes += 2 * sizeof(lg_idx) * (size_t)(m->n + 1 + nnz_g);
+    if (!plan) {
+        LG_TRY(lg_graph_self_loops(ds->graph, c->self_loops, &m->g));
+        LG_TRY(lg_graph_transpose(m->g, &m->gT));
+    }
 
     /* input: gat-classic and dense features need x as lg_real */
     int classic = c->kind == LG_MODEL_GAT_CLASSIC;
     m->sparse_in = !classic && x->kind == LG_FEAT_SPARSE;
     if (!m->sparse_in) {
-        LG_TRY(LG_FN(lg__buf)(&m->xd, m->n, m->f, &m->act_bytes, "dense features"));
-        if (x->kind == LG_FEAT_SPARSE) {
+        LG_TRY(LG_FN(lg__buf)(m, &m->xd, m->n, m->f, &m->act_bytes, "dense features"));
+        if (plan) {
+        } else if (x->kind == LG_FEAT_SPARSE) {
             for (lg_idx i = 0; i < m->n; i++)
                 for (lg_idx e = x->p[i]; e < x->p[i + 1]; e++) m->xd[i * m->f + x->j[e]] = (lg_real)x->x[e];
         } else {
             for (lg_idx k = 0; k < m->n * m->f; k++) m->xd[k] = (lg_real)x->x[k];
         }
     } else {
-        LG_TRY(lg_features_transpose(&m->xt, x));
+        m->other_bytes += sizeof(lg_idx) * (size_t)(m->f + 1 + x->nnz) + sizeof(float) * (size_t)x->nnz;
+        if (!plan) LG_TRY(lg_features_transpose(&m->xt, x));
     }
 
     /* layers and the parameter layout */
@@ -204,6 +228,7 @@ lg_status LG_FN(lg__model_init)(LG_MODEL **out, const lg_model_config *c, const 
         off += m->classes;
     }
     m->n_params = off;
+    if (plan) goto buffers;
     LG_CALLOC(m->params, off, "parameters");
     LG_CALLOC(m->grads, off, "gradients");
 
@@ -219,47 +244,65 @@ lg_status LG_FN(lg__model_init)(LG_MODEL **out, const lg_model_config *c, const 
     if (!classic) LG_FN(lg__glorot)(m->params + m->w_out_off, w, m->classes, rng);
 
     /* activations, allocated once */
+buffers:
     if (classic) m->h0 = m->xd;
-    else LG_TRY(LG_FN(lg__buf)(&m->h0, m->n, m->hid, &m->act_bytes, "input activations"));
+    else LG_TRY(LG_FN(lg__buf)(m, &m->h0, m->n, m->hid, &m->act_bytes, "input activations"));
     for (int l = 0; l < m->L; l++) {
         LG_FN(lg__layer) *y = &m->layer[l];
         if (y->gt) {
-            LG_TRY(LG_FN(lg_gt_cache_init)(&y->tcache, &y->tc, m->n, m->g->nnz));
+            if (!plan) LG_TRY(LG_FN(lg_gt_cache_init)(&y->tcache, &y->tc, m->n, nnz_g));
             lg_gt_mem tm;
-            LG_TRY(lg_gt_memory(&y->tc, m->n, m->g->nnz, sizeof(lg_real), &tm));
+            LG_TRY(lg_gt_memory(&y->tc, m->n, nnz_g, sizeof(lg_real), &tm));
             m->act_bytes += tm.activations;
             m->work_bytes += tm.workspace;
         } else {
-            LG_TRY(LG_FN(lg_gat_cache_init)(&y->cache, &y->gc, m->n, m->g->nnz));
+            if (!plan) LG_TRY(LG_FN(lg_gat_cache_init)(&y->cache, &y->gc, m->n, nnz_g));
             lg_gat_mem gm;
-            LG_TRY(lg_gat_memory(&y->gc, m->n, m->g->nnz, sizeof(lg_real), &gm));
+            LG_TRY(lg_gat_memory(&y->gc, m->n, nnz_g, sizeof(lg_real), &gm));
             m->act_bytes += gm.activations;
             m->work_bytes += gm.workspace;
         }
-        LG_TRY(LG_FN(lg__buf)(&y->drop, m->n, y->w_in, &m->act_bytes, "dropout activations"));
-        LG_TRY(LG_FN(lg__buf)(&y->act, m->n, y->w_out, &m->act_bytes, "layer activations"));
+        LG_TRY(LG_FN(lg__buf)(m, &y->drop, m->n, y->w_in, &m->act_bytes, "dropout activations"));
+        LG_TRY(LG_FN(lg__buf)(m, &y->act, m->n, y->w_out, &m->act_bytes, "layer activations"));
         y->z = y->act;
         if (y->ln_gain >= 0) {
-            LG_TRY(LG_FN(lg__buf)(&y->ln, m->n, y->w_out, &m->act_bytes, "LayerNorm activations"));
-            LG_TRY(LG_FN(lg__buf)(&y->ln_mean, m->n, 1, &m->act_bytes, "LayerNorm statistics"));
-            LG_TRY(LG_FN(lg__buf)(&y->ln_rstd, m->n, 1, &m->act_bytes, "LayerNorm statistics"));
+            LG_TRY(LG_FN(lg__buf)(m, &y->ln, m->n, y->w_out, &m->act_bytes, "LayerNorm activations"));
+            LG_TRY(LG_FN(lg__buf)(m, &y->ln_mean, m->n, 1, &m->act_bytes, "LayerNorm statistics"));
+            LG_TRY(LG_FN(lg__buf)(m, &y->ln_rstd, m->n, 1, &m->act_bytes, "LayerNorm statistics"));
             y->z = y->ln;
         }
         int pn = c->node_norm == LG_NODE_NORM_PAIRNORM || c->node_norm == LG_NODE_NORM_PAIRNORM_SI;
-        if (pn || y->residual) LG_TRY(LG_FN(lg__buf)(&y->out, m->n, y->w_out, &m->act_bytes, "residual activations"));
+        if (pn || y->residual) LG_TRY(LG_FN(lg__buf)(m, &y->out, m->n, y->w_out, &m->act_bytes, "residual activations"));
         else y->out = y->z;
-        if (pn) LG_TRY(LG_FN(lg__buf)(&y->pn_rstd, m->n, 1, &m->act_bytes, "PairNorm statistics"));
+        if (pn) LG_TRY(LG_FN(lg__buf)(m, &y->pn_rstd, m->n, 1, &m->act_bytes, "PairNorm statistics"));
     }
-    LG_TRY(LG_FN(lg__buf)(&m->logits, m->n, m->classes, &m->act_bytes, "logits"));
-    LG_TRY(LG_FN(lg__buf)(&m->logp, m->n, m->classes, &m->act_bytes, "log-probabilities"));
+    LG_TRY(LG_FN(lg__buf)(m, &m->logits, m->n, m->classes, &m->act_bytes, "logits"));
+    LG_TRY(LG_FN(lg__buf)(m, &m->logp, m->n, m->classes, &m->act_bytes, "log-probabilities"));
     m->maxw = LG_MAX(m->maxw, m->classes);
-    for (int k = 0; k < 5; k++) LG_TRY(LG_FN(lg__buf)(&m->buf[k], m->n, m->maxw, &m->work_bytes, "backward buffers"));
-    LG_TRY(LG_FN(lg__buf)(&m->pn_work, m->n, 1, &m->work_bytes, "PairNorm workspace"));
+    for (int k = 0; k < 5; k++) LG_TRY(LG_FN(lg__buf)(m, &m->buf[k], m->n, m->maxw, &m->work_bytes, "backward buffers"));
+    LG_TRY(LG_FN(lg__buf)(m, &m->pn_work, m->n, 1, &m->work_bytes, "PairNorm workspace"));
     *out = m;
     return LG_OK;
 fail:
     LG_FN(lg__model_free)(m);
     return st;
+}
+
+lg_status LG_FN(lg__model_init)(LG_MODEL **out, const lg_model_config *c, const lg_dataset *ds,
+                                const lg_features *x, lg_rng *rng) {
+    return LG_FN(lg__model_build)(out, c, ds, x, rng, 0);
+}
+
+lg_status LG_FN(lg__model_plan)(const lg_model_config *c, const lg_dataset *ds, const lg_features *x,
+                                lg_idx *n_params, size_t *activations, size_t *workspace, size_t *other) {
+    LG_MODEL *m = NULL;
+    LG_CHECK(LG_FN(lg__model_build)(&m, c, ds, x, NULL, 1));
+    *n_params = m->n_params;
+    *activations = m->act_bytes;
+    *workspace = m->work_bytes;
+    *other = m->other_bytes;
+    LG_FN(lg__model_free)(m);
+    return LG_OK;
 }
 
 /* Dropout counters: a distinct stream per (epoch, layer, site). */
@@ -429,7 +472,8 @@ lg__layer_range LG_FN(lg__model_layer_range)(const LG_MODEL *m, int l) {
     return r;
 }
 
-void LG_FN(lg__model_memory)(const LG_MODEL *m, size_t *activations, size_t *workspace) {
+void LG_FN(lg__model_memory)(const LG_MODEL *m, size_t *activations, size_t *workspace, size_t *other) {
     *activations = m->act_bytes;
     *workspace = m->work_bytes;
+    *other = m->other_bytes;
 }

@@ -655,8 +655,32 @@ lg_idx lg_trainer_layer_heads(const lg_trainer *t, int l) {
 lg_status lg_trainer_attention(const lg_trainer *t, int l, float *att) { return lg__model_attention_f32(t->model, l, att); }
 const lg_graph *lg_trainer_graph(const lg_trainer *t) { return lg__model_graph_f32(t->model); }
 
+/* Bytes of the trainer's copy of the features. */
+static size_t lg__features_bytes(const lg_features *f) {
+    size_t b = sizeof(float) * (size_t)f->nnz;
+    if (f->kind == LG_FEAT_SPARSE) b += sizeof(lg_idx) * (size_t)(f->n + 1 + f->nnz);
+    return b;
+}
+
 void lg_trainer_memory(const lg_trainer *t, lg_trainer_mem *m) {
     lg_idx np = lg__model_nparams_f32(t->model);
     m->params = sizeof(float) * (size_t)np * 4;
-    lg__model_memory_f32(t->model, &m->activations, &m->workspace);
+    lg__model_memory_f32(t->model, &m->activations, &m->workspace, &m->other);
+    m->other += lg__features_bytes(t->x);
+    m->total = m->params + m->activations + m->workspace + m->other;
+}
+
+lg_status lg_trainer_estimate(const lg_model_config *mc, const lg_train_config *tc, const lg_dataset *ds,
+                              lg_trainer_mem *m) {
+    if (!m || !ds || !ds->graph || !ds->features) return lg__error(LG_EINVAL, "lg_trainer_estimate: NULL argument");
+    memset(m, 0, sizeof *m);
+    LG_CHECK(lg_model_config_check(mc));
+    LG_CHECK(lg_train_config_check(tc));
+    lg_idx np;
+    /* the features the model sees have the data set's structure */
+    LG_CHECK(lg__model_plan_f32(mc, ds, ds->features, &np, &m->activations, &m->workspace, &m->other));
+    m->params = sizeof(float) * (size_t)np * 4;
+    m->other += lg__features_bytes(ds->features);
+    m->total = m->params + m->activations + m->workspace + m->other;
+    return LG_OK;
 }
