@@ -137,6 +137,13 @@ train)
   head -1 "$tmp/g.csv" | grep -q "^epoch,layer,group,norm$" || fail "grad log header"
   [ "$(wc -l < "$tmp/g.csv")" = 7 ] || fail "grad log: $(wc -l < "$tmp/g.csv") lines, expected 1 + 3 layers x 2 groups"
   grep -q '"exploded":true' "$tmp/out" || fail "summary lacks the explosion"
+  # memory: the estimate is checked before anything is allocated
+  run train --data "$tiny" --layers 3 --hidden 8 --epochs 1 --max-memory 1K
+  expect_rc 2 "--max-memory 1K"; grep -q "the model needs about .* GiB.*more than --max-memory" "$tmp/err" || fail "memory message: $(cat "$tmp/err")"
+  run train --data "$tiny" --layers 3 --hidden 8 --epochs 1 --max-memory 1G; expect_rc 0 "--max-memory 1G"
+  run train --data "$tiny" --max-memory lots; expect_rc 2 "--max-memory lots"
+  run train --trees 2 --trees-count 10 --hidden 4096 --heads 64 --layers 100 --epochs 1
+  expect_rc 2 "a model larger than the machine"; grep -q "more than this machine's memory" "$tmp/err" || fail "machine memory message: $(cat "$tmp/err")"
   # bad options
   run train --data "$tiny" --norm bogus; expect_rc 2 "--norm bogus"
   run train --data "$tiny" --model gcn; expect_rc 2 "--model gcn"

@@ -67,6 +67,7 @@ typedef struct lg_train_opts {
     int threads;        /* --threads (0: OpenMP's default)                    */
     const char *grad_log, *log, *save, *resume; /* output and state files, or NULL */
     int json, verbose, quiet;
+    double max_memory;  /* --max-memory in bytes (0: the machine's memory)    */
 } lg_train_opts;
 
 /* Parses the options of `lipgnn train` (argv[0] is the command name) into o:
@@ -92,6 +93,7 @@ int lg_cmd_train(int argc, char **argv);
 int lg_cmd_demo(int argc, char **argv);
 int lg_cmd_predict(int argc, char **argv);
 int lg_cmd_gradmap(int argc, char **argv);
+int lg_cmd_depth_study(int argc, char **argv);
 
 
 #endif

@@ -39,7 +39,9 @@ static const char lg__train_help[] =
     "  --plateau            ReduceLROnPlateau on the validation loss (factor 0.1, patience 10)\n"
     "  --patience N         early stopping after N epochs without a better validation loss\n"
     "  --missing P          remove the features of a share P of the non-training nodes\n"
-    "  --threads N          threads of lipgnn and OpenBLAS (default: all cores)\n"
+    "  --threads N          threads of lipgnn's kernels (default: all cores)\n"
+    "  --max-memory SIZE    refuse a model whose estimated memory exceeds SIZE (bytes, or\n"
+    "                       with K, M, G, T; default: the machine's physical memory)\n"
     "\n"
     "Gradient diagnostics:\n"
     "  --grad-log FILE      CSV of epoch,layer,group,norm for every epoch and layer\n"
@@ -69,7 +71,7 @@ int lg_cli_stop_requested(void) { return lg__stop_signal != 0; }
 enum {
     O_MODEL = 1000, O_LAYERS, O_HIDDEN, O_HEADS, O_NORM, O_LIPS, O_RESID, O_GATE, O_DROP, O_ATTDROP, O_LOOPS,
     O_FNORM, O_EPOCHS, O_LR, O_WD, O_PLATEAU, O_PATIENCE, O_MISSING, O_THREADS, O_GRADLOG, O_XTHR, O_XGROW,
-    O_XWIN, O_XSTOP, O_LOG, O_SAVE, O_RESUME, O_JSON, O_VERBOSE, O_QUIET, O_DATA
+    O_XWIN, O_XSTOP, O_LOG, O_SAVE, O_RESUME, O_JSON, O_VERBOSE, O_QUIET, O_DATA, O_MAXMEM
 };
 
 static const struct option lg__train_options[] = {
@@ -90,9 +92,35 @@ static const struct option lg__train_options[] = {
     {"stop-on-explosion", no_argument, 0, O_XSTOP}, {"log", required_argument, 0, O_LOG},
     {"save", required_argument, 0, O_SAVE},        {"resume", required_argument, 0, O_RESUME},
     {"json", no_argument, 0, O_JSON},              {"verbose", no_argument, 0, O_VERBOSE},
-    {"quiet", no_argument, 0, O_QUIET},            {"help", no_argument, 0, 'h'},
+    {"quiet", no_argument, 0, O_QUIET},            {"max-memory", required_argument, 0, O_MAXMEM},
+    {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
 };
+
+/* A byte count: a number with an optional K, M, G or T (powers of 1024). */
+static int lg__parse_size(const char *cmd, const char *opt, const char *s, double *out) {
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    double mul = 1;
+    if (end != s && *end) {
+        switch (*end) {
+        case 'K': case 'k': mul = 1024.0; break;
+        case 'M': case 'm': mul = 1024.0 * 1024; break;
+        case 'G': case 'g': mul = 1024.0 * 1024 * 1024; break;
+        case 'T': case 't': mul = 1024.0 * 1024 * 1024 * 1024; break;
+        default: mul = 0;
+        }
+        if (mul && (end[1] == 'B' || end[1] == 'b') ) end++;
+        if (mul) end++;
+    }
+    if (end == s || *end || errno || !isfinite(v) || !(v > 0) || mul == 0) {
+        lg_cli_errorf(cmd, "%s: '%s' is not a size (e.g. 512M, 8G)", opt, s);
+        return -1;
+    }
+    *out = v * mul;
+    return 0;
+}
 
 /* Parses the train options into o. Returns -1 after printing an error, 1
  * after printing help, 0 on success. Two passes: --model first, since the
@@ -182,6 +210,9 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
         case O_JSON: o->json = 1; break;
         case O_VERBOSE: o->verbose = 1; break;
         case O_QUIET: o->quiet = 1; break;
+        case O_MAXMEM:
+            if (lg__parse_size(cmd, opt, optarg, &o->max_memory)) return -1;
+            break;
         default: break;
         }
     }
@@ -250,7 +281,28 @@ int lg_cli_train_run(const char *cmd, const lg_train_opts *o, const lg_dataset *
     int status = LG_EXIT_OK;
     *interrupted = 0;
     memset(sum, 0, sizeof *sum);
-    lg_status st = lg_trainer_init(&t, &o->mc, &o->tc, ds);
+    /* refuse, before allocating, a model that does not fit */
+    lg_trainer_mem est;
+    lg_status st = lg_trainer_estimate(&o->mc, &o->tc, ds, &est);
+    if (st == LG_OK) {
+        double limit = o->max_memory;
+        const char *what = "--max-memory";
+        if (limit <= 0) {
+            limit = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+            what = "this machine's memory";
+        }
+        if (limit > 0 && (double)est.total > limit) {
+            const double G = 1024.0 * 1024 * 1024;
+            lg_cli_errorf(cmd,
+                          "the model needs about %.2f GiB (parameters and Adam state %.2f, activations %.2f, "
+                          "workspace %.2f, graphs and features %.2f), more than %s (%.2f GiB)",
+                          (double)est.total / G, (double)est.params / G, (double)est.activations / G,
+                          (double)est.workspace / G, (double)est.other / G, what, limit / G);
+            status = LG_EXIT_USAGE;
+            goto done;
+        }
+    }
+    if (st == LG_OK) st = lg_trainer_init(&t, &o->mc, &o->tc, ds);
     if (st == LG_OK && o->resume) st = lg_trainer_load(t, o->resume);
     if (st != LG_OK) {
         lg_cli_errorf(cmd, "%s", lg_last_error());
