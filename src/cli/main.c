@@ -14,6 +14,7 @@ static const char lg__usage[] =
     "\n"
     "Commands:\n"
     "  demo        the main job: a deep GAT without and with LipschitzNorm on built-in TREES\n"
+    "  depth-study accuracy against depth: a grid of models, depths, norms and seeds (CSV, table, SVG)\n"
     "  gradmap     SVG heat-map of per-layer gradient norms (layer x epoch) from --grad-log files\n"
     "  info        describe a data set (nodes, edges, features, classes, splits, degrees)\n"
     "  predict     evaluate a checkpoint; export predictions, embeddings, attention weights\n"
@@ -81,6 +82,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "train")) return lg_cmd_train(argc - 1, argv + 1);
     if (!strcmp(cmd, "demo")) return lg_cmd_demo(argc - 1, argv + 1);
     if (!strcmp(cmd, "predict")) return lg_cmd_predict(argc - 1, argv + 1);
+    if (!strcmp(cmd, "depth-study")) return lg_cmd_depth_study(argc - 1, argv + 1);
     if (!strcmp(cmd, "gradmap")) return lg_cmd_gradmap(argc - 1, argv + 1);
     lg_cli_errorf(NULL, "unknown command '%s' (see 'lipgnn --help')", cmd);
     return LG_EXIT_USAGE;

@@ -1,0 +1,867 @@
+/* lipgnn depth-study: accuracy against depth over a grid of models, depths,
+ * norms, residual and missing settings and seeds. Every finished run is
+ * appended to DIR/runs.csv (flushed and synced), so an interrupted study
+ * resumes where it stopped; DIR/summary.md (mean +- std table) and
+ * DIR/depth.svg (the plot) are rewritten atomically after every run. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/svg.h"
+
+static const char lg__depth_help[] =
+    "Usage: lipgnn depth-study (--dataset NAME | --data DIR | --trees D) --out DIR [OPTIONS]\n"
+    "Trains every combination of model x layers x norm x residual x missing x seed and\n"
+    "plots accuracy against depth (the paper's Fig. 3/4 style). Seeds are the outer loop,\n"
+    "so an interrupted study already covers every cell with its first seeds.\n"
+    "\n"
+    "Grid (comma-separated lists):\n"
+    "  --model M[,M2]       gat, gt, gat-classic (default gat)\n"
+    "  --layers L1,L2,...   depths (each 1..1000; required)\n"
+    "  --norms N1,N2,...    norms as for 'train --norm' (none, lipschitz, lipschitz+pairnorm,\n"
+    "                       ...; default none,lipschitz); --norm is a synonym\n"
+    "  --residual 0,1       without / with residual connections (default 0)\n"
+    "  --missing P1,P2,...  shares of non-training nodes without features (default 0)\n"
+    "  --seeds N            training seeds --seed+0 .. --seed+N-1 (default 3); with --trees\n"
+    "                       the trees themselves are always generated from --seed\n"
+    "\n"
+    "Output:\n"
+    "  --out DIR            directory (created if missing) of runs.csv (one row per run,\n"
+    "                       appended as runs finish; runs already in it are skipped),\n"
+    "                       summary.md (mean +- sample std of the metric per cell) and\n"
+    "                       depth.svg (metric against depth with +- std error bars)\n"
+    "  --metric M           test, val or train accuracy at the last epoch (default test;\n"
+    "                       with --trees train, as in the paper)\n"
+    "  --grad-logs          also write DIR/grad_<model>_<norm>_r<res>_m<missing>_L<layers>_seed<s>.csv\n"
+    "                       (the per-epoch gradient norms of 'train --grad-log')\n"
+    "  --json               print one JSON object at the end (the cells' means and stds)\n"
+    "  --verbose            one line per finished run on stderr (also when not on a terminal)\n"
+    "  --quiet              no progress display\n"
+    "  -h, --help           this help\n"
+    "\n"
+    "Every other option of 'lipgnn train' (--hidden, --heads, --epochs, --lr, --dropout,\n"
+    "--threads, --explode-*, ...) applies to every run; --save, --resume, --log and\n"
+    "--grad-log do not. Ctrl-C / SIGTERM stop at the end of the current epoch: that run is\n"
+    "not recorded, summary.md and depth.svg are written, and the exit status is 130 / 143.\n"
+    "\n";
+
+enum { LG__MAX_LIST = 256, LG__KEY = 64, LG__NFIELDS = 16 };
+
+static const char lg__csv_header[] =
+    "model,layers,norm,residual,missing,seed,epochs_run,train_acc,val_acc,test_acc,best_val_acc,"
+    "test_acc_at_best_val,exploded,first_explosion_epoch,max_layer_grad_norm,epoch_ms_median\n";
+
+/* One run recorded in runs.csv (its key and its accuracies). */
+typedef struct lg__rec {
+    char model[LG__KEY];   /* canonical model name                     */
+    int layers;            /* attention layers                         */
+    char norm[LG__KEY];    /* canonical norm spelling                  */
+    int residual;          /* 0 or 1                                   */
+    char missing[LG__KEY]; /* missing share, "%g"                      */
+    uint64_t seed;         /* training seed                            */
+    double acc[3];         /* train, val, test accuracy (last epoch)   */
+} lg__rec;
+
+/* The grid's lists. */
+typedef struct lg__grid {
+    lg_model_kind models[LG__MAX_LIST]; int nmodels;       /* --model        */
+    int layers[LG__MAX_LIST]; int nlayers;                 /* --layers       */
+    lg_att_norm att[LG__MAX_LIST]; lg_node_norm node[LG__MAX_LIST];
+    char norm[LG__MAX_LIST][LG__KEY]; int nnorms;          /* --norms        */
+    int residual[2]; int nresidual;                        /* --residual     */
+    double missing[LG__MAX_LIST]; char missing_s[LG__MAX_LIST][LG__KEY];
+    int nmissing;                                          /* --missing      */
+    long long seeds;                                       /* --seeds        */
+    uint64_t base_seed;                                    /* --seed         */
+} lg__grid;
+
+/* The records of runs.csv. */
+typedef struct lg__recs {
+    lg__rec *r;   /* records, file order   */
+    size_t n, cap; /* count and capacity   */
+} lg__recs;
+
+static int lg__recs_push(lg__recs *rs, const lg__rec *r) {
+    if (rs->n == rs->cap) {
+        size_t cap = rs->cap ? 2 * rs->cap : 64;
+        lg__rec *p = realloc(rs->r, cap * sizeof *p);
+        if (!p) return -1;
+        rs->r = p;
+        rs->cap = cap;
+    }
+    rs->r[rs->n++] = *r;
+    return 0;
+}
+
+/* The record with this key, or NULL. O(n). */
+static const lg__rec *lg__recs_find(const lg__recs *rs, const char *model, int layers, const char *norm, int residual,
+                                    const char *missing, uint64_t seed) {
+    for (size_t i = 0; i < rs->n; i++) {
+        const lg__rec *r = &rs->r[i];
+        if (r->layers == layers && r->residual == residual && r->seed == seed && !strcmp(r->model, model) &&
+            !strcmp(r->norm, norm) && !strcmp(r->missing, missing))
+            return r;
+    }
+    return NULL;
+}
+
+/* Splits a comma list into items (s is modified); -1 on an empty list or item. */
+static int lg__split(const char *cmd, const char *opt, char *s, char **items, int *n) {
+    *n = 0;
+    if (!*s) {
+        lg_cli_errorf(cmd, "%s: empty list", opt);
+        return -1;
+    }
+    for (char *p = s;;) {
+        char *c = strchr(p, ',');
+        if (c) *c = 0;
+        if (!*p) {
+            lg_cli_errorf(cmd, "%s: empty item in the list", opt);
+            return -1;
+        }
+        if (*n == LG__MAX_LIST) {
+            lg_cli_errorf(cmd, "%s: more than %d items", opt, LG__MAX_LIST);
+            return -1;
+        }
+        items[(*n)++] = p;
+        if (!c) break;
+        p = c + 1;
+    }
+    return 0;
+}
+
+/* Parses the list options into g; -1 after a message. */
+static int lg__parse_lists(const char *cmd, lg__grid *g, char *models, char *layers, char *norms, char *residual,
+                           char *missing) {
+    char *it[LG__MAX_LIST];
+    int n;
+    long long v;
+    if (lg__split(cmd, "--model", models, it, &n)) return -1;
+    for (int i = 0; i < n; i++) {
+        if (lg_model_kind_parse(it[i], &g->models[i]) != LG_OK) {
+            lg_cli_errorf(cmd, "--model: %s", lg_last_error());
+            return -1;
+        }
+        for (int j = 0; j < i; j++)
+            if (g->models[j] == g->models[i]) { lg_cli_errorf(cmd, "--model: '%s' given twice", it[i]); return -1; }
+    }
+    g->nmodels = n;
+    if (lg__split(cmd, "--layers", layers, it, &n)) return -1;
+    for (int i = 0; i < n; i++) {
+        if (lg_cli_parse_ll(cmd, "--layers", it[i], 1, 1000, &v)) return -1;
+        g->layers[i] = (int)v;
+        for (int j = 0; j < i; j++)
+            if (g->layers[j] == g->layers[i]) { lg_cli_errorf(cmd, "--layers: %d given twice", g->layers[i]); return -1; }
+    }
+    /* sorted, so rows and plot points go by depth */
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && g->layers[j - 1] > g->layers[j]; j--) {
+            int t = g->layers[j]; g->layers[j] = g->layers[j - 1]; g->layers[j - 1] = t;
+        }
+    g->nlayers = n;
+    if (lg__split(cmd, "--norms", norms, it, &n)) return -1;
+    for (int i = 0; i < n; i++) {
+        if (lg_norm_parse(it[i], &g->att[i], &g->node[i]) != LG_OK) {
+            lg_cli_errorf(cmd, "--norms: %s", lg_last_error());
+            return -1;
+        }
+        lg_norm_format(g->norm[i], LG__KEY, g->att[i], g->node[i]);
+        for (int j = 0; j < i; j++)
+            if (!strcmp(g->norm[j], g->norm[i])) { lg_cli_errorf(cmd, "--norms: '%s' given twice", it[i]); return -1; }
+    }
+    g->nnorms = n;
+    if (lg__split(cmd, "--residual", residual, it, &n)) return -1;
+    if (n > 2) { lg_cli_errorf(cmd, "--residual: a list of 0 and 1"); return -1; }
+    for (int i = 0; i < n; i++) {
+        if (lg_cli_parse_ll(cmd, "--residual", it[i], 0, 1, &v)) return -1;
+        g->residual[i] = (int)v;
+        if (i && g->residual[0] == g->residual[1]) { lg_cli_errorf(cmd, "--residual: %lld given twice", v); return -1; }
+    }
+    g->nresidual = n;
+    if (lg__split(cmd, "--missing", missing, it, &n)) return -1;
+    for (int i = 0; i < n; i++) {
+        if (lg_cli_parse_double(cmd, "--missing", it[i], 0, 1, &g->missing[i])) return -1;
+        snprintf(g->missing_s[i], LG__KEY, "%g", g->missing[i]);
+        for (int j = 0; j < i; j++)
+            if (!strcmp(g->missing_s[j], g->missing_s[i])) { lg_cli_errorf(cmd, "--missing: %s given twice", it[i]); return -1; }
+    }
+    g->nmissing = n;
+    return 0;
+}
+
+/* ---- runs.csv ---- */
+
+/* Parses one complete line (without its newline) of runs.csv; -1 if malformed. */
+static int lg__parse_rec(char *line, lg__rec *r) {
+    char *f[LG__NFIELDS];
+    int n = 0;
+    for (char *p = line;;) {
+        if (n == LG__NFIELDS) return -1;
+        f[n++] = p;
+        char *c = strchr(p, ',');
+        if (!c) break;
+        *c = 0;
+        p = c + 1;
+    }
+    if (n != LG__NFIELDS) return -1;
+    memset(r, 0, sizeof *r);
+    lg_model_kind k;
+    lg_att_norm a;
+    lg_node_norm nn;
+    char *end;
+    if (lg_model_kind_parse(f[0], &k) != LG_OK) return -1;
+    snprintf(r->model, LG__KEY, "%s", lg_model_kind_name(k));
+    errno = 0;
+    long l = strtol(f[1], &end, 10);
+    if (errno || *end || !*f[1] || l < 1 || l > 1000) return -1;
+    r->layers = (int)l;
+    if (lg_norm_parse(f[2], &a, &nn) != LG_OK) return -1;
+    lg_norm_format(r->norm, LG__KEY, a, nn);
+    if (strcmp(f[3], "0") && strcmp(f[3], "1")) return -1;
+    r->residual = f[3][0] == '1';
+    double m = strtod(f[4], &end);
+    if (!*f[4] || *end || !(m >= 0 && m <= 1)) return -1;
+    snprintf(r->missing, LG__KEY, "%g", m);
+    if (!*f[5] || f[5][0] == '-') return -1;
+    errno = 0;
+    unsigned long long s = strtoull(f[5], &end, 10);
+    if (errno || *end) return -1;
+    r->seed = (uint64_t)s;
+    for (int i = 0; i < 3; i++) {
+        r->acc[i] = strtod(f[7 + i], &end);
+        if (!*f[7 + i] || *end) return -1;
+    }
+    return 0;
+}
+
+/* Reads DIR/runs.csv if present: validates the header, drops a truncated last
+ * line (truncating the file), and loads the records. Creates the file with its
+ * header when missing or empty. Returns the file opened for appending, or NULL
+ * after a message (*status = the exit status). */
+static FILE *lg__runs_open(const char *cmd, const char *path, lg__recs *rs, int *status) {
+    *status = LG_EXIT_USAGE;
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t len = 0;
+    if (f) {
+        size_t cap = 0;
+        for (;;) {
+            if (len + 4096 + 1 > cap) {
+                cap = cap ? 2 * cap : 65536;
+                char *p = realloc(buf, cap);
+                if (!p) { fclose(f); free(buf); lg_cli_errorf(cmd, "out of memory"); *status = LG_EXIT_FAIL; return NULL; }
+                buf = p;
+            }
+            size_t got = fread(buf + len, 1, cap - len - 1, f);
+            len += got;
+            if (got == 0) break;
+        }
+        int err = ferror(f);
+        fclose(f);
+        if (err) { free(buf); lg_cli_errorf(cmd, "%s: read error", path); return NULL; }
+        buf[len] = 0;
+    } else if (errno != ENOENT) {
+        lg_cli_errorf(cmd, "%s: cannot read: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t hl = strlen(lg__csv_header);
+    size_t keep = 0; /* bytes of the file to keep */
+    if (len > 0) {
+        if (len < hl && memchr(buf, '\n', len) == NULL && !strncmp(buf, lg__csv_header, len)) {
+            keep = 0; /* a truncated header: rewrite it */
+        } else if (len < hl || strncmp(buf, lg__csv_header, hl)) {
+            char *nl = memchr(buf, '\n', len);
+            int shown = (int)(nl ? (size_t)(nl - buf) : (len < 200 ? len : 200));
+            lg_cli_errorf(cmd, "%s: not a depth-study runs.csv (header '%.*s'; expected '%.*s')", path,
+                          shown > 200 ? 200 : shown, buf, (int)hl - 1, lg__csv_header);
+            free(buf);
+            return NULL;
+        } else {
+            keep = hl;
+            long lineno = 1;
+            char *p = buf + hl;
+            while (p < buf + len) {
+                char *nl = memchr(p, '\n', (size_t)(buf + len - p));
+                lineno++;
+                if (!nl) {
+                    fprintf(stderr, "lipgnn %s: %s: dropping the incomplete last line %ld (an interrupted write)\n",
+                            cmd, path, lineno);
+                    break;
+                }
+                *nl = 0;
+                lg__rec r;
+                if (lg__parse_rec(p, &r)) {
+                    lg_cli_errorf(cmd, "%s:%ld: malformed row '%.120s'", path, lineno, p);
+                    free(buf);
+                    return NULL;
+                }
+                if (!lg__recs_find(rs, r.model, r.layers, r.norm, r.residual, r.missing, r.seed) &&
+                    lg__recs_push(rs, &r)) {
+                    free(buf);
+                    lg_cli_errorf(cmd, "out of memory");
+                    *status = LG_EXIT_FAIL;
+                    return NULL;
+                }
+                p = nl + 1;
+                keep = (size_t)(p - buf);
+            }
+        }
+    }
+    free(buf);
+    if (len > 0 && keep < len && truncate(path, (off_t)keep) != 0) {
+        lg_cli_errorf(cmd, "%s: cannot truncate: %s", path, strerror(errno));
+        return NULL;
+    }
+    f = fopen(path, "ab");
+    if (!f) {
+        lg_cli_errorf(cmd, "%s: cannot write: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (keep == 0) {
+        fputs(lg__csv_header, f);
+        if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
+            lg_cli_errorf(cmd, "%s: write error: %s", path, strerror(errno));
+            fclose(f);
+            return NULL;
+        }
+    }
+    *status = LG_EXIT_OK;
+    return f;
+}
+
+/* ---- summary statistics ---- */
+
+/* Mean and sample std of the metric over the grid's seeds for one cell. */
+typedef struct lg__stat {
+    int n;       /* runs recorded      */
+    double mean; /* mean (NAN if n=0)  */
+    double std;  /* sample std (0 if n=1, NAN if n=0) */
+} lg__stat;
+
+static lg__stat lg__cell_stat(const lg__grid *g, const lg__recs *rs, int metric, int mi, int ri, int xi, int ni,
+                              int li) {
+    lg__stat s = {0, NAN, NAN};
+    double sum = 0, sq = 0;
+    const char *model = lg_model_kind_name(g->models[mi]);
+    for (long long k = 0; k < g->seeds; k++) {
+        const lg__rec *r = lg__recs_find(rs, model, g->layers[li], g->norm[ni], g->residual[ri], g->missing_s[xi],
+                                         g->base_seed + (uint64_t)k);
+        if (!r) continue;
+        s.n++;
+        sum += r->acc[metric];
+    }
+    if (!s.n) return s;
+    s.mean = sum / s.n;
+    for (long long k = 0; k < g->seeds; k++) {
+        const lg__rec *r = lg__recs_find(rs, model, g->layers[li], g->norm[ni], g->residual[ri], g->missing_s[xi],
+                                         g->base_seed + (uint64_t)k);
+        if (r) sq += (r->acc[metric] - s.mean) * (r->acc[metric] - s.mean);
+    }
+    s.std = s.n > 1 ? sqrt(sq / (s.n - 1)) : 0;
+    return s;
+}
+
+static const char *const lg__metric_names[3] = {"train", "val", "test"};
+
+/* The label of a series (model, norm, and residual / missing when they vary
+ * or are not the default). */
+static void lg__series_label(const lg__grid *g, int mi, int ri, int xi, int ni, char *buf, size_t cap) {
+    int n = snprintf(buf, cap, "%s %s", lg_model_kind_name(g->models[mi]), g->norm[ni]);
+    if (n < 0 || (size_t)n >= cap) return;
+    if (g->nresidual > 1 || g->residual[ri]) n += snprintf(buf + n, cap - (size_t)n, " res=%d", g->residual[ri]);
+    if (n < 0 || (size_t)n >= cap) return;
+    if (g->nmissing > 1 || g->missing[xi] != 0) snprintf(buf + n, cap - (size_t)n, " missing=%s", g->missing_s[xi]);
+}
+
+/* Writes path via a temporary file and rename(2); writer fills the stream.
+ * Returns 0, or -1 after a message. */
+typedef void (*lg__writer)(FILE *f, const void *ctx);
+static int lg__write_atomic(const char *cmd, const char *path, lg__writer w, const void *ctx) {
+    char tmp[4400];
+    int n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    if (n < 0 || (size_t)n >= sizeof tmp) {
+        lg_cli_errorf(cmd, "%s: path too long", path);
+        return -1;
+    }
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        lg_cli_errorf(cmd, "%s: cannot write: %s", tmp, strerror(errno));
+        return -1;
+    }
+    w(f, ctx);
+    int bad = ferror(f) || fflush(f) != 0 || fsync(fileno(f)) != 0;
+    if (fclose(f) != 0) bad = 1;
+    if (bad || rename(tmp, path) != 0) {
+        lg_cli_errorf(cmd, "%s: write error: %s", path, strerror(errno));
+        remove(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* What the summary and plot writers need. */
+typedef struct lg__study {
+    const lg__grid *g;     /* the grid              */
+    const lg__recs *rs;    /* recorded runs         */
+    int metric;            /* 0 train, 1 val, 2 test */
+    const char *dsname;    /* data set name          */
+    long long total, done; /* runs in the grid, recorded */
+    int epochs;            /* --epochs               */
+} lg__study;
+
+/* Visits the series in a fixed order: model, residual, missing, norm. */
+#define LG__FOR_SERIES(g)                                  \
+    for (int mi = 0; mi < (g)->nmodels; mi++)              \
+        for (int ri = 0; ri < (g)->nresidual; ri++)        \
+            for (int xi = 0; xi < (g)->nmissing; xi++)     \
+                for (int ni = 0; ni < (g)->nnorms; ni++)
+
+static void lg__write_summary(FILE *f, const void *ctx) {
+    const lg__study *s = ctx;
+    const lg__grid *g = s->g;
+    char label[256];
+    fprintf(f, "# lipgnn depth-study: %s\n\n", s->dsname);
+    fprintf(f, "%s accuracy at the last epoch (of %d), mean ± sample std over seeds (n runs); %lld of %lld runs done.\n",
+            lg__metric_names[s->metric], s->epochs, s->done, s->total);
+    if (g->nresidual == 1 && !g->residual[0] && g->nmissing == 1 && g->missing[0] == 0)
+        fprintf(f, "No residual connections, no missing features.\n");
+    fprintf(f, "\n| layers |");
+    LG__FOR_SERIES(g) {
+        lg__series_label(g, mi, ri, xi, ni, label, sizeof label);
+        fprintf(f, " %s |", label);
+    }
+    fprintf(f, "\n|---:|");
+    LG__FOR_SERIES(g) fprintf(f, "---|");
+    fputc('\n', f);
+    for (int li = 0; li < g->nlayers; li++) {
+        fprintf(f, "| %d |", g->layers[li]);
+        LG__FOR_SERIES(g) {
+            lg__stat st = lg__cell_stat(g, s->rs, s->metric, mi, ri, xi, ni, li);
+            if (st.n) fprintf(f, " %.3f ± %.3f (n=%d) |", st.mean, st.std, st.n);
+            else fprintf(f, " – (n=0) |");
+        }
+        fputc('\n', f);
+    }
+}
+
+/* Categorical colours (Tableau 10). */
+static const char *const lg__colors[10] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                           "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+
+static void lg__write_svg(FILE *f, const void *ctx) {
+    const lg__study *s = ctx;
+    const lg__grid *g = s->g;
+    char buf[256];
+    size_t maxlab = 0; /* the legend's width follows its longest label */
+    LG__FOR_SERIES(g) {
+        lg__series_label(g, mi, ri, xi, ni, buf, sizeof buf);
+        if (strlen(buf) > maxlab) maxlab = strlen(buf);
+    }
+    const double L = 70, T = 44, B = 60, pw = 460, ph = 356;
+    const double R = fmax(230, 60 + 7.0 * (double)maxlab), W = L + pw + R;
+    const double H = fmax(T + ph + B, T + 20.0 * g->nmodels * g->nresidual * g->nmissing * g->nnorms + 10);
+    double xmin = g->layers[0], xmax = g->layers[g->nlayers - 1];
+    if (xmax - xmin < 1) { xmin -= 1; xmax += 1; }
+    double pad = 0.04 * (xmax - xmin);
+    xmin -= pad;
+    xmax += pad;
+#define LG__X(v) (L + ((v) - xmin) / (xmax - xmin) * pw)
+#define LG__Y(v) (T + (1 - (v)) * ph)
+    lg_svg_begin(f, W, H, NULL);
+    snprintf(buf, sizeof buf, "depth-study: %s (%s accuracy, mean ± std over seeds)", s->dsname,
+             lg__metric_names[s->metric]);
+    lg_svg_text(f, L + pw / 2, 24, 15, "middle", "class=\"title\"", buf);
+    /* axes, grid and ticks */
+    lg_svg_group_begin(f, "class=\"axes\"");
+    for (int k = 0; k <= 5; k++) {
+        double v = k / 5.0, y = LG__Y(v);
+        lg_svg_line(f, L, y, L + pw, y, "#e0e0e0", 1, "class=\"grid\"");
+        lg_svg_line(f, L - 5, y, L, y, "#000000", 1, "class=\"ytick\"");
+        snprintf(buf, sizeof buf, "%.1f", v);
+        lg_svg_text(f, L - 8, y + 4, 11, "end", "class=\"ytick-label\"", buf);
+    }
+    double last = -1e300;
+    for (int li = 0; li < g->nlayers; li++) {
+        double x = LG__X(g->layers[li]);
+        lg_svg_line(f, x, T + ph, x, T + ph + 5, "#000000", 1, "class=\"xtick\"");
+        if (x - last >= 22) {
+            snprintf(buf, sizeof buf, "%d", g->layers[li]);
+            lg_svg_text(f, x, T + ph + 18, 11, "middle", "class=\"xtick-label\"", buf);
+            last = x;
+        }
+    }
+    lg_svg_line(f, L, T + ph, L + pw, T + ph, "#000000", 1, "class=\"axis\"");
+    lg_svg_line(f, L, T, L, T + ph, "#000000", 1, "class=\"axis\"");
+    lg_svg_text(f, L + pw / 2, H - 16, 13, "middle", "class=\"axis-title\"", "layers");
+    snprintf(buf, sizeof buf, "%s accuracy", lg__metric_names[s->metric]);
+    fprintf(f, "<g transform=\"translate(18 ");
+    lg_svg_num(f, T + ph / 2);
+    fprintf(f, ") rotate(-90)\">\n");
+    lg_svg_text(f, 0, 0, 13, "middle", "class=\"axis-title\"", buf);
+    lg_svg_group_end(f);
+    lg_svg_group_end(f);
+    /* series */
+    int si = 0;
+    double *xs = malloc((size_t)g->nlayers * sizeof *xs), *ys = malloc((size_t)g->nlayers * sizeof *ys);
+    LG__FOR_SERIES(g) {
+        const char *col = lg__colors[si % 10];
+        const char *dash = g->residual[ri] ? " stroke-dasharray=\"6 3\"" : "";
+        lg__series_label(g, mi, ri, xi, ni, buf, sizeof buf);
+        lg_svg_group_begin(f, "class=\"series-group\"");
+        if (xs && ys) {
+            for (int li = 0; li < g->nlayers; li++) {
+                lg__stat st = lg__cell_stat(g, s->rs, s->metric, mi, ri, xi, ni, li);
+                xs[li] = LG__X(g->layers[li]);
+                ys[li] = st.n ? LG__Y(fmin(1, fmax(0, st.mean))) : NAN;
+            }
+            char attrs[96];
+            snprintf(attrs, sizeof attrs, "class=\"series\"%s", dash);
+            lg_svg_polyline(f, xs, ys, (size_t)g->nlayers, col, 2, attrs);
+            for (int li = 0; li < g->nlayers; li++) {
+                lg__stat st = lg__cell_stat(g, s->rs, s->metric, mi, ri, xi, ni, li);
+                if (!st.n) continue;
+                double x = xs[li], lo = LG__Y(fmax(0, st.mean - st.std)), hi = LG__Y(fmin(1, st.mean + st.std));
+                lg_svg_line(f, x, lo, x, hi, col, 1.5, "class=\"errbar\"");
+                lg_svg_line(f, x - 4, lo, x + 4, lo, col, 1.5, "class=\"errbar-cap\"");
+                lg_svg_line(f, x - 4, hi, x + 4, hi, col, 1.5, "class=\"errbar-cap\"");
+                lg_svg_circle(f, x, ys[li], 3.5, col, "#ffffff", "class=\"marker\"");
+            }
+        }
+        lg_svg_group_end(f);
+        /* legend entry */
+        double ly = T + 10 + 20 * si;
+        lg_svg_group_begin(f, "class=\"legend\"");
+        char attrs[96];
+        snprintf(attrs, sizeof attrs, "class=\"legend-line\"%s", dash);
+        lg_svg_line(f, L + pw + 16, ly, L + pw + 44, ly, col, 2, attrs);
+        lg_svg_circle(f, L + pw + 30, ly, 3.5, col, "#ffffff", "class=\"legend-marker\"");
+        lg_svg_text(f, L + pw + 50, ly + 4, 12, "start", "class=\"legend-label\"", buf);
+        lg_svg_group_end(f);
+        si++;
+    }
+    free(xs);
+    free(ys);
+    snprintf(buf, sizeof buf, "%lld of %lld runs", s->done, s->total);
+    lg_svg_text(f, L + pw + 16, T + ph, 11, "start", "class=\"note\"", buf);
+    lg_svg_end(f);
+#undef LG__X
+#undef LG__Y
+}
+
+/* Rewrites summary.md and depth.svg; -1 after a message. */
+static int lg__write_outputs(const char *cmd, const char *dir, const lg__study *s) {
+    char path[4200];
+    int n = snprintf(path, sizeof path, "%s/summary.md", dir);
+    if (n < 0 || (size_t)n >= sizeof path || lg__write_atomic(cmd, path, lg__write_summary, s)) return -1;
+    n = snprintf(path, sizeof path, "%s/depth.svg", dir);
+    if (n < 0 || (size_t)n >= sizeof path) return -1;
+    return lg__write_atomic(cmd, path, lg__write_svg, s);
+}
+
+/* mkdir -p; -1 after a message. */
+static int lg__mkdirs(const char *cmd, const char *dir) {
+    char p[4096];
+    if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p) {
+        lg_cli_errorf(cmd, "--out: path too long");
+        return -1;
+    }
+    for (char *c = p + 1;; c++) {
+        if (*c == '/' || !*c) {
+            char save = *c;
+            *c = 0;
+            if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+                lg_cli_errorf(cmd, "--out: cannot create %s: %s", p, strerror(errno));
+                return -1;
+            }
+            *c = save;
+            if (!save) break;
+        }
+    }
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        lg_cli_errorf(cmd, "--out: %s is not a directory", dir);
+        return -1;
+    }
+    return 0;
+}
+
+static double lg__now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void lg__fmt_time(double s, char *buf, size_t cap) {
+    if (!(s >= 0) || s > 1e9) { snprintf(buf, cap, "?"); return; }
+    long t = lround(s);
+    if (t >= 3600) snprintf(buf, cap, "%ldh%02ldm", t / 3600, (t / 60) % 60);
+    else if (t >= 60) snprintf(buf, cap, "%ldm%02lds", t / 60, t % 60);
+    else snprintf(buf, cap, "%lds", t);
+}
+
+static void lg__print_json(const char *dir, const lg__study *s) {
+    const lg__grid *g = s->g;
+    printf("{\"out\":");
+    lg_json_string(stdout, dir);
+    printf(",\"dataset\":");
+    lg_json_string(stdout, s->dsname);
+    printf(",\"metric\":\"%s\",\"runs_total\":%lld,\"runs_done\":%lld,\"cells\":[", lg__metric_names[s->metric],
+           s->total, s->done);
+    int first = 1;
+    LG__FOR_SERIES(g)
+    for (int li = 0; li < g->nlayers; li++) {
+        lg__stat st = lg__cell_stat(g, s->rs, s->metric, mi, ri, xi, ni, li);
+        printf("%s{\"model\":\"%s\",\"layers\":%d,\"norm\":", first ? "" : ",", lg_model_kind_name(g->models[mi]),
+               g->layers[li]);
+        lg_json_string(stdout, g->norm[ni]);
+        printf(",\"residual\":%d,\"missing\":%s,\"n\":%d,", g->residual[ri], g->missing_s[xi], st.n);
+        if (st.n) printf("\"mean\":%.6f,\"std\":%.6f}", st.mean, st.std);
+        else printf("\"mean\":null,\"std\":null}");
+        first = 0;
+    }
+    printf("]}\n");
+    fflush(stdout);
+}
+
+/* Options of depth-study itself (the rest go to lg_cli_train_parse). */
+static int lg__is(const char *a, const char *name, const char **val) {
+    size_t n = strlen(name);
+    if (strncmp(a, name, n)) return 0;
+    if (a[n] == 0) { *val = NULL; return 1; }
+    if (a[n] == '=') { *val = a + n + 1; return 1; }
+    return 0;
+}
+
+int lg_cmd_depth_study(int argc, char **argv) {
+    const char *cmd = "depth-study";
+    static const char *const valued[] = {"--model", "--layers", "--norms", "--norm", "--residual", "--missing",
+                                         "--seeds", "--out", "--metric"};
+    static const char *const refused[] = {"--save", "--resume", "--log", "--grad-log"};
+    const char *vals[9] = {"gat", NULL, "none,lipschitz", NULL, "0", "0", "3", NULL, NULL};
+    int json = 0, verbose = 0, quiet = 0, grad_logs = 0;
+    char **rest = malloc(((size_t)argc + 4) * sizeof *rest);
+    int nrest = 0;
+    if (!rest) { lg_cli_errorf(cmd, "out of memory"); return LG_EXIT_FAIL; }
+    rest[nrest++] = (char *)cmd;
+    int status = LG_EXIT_USAGE;
+    for (int k = 1; k < argc; k++) {
+        const char *a = argv[k], *v = NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(lg__depth_help, stdout);
+            fputs(lg_cli_data_help, stdout);
+            free(rest);
+            return LG_EXIT_OK;
+        }
+        if (!strcmp(a, "--json")) { json = 1; continue; }
+        if (!strcmp(a, "--verbose")) { verbose = 1; continue; }
+        if (!strcmp(a, "--quiet")) { quiet = 1; continue; }
+        if (!strcmp(a, "--grad-logs")) { grad_logs = 1; continue; }
+        int hit = 0;
+        for (size_t i = 0; i < sizeof valued / sizeof *valued && !hit; i++) {
+            if (!lg__is(a, valued[i], &v)) continue;
+            hit = 1;
+            if (!v) {
+                if (k + 1 >= argc) { lg_cli_errorf(cmd, "%s needs a value", valued[i]); goto out; }
+                v = argv[++k];
+            }
+            vals[i == 3 ? 2 : i] = v; /* --norm is --norms */
+        }
+        if (hit) continue;
+        for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
+            if (lg__is(a, refused[i], &v)) {
+                lg_cli_errorf(cmd, "%s is not supported by depth-study (see --grad-logs)", refused[i]);
+                goto out;
+            }
+        rest[nrest++] = argv[k];
+    }
+    if (!vals[7] || !*vals[7]) { lg_cli_errorf(cmd, "--out DIR is required"); goto out; }
+    if (strlen(vals[7]) > 3900) { lg_cli_errorf(cmd, "--out: path too long"); goto out; }
+    if (!vals[1]) { lg_cli_errorf(cmd, "--layers L1,L2,... is required"); goto out; }
+    const char *dir = vals[7];
+    lg__grid *g = calloc(1, sizeof *g);
+    lg__recs rs = {NULL, 0, 0};
+    lg_train_opts *opts = NULL;
+    lg_dataset *ds = NULL;
+    FILE *runs = NULL;
+    if (!g) { lg_cli_errorf(cmd, "out of memory"); status = LG_EXIT_FAIL; goto out; }
+    {
+        char *lists[5];
+        for (int i = 0; i < 5; i++) lists[i] = strdup(vals[i == 0 ? 0 : i == 1 ? 1 : i == 2 ? 2 : i + 1]);
+        int bad = !lists[0] || !lists[1] || !lists[2] || !lists[3] || !lists[4];
+        if (bad) lg_cli_errorf(cmd, "out of memory");
+        else bad = lg__parse_lists(cmd, g, lists[0], lists[1], lists[2], lists[3], lists[4]);
+        for (int i = 0; i < 5; i++) free(lists[i]);
+        if (bad) goto done;
+    }
+    long long v;
+    if (lg_cli_parse_ll(cmd, "--seeds", vals[6], 1, 100000, &v)) goto done;
+    g->seeds = v;
+    int metric = -1;
+    if (vals[8]) {
+        for (int i = 0; i < 3; i++)
+            if (!strcmp(vals[8], lg__metric_names[i])) metric = i;
+        if (metric < 0) { lg_cli_errorf(cmd, "--metric: '%s' is not test, val or train", vals[8]); goto done; }
+    }
+    /* one set of options per model: its defaults, then the user's options */
+    opts = calloc((size_t)g->nmodels, sizeof *opts);
+    if (!opts) { lg_cli_errorf(cmd, "out of memory"); status = LG_EXIT_FAIL; goto done; }
+    for (int mi = 0; mi < g->nmodels; mi++) {
+        rest[nrest] = "--model";
+        rest[nrest + 1] = (char *)lg_model_kind_name(g->models[mi]);
+        rest[nrest + 2] = NULL;
+        int rc = lg_cli_train_parse(cmd, nrest + 2, rest, &opts[mi]);
+        if (rc > 0) { status = LG_EXIT_OK; goto done; }
+        if (rc < 0) goto done;
+        opts[mi].quiet = 1;
+        opts[mi].json = 0;
+        opts[mi].verbose = 0;
+        opts[mi].save = opts[mi].resume = opts[mi].log = opts[mi].grad_log = NULL;
+    }
+    /* every cell's configuration must be valid before anything runs */
+    LG__FOR_SERIES(g)
+    for (int li = 0; li < g->nlayers; li++) {
+        lg_train_opts o = opts[mi];
+        o.mc.layers = g->layers[li];
+        o.mc.att_norm = g->att[ni];
+        o.mc.node_norm = g->node[ni];
+        o.mc.residual = g->residual[ri];
+        o.tc.missing = g->missing[xi];
+        if (lg_model_config_check(&o.mc) != LG_OK || lg_train_config_check(&o.tc) != LG_OK) {
+            lg_cli_errorf(cmd, "--model %s --layers %d --norm %s%s: %s", lg_model_kind_name(o.mc.kind), o.mc.layers,
+                          g->norm[ni], o.mc.residual ? " --residual 1" : "", lg_last_error());
+            goto done;
+        }
+    }
+    g->base_seed = opts[0].data.seed;
+    lg_set_threads(opts[0].threads);
+    status = lg_cli_data_load(cmd, &opts[0].data, &ds);
+    if (status) goto done;
+    status = LG_EXIT_USAGE;
+    if (metric < 0) metric = opts[0].data.trees ? 0 : 2;
+    if (metric == 1 && ds->n_val == 0) {
+        lg_cli_errorf(cmd, "--metric val: %s has no validation split", ds->name);
+        goto done;
+    }
+    if (lg__mkdirs(cmd, dir)) goto done;
+    char path[4200];
+    if (snprintf(path, sizeof path, "%s/runs.csv", dir) >= (int)sizeof path) goto done;
+    runs = lg__runs_open(cmd, path, &rs, &status);
+    if (!runs) goto done;
+
+    lg__study study = {g, &rs, metric, ds->name, 0, 0, opts[0].tc.epochs};
+    long long cells = (long long)g->nmodels * g->nresidual * g->nmissing * g->nnorms * g->nlayers;
+    study.total = cells * g->seeds;
+    /* runs of this grid already recorded */
+    for (long long k = 0; k < g->seeds; k++)
+        LG__FOR_SERIES(g)
+    for (int li = 0; li < g->nlayers; li++)
+        study.done += lg__recs_find(&rs, lg_model_kind_name(g->models[mi]), g->layers[li], g->norm[ni],
+                                    g->residual[ri], g->missing_s[xi], g->base_seed + (uint64_t)k) != NULL;
+    long long todo = study.total - study.done, session = 0;
+    if (!quiet)
+        fprintf(stderr, "lipgnn %s: %s, %lld runs (%lld cells x %lld seeds), %lld already in %s, %lld to do\n", cmd,
+                ds->name, study.total, cells, g->seeds, study.done, path, todo);
+    if (lg__write_outputs(cmd, dir, &study)) { status = LG_EXIT_FAIL; goto done; }
+    int tty = isatty(fileno(stderr)) && !quiet;
+    double t0 = lg__now(), run_time = 0;
+    status = LG_EXIT_OK;
+    for (long long k = 0; k < g->seeds && status == LG_EXIT_OK; k++)
+        LG__FOR_SERIES(g)
+    for (int li = 0; li < g->nlayers && status == LG_EXIT_OK; li++) {
+        const char *model = lg_model_kind_name(g->models[mi]);
+        uint64_t seed = g->base_seed + (uint64_t)k;
+        if (lg__recs_find(&rs, model, g->layers[li], g->norm[ni], g->residual[ri], g->missing_s[xi], seed)) continue;
+        lg_train_opts o = opts[mi];
+        o.mc.layers = g->layers[li];
+        o.mc.att_norm = g->att[ni];
+        o.mc.node_norm = g->node[ni];
+        o.mc.residual = g->residual[ri];
+        o.tc.missing = g->missing[xi];
+        o.tc.seed = seed;
+        char glog[4400];
+        if (grad_logs) {
+            int n = snprintf(glog, sizeof glog, "%s/grad_%s_%s_r%d_m%s_L%d_seed%llu.csv", dir, model, g->norm[ni],
+                             g->residual[ri], g->missing_s[xi], g->layers[li], (unsigned long long)seed);
+            if (n < 0 || (size_t)n >= sizeof glog) { lg_cli_errorf(cmd, "--out: path too long"); status = LG_EXIT_USAGE; break; }
+            o.grad_log = glog;
+        }
+        char el[32], eta[32];
+        if (tty) {
+            double mean = session ? run_time / (double)session : NAN;
+            lg__fmt_time(lg__now() - t0, el, sizeof el);
+            lg__fmt_time(mean * (double)(todo - session), eta, sizeof eta);
+            fprintf(stderr, "\r\033[K[%lld/%lld] %s %s L=%d%s seed %llu | %s elapsed, ETA %s\r", study.done,
+                    study.total, model, g->norm[ni], g->layers[li], g->residual[ri] ? " res" : "",
+                    (unsigned long long)seed, el, eta);
+            fflush(stderr);
+        }
+        double t1 = lg__now();
+        lg_train_summary s;
+        int interrupted = 0;
+        int rc = lg_cli_train_run(cmd, &o, ds, &s, &interrupted);
+        /* an interrupted run is not recorded (a signal between runs makes the
+         * next one stop before its first epoch, with the signal's status) */
+        if (interrupted) { status = rc ? rc : LG_EXIT_FAIL; break; }
+        if (rc != LG_EXIT_OK && rc != LG_EXIT_EXPLODED) { status = rc; break; }
+        fprintf(runs, "%s,%d,%s,%d,%s,%llu,%ld,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%ld,%.6g,%.4f\n", model, g->layers[li],
+                g->norm[ni], g->residual[ri], g->missing_s[xi], (unsigned long long)seed, s.epochs_run, s.train_acc,
+                s.val_acc, s.test_acc, s.best_val_acc, s.test_acc_at_best_val, s.exploded,
+                s.exploded ? s.first_explosion_epoch : -1L, s.max_layer_grad_norm, s.epoch_ms_median);
+        if (fflush(runs) != 0 || fsync(fileno(runs)) != 0) {
+            lg_cli_errorf(cmd, "%s: write error: %s", path, strerror(errno));
+            status = LG_EXIT_FAIL;
+            break;
+        }
+        lg__rec r;
+        memset(&r, 0, sizeof r);
+        snprintf(r.model, LG__KEY, "%s", model);
+        r.layers = g->layers[li];
+        snprintf(r.norm, LG__KEY, "%s", g->norm[ni]);
+        r.residual = g->residual[ri];
+        snprintf(r.missing, LG__KEY, "%s", g->missing_s[xi]);
+        r.seed = seed;
+        r.acc[0] = s.train_acc;
+        r.acc[1] = s.val_acc;
+        r.acc[2] = s.test_acc;
+        if (lg__recs_push(&rs, &r)) { lg_cli_errorf(cmd, "out of memory"); status = LG_EXIT_FAIL; break; }
+        study.done++;
+        session++;
+        double dt = lg__now() - t1;
+        run_time += dt;
+        if (verbose) {
+            if (tty) fputs("\r\033[K", stderr);
+            fprintf(stderr, "[%lld/%lld] %s %s L=%d res=%d missing=%s seed %llu: train %.4f val %.4f test %.4f%s (%.1f s)\n",
+                    study.done, study.total, model, g->norm[ni], g->layers[li], g->residual[ri], g->missing_s[xi],
+                    (unsigned long long)seed, s.train_acc, s.val_acc, s.test_acc, s.exploded ? " EXPLODED" : "", dt);
+        }
+        if (lg__write_outputs(cmd, dir, &study)) { status = LG_EXIT_FAIL; break; }
+    }
+    if (tty) fputs("\r\033[K", stderr);
+    if (lg__write_outputs(cmd, dir, &study) && status == LG_EXIT_OK) status = LG_EXIT_FAIL;
+    if (!quiet) {
+        char el[32];
+        lg__fmt_time(lg__now() - t0, el, sizeof el);
+        fprintf(stderr, "lipgnn %s: %lld of %lld runs done (%lld now, in %s); %s/summary.md, %s/depth.svg\n", cmd,
+                study.done, study.total, session, el, dir, dir);
+    }
+    if (json) lg__print_json(dir, &study);
+done:
+    if (runs && fclose(runs) != 0 && status == LG_EXIT_OK) {
+        lg_cli_errorf(cmd, "runs.csv: write error");
+        status = LG_EXIT_FAIL;
+    }
+    lg_dataset_free(ds);
+    free(opts);
+    free(rs.r);
+    free(g);
+out:
+    free(rest);
+    return status;
+}

@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# lipgnn depth-study tests: test_depth.sh LIPGNN_BINARY TESTS_DIR. Exit 0 pass, 1 fail.
+set -u
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+run() { "$bin" "$@" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc"; }
+rc() { cat "$tmp/rc"; }
+expect_rc() { [ "$(rc)" = "$1" ] || fail "lipgnn $2: exit $(rc), expected $1; stderr: $(head -c 400 "$tmp/err")"; }
+no_sanitizer() { grep -qiE "sanitizer|runtime error|leak" "$tmp/err" && fail "$1: sanitizer report: $(head -c 600 "$tmp/err")"; }
+wellformed() {
+  if [ -x /usr/bin/python3 ]; then
+    /usr/bin/python3 -c 'import xml.etree.ElementTree as E,sys; E.parse(sys.argv[1])' "$1" 2>"$tmp/xmlerr" ||
+      fail "$1 is not well-formed XML: $(tail -1 "$tmp/xmlerr")"
+  else
+    echo "no /usr/bin/python3: well-formedness of $1 not checked"
+  fi
+}
+count() { grep -o "$1" "$2" | wc -l | tr -d ' '; }
+rows() { echo $(($(wc -l <"$1") - 1)); }
+# every line of a file ends with a newline and has 16 fields
+complete_lines() {
+  [ -z "$(tail -c 1 "$1")" ] || fail "$1: last line has no newline"
+  awk -F, 'NF != 16 { bad = 1 } END { exit bad }' "$1" || fail "$1: a line without 16 fields"
+}
+# the key and results of each row, without the timing column
+results() { cut -d, -f1-15 "$1" | sort; }
+
+header="model,layers,norm,residual,missing,seed,epochs_run,train_acc,val_acc,test_acc,best_val_acc,test_acc_at_best_val,exploded,first_explosion_epoch,max_layer_grad_norm,epoch_ms_median"
+out=$tmp/study
+args=(depth-study --trees 2 --trees-count 40 --layers 1,2 --norms none,lipschitz --seeds 2 --epochs 3 --hidden 8)
+
+run depth-study --help; expect_rc 0 "depth-study --help"
+for o in --layers --norms --model --residual --missing --seeds --out --metric --json --grad-logs --trees; do
+  grep -q -- "$o" "$tmp/out" || fail "depth-study --help lacks $o"
+done
+run --help; grep -q "depth-study" "$tmp/out" || fail "lipgnn --help does not list depth-study"
+
+# the study
+run "${args[@]}" --out "$out"; expect_rc 0 "depth-study"; no_sanitizer "depth-study"
+[ "$(head -1 "$out/runs.csv")" = "$header" ] || fail "runs.csv header: $(head -1 "$out/runs.csv")"
+[ "$(rows "$out/runs.csv")" = 8 ] || fail "runs.csv: $(rows "$out/runs.csv") rows, expected 8"
+complete_lines "$out/runs.csv"
+for n in none lipschitz; do for l in 1 2; do for s in 0 1; do
+  grep -q "^gat,$l,$n,0,0,$s,3," "$out/runs.csv" || fail "runs.csv lacks gat L=$l $n seed $s"
+done; done; done
+grep -q "8 to do" "$tmp/err" || fail "first run does not say '8 to do': $(head -3 "$tmp/err")"
+# summary.md: a row per depth, a column per norm, n=2 in each cell
+sm=$out/summary.md
+[ -f "$sm" ] || fail "no summary.md"
+grep -q '^| layers |.*gat none.*|.*gat lipschitz.*|$' "$sm" || fail "summary.md header row: $(grep layers "$sm")"
+[ "$(grep -c '^| [0-9]* |' "$sm")" = 2 ] || fail "summary.md: not 2 rows of layers"
+grep -q '^| 1 |' "$sm" && grep -q '^| 2 |' "$sm" || fail "summary.md: rows are not layers 1 and 2"
+[ "$(count '(n=2)' "$sm")" = 4 ] || fail "summary.md: $(count '(n=2)' "$sm") cells with n=2, expected 4"
+grep -q 'train accuracy' "$sm" || fail "summary.md: --trees is not scored by train accuracy"
+# the mean and std of one cell, recomputed from runs.csv (train_acc is field 8)
+want=$(awk -F, '$1=="gat" && $2==2 && $3=="none" { x[n++] = $8 } END { m = (x[0] + x[1]) / 2;
+  s = sqrt(((x[0] - m)^2 + (x[1] - m)^2) / 1); printf "%.3f ± %.3f", m, s }' "$out/runs.csv")
+grep '^| 2 |' "$sm" | grep -qF "$want" || fail "summary.md L=2 none is not '$want': $(grep '^| 2 |' "$sm")"
+# depth.svg
+svg=$out/depth.svg
+wellformed "$svg"
+[ "$(count 'class="series"' "$svg")" = 2 ] || fail "depth.svg: $(count 'class="series"' "$svg") series, expected 2"
+[ "$(count 'class="errbar"' "$svg")" = 4 ] || fail "depth.svg: $(count 'class="errbar"' "$svg") error bars, expected 4"
+[ "$(count 'class="marker"' "$svg")" = 4 ] || fail "depth.svg: not 4 markers"
+grep -q '>layers</text>' "$svg" || fail "depth.svg: no 'layers' axis title"
+grep -q '>train accuracy</text>' "$svg" || fail "depth.svg: no 'train accuracy' axis title"
+[ "$(count 'class="legend-label"' "$svg")" = 2 ] || fail "depth.svg: not 2 legend entries"
+ls "$out" | grep -q tmp && fail "temporary files left in the output directory: $(ls "$out")"
+
+# resume: nothing to do, runs.csv unchanged
+cp "$out/runs.csv" "$tmp/runs1.csv"
+run "${args[@]}" --out "$out"; expect_rc 0 "depth-study again"; no_sanitizer "depth-study again"
+grep -q "8 already in .*0 to do" "$tmp/err" || fail "second run does not say '0 to do': $(head -3 "$tmp/err")"
+cmp -s "$out/runs.csv" "$tmp/runs1.csv" || fail "a finished study changed runs.csv"
+
+# a deleted last line: exactly that run is redone, with the same results
+sed -i '$d' "$out/runs.csv"
+run "${args[@]}" --out "$out"; expect_rc 0 "depth-study after a deleted line"
+grep -q "7 already in .*1 to do" "$tmp/err" || fail "deleted line: not '1 to do': $(head -3 "$tmp/err")"
+[ "$(rows "$out/runs.csv")" = 8 ] || fail "deleted line: $(rows "$out/runs.csv") rows"
+[ "$(results "$out/runs.csv")" = "$(results "$tmp/runs1.csv")" ] || fail "the redone run differs from the first"
+
+# a truncated last line (an interrupted write): dropped and redone
+head -c -20 "$tmp/runs1.csv" >"$out/runs.csv"
+run "${args[@]}" --out "$out"; expect_rc 0 "depth-study after a truncated line"
+grep -q "incomplete last line" "$tmp/err" || fail "truncated line not reported"
+grep -q "1 to do" "$tmp/err" || fail "truncated line: not '1 to do'"
+[ "$(rows "$out/runs.csv")" = 8 ] || fail "truncated line: $(rows "$out/runs.csv") rows"
+complete_lines "$out/runs.csv"
+[ "$(results "$out/runs.csv")" = "$(results "$tmp/runs1.csv")" ] || fail "truncated line: results differ"
+
+# --json: one object with every cell
+run "${args[@]}" --out "$out" --json; expect_rc 0 "depth-study --json"
+if [ -x /usr/bin/python3 ]; then
+  tail -1 "$tmp/out" | /usr/bin/python3 -c '
+import json, sys
+o = json.loads(sys.stdin.read())
+assert o["runs_total"] == 8 and o["runs_done"] == 8, o
+assert len(o["cells"]) == 4 and all(c["n"] == 2 for c in o["cells"]), o["cells"]
+assert {c["norm"] for c in o["cells"]} == {"none", "lipschitz"}
+' || fail "--json output: $(tail -1 "$tmp/out")"
+fi
+
+# two models, a residual list, --metric, --grad-logs
+out2=$tmp/study2
+run depth-study --trees 2 --trees-count 40 --model gat,gt --layers 2 --norms lipschitz --residual 0,1 --seeds 1 \
+    --epochs 2 --hidden 8 --metric test --grad-logs --out "$out2"
+expect_rc 0 "depth-study two models"; no_sanitizer "two models"
+[ "$(rows "$out2/runs.csv")" = 4 ] || fail "two models: $(rows "$out2/runs.csv") rows, expected 4"
+grep -q "^gt,2,lipschitz,1,0,0," "$out2/runs.csv" || fail "two models: no gt residual row"
+[ "$(ls "$out2" | grep -c '^grad_.*\.csv$')" = 4 ] || fail "--grad-logs: not 4 grad logs: $(ls "$out2")"
+grep -q 'test accuracy' "$out2/summary.md" || fail "--metric test not used"
+grep -q 'gt lipschitz res=1' "$out2/summary.md" || fail "summary.md lacks the gt residual column"
+[ "$(count 'class="series"' "$out2/depth.svg")" = 0 ] || fail "one depth: no polyline expected"
+[ "$(count 'class="marker"' "$out2/depth.svg")" = 4 ] || fail "one depth: not 4 markers"
+wellformed "$out2/depth.svg"
+
+# a wrong header
+mkdir -p "$tmp/bad"
+printf 'epoch,layer,group,norm\n1,0,all,1\n' >"$tmp/bad/runs.csv"
+run "${args[@]}" --out "$tmp/bad"; expect_rc 2 "depth-study with a foreign runs.csv"
+grep -q "runs.csv" "$tmp/err" || fail "wrong header: message does not name runs.csv"
+[ "$(head -1 "$tmp/bad/runs.csv")" = "epoch,layer,group,norm" ] || fail "wrong header: file was modified"
+# a malformed row
+printf '%s\ngat,x,none\n' "$header" >"$tmp/bad/runs.csv"
+run "${args[@]}" --out "$tmp/bad"; expect_rc 2 "depth-study with a malformed row"
+
+# bad options
+bad() {
+  run depth-study --trees 2 --trees-count 40 --epochs 1 --out "$tmp/badopt" "$@"
+  expect_rc 2 "depth-study $*"; no_sanitizer "depth-study $*"
+  [ -s "$tmp/err" ] || fail "depth-study $*: no message"
+}
+bad --layers ""
+bad --layers 0,2
+bad --layers 1,,2
+bad --layers 2,x
+bad --layers 2,2
+bad --layers 2 --norms ""
+bad --layers 2 --norms none,bogus
+bad --layers 2 --seeds 0
+bad --layers 2 --seeds -1
+bad --layers 2 --model gat,nope
+bad --layers 2 --residual 2
+bad --layers 2 --missing 1.5
+bad --layers 2 --metric foo
+bad --layers 2 --save x.ckpt
+bad --layers 2 --hidden 0
+bad --layers 2 --bogus-option
+bad --layers 2 --model gat-classic --layers 5
+bad --layers 2 --trees 3 --dataset cora
+run depth-study --trees 2 --layers 2; expect_rc 2 "depth-study without --out"
+grep -q -- "--out" "$tmp/err" || fail "missing --out: message does not say --out"
+run depth-study --out "$tmp/x" --layers 2; expect_rc 2 "depth-study without data"
+
+# SIGTERM during a longer study: exit 143, only complete lines, then a re-run completes it
+out3=$tmp/study3
+long=(depth-study --trees 3 --trees-count 300 --layers 2,4 --norms none,lipschitz --seeds 2 --epochs 150 --hidden 16
+      --threads 1 --out "$out3")
+"$bin" "${long[@]}" >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+sleep 2
+kill -TERM $pid 2>/dev/null
+wait $pid
+st=$?
+if [ "$st" != 143 ]; then
+  fail "SIGTERM: exit $st, expected 143 (was the study shorter than 2 s?); stderr: $(head -c 300 "$tmp/err")"
+else
+  no_sanitizer "SIGTERM"
+  complete_lines "$out3/runs.csv"
+  n=$(rows "$out3/runs.csv")
+  [ "$n" -lt 8 ] || fail "SIGTERM: all 8 runs recorded, the study was not interrupted"
+  [ -f "$out3/summary.md" ] && [ -f "$out3/depth.svg" ] || fail "SIGTERM: summary.md / depth.svg not written"
+  grep -q "$n of 8 runs done" "$out3/summary.md" || fail "SIGTERM: summary.md does not say '$n of 8 runs done'"
+  run "${long[@]}"; expect_rc 0 "depth-study after SIGTERM"
+  grep -q "$n already in .*$((8 - n)) to do" "$tmp/err" || fail "resume after SIGTERM: $(head -2 "$tmp/err")"
+  [ "$(rows "$out3/runs.csv")" = 8 ] || fail "after SIGTERM + re-run: $(rows "$out3/runs.csv") rows"
+  complete_lines "$out3/runs.csv"
+  wellformed "$out3/depth.svg"
+fi
+
+if [ $fails -gt 0 ]; then echo "$fails failure(s)"; exit 1; fi
+echo "depth-study: all checks passed"
+exit 0
