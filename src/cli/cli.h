@@ -73,7 +73,8 @@ typedef struct lg_train_opts {
 /* Parses the options of `lipgnn train` (argv[0] is the command name) into o:
  * the defaults of the chosen --model, then the options given. Returns -1 after
  * printing an error, 1 after printing the help, 0 on success. Uses getopt_long
- * (global state: resets optind). */
+ * (global state: restarted with optind = 0, so nothing of an earlier parse
+ * carries over). */
 int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o);
 
 /* Trains on ds as o says (progress on a terminal, explosion messages, logs,

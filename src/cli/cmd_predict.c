@@ -47,7 +47,7 @@ int lg_cmd_predict(int argc, char **argv) {
     const char *resume = NULL, *out = NULL, *emb = NULL, *att = NULL;
     int json = 0, c, idx, threads = 0;
     long long v;
-    optind = 1;
+    optind = 0; /* glibc: a full restart (1 would keep a half-read "-xy" group of an earlier parse) */
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
         switch (c) {

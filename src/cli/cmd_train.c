@@ -132,7 +132,7 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
     memset(o, 0, sizeof *o);
     lg_model_kind kind = LG_MODEL_GAT;
     opterr = 0;
-    optind = 1;
+    optind = 0; /* glibc: a full restart (1 would keep a half-read "-xy" group of an earlier parse) */
     while ((c = getopt_long(argc, argv, "h", lg__train_options, &idx)) != -1) {
         if (c == 'h') {
             fputs(lg__train_help, stdout);
@@ -154,7 +154,7 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
     }
     lg_model_config_default(&o->mc, kind);
     lg_train_config_default(&o->tc);
-    optind = 1;
+    optind = 0; /* glibc: a full restart (1 would keep a half-read "-xy" group of an earlier parse) */
     while ((c = getopt_long(argc, argv, "h", lg__train_options, &idx)) != -1) {
         const char *name = lg__train_options[idx].name;
         char opt[64];
