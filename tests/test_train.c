@@ -512,12 +512,66 @@ static void test_restored_values(void **state) {
     lg_dataset_free(ds);
 }
 
+/* Values that stop being finite during training are caught by the explosion
+ * detector in the epoch where they first occur, with the layer whose output
+ * they first reach: a (finite, so accepted) checkpoint whose attention layer 2
+ * holds weights of 3e38 overflows that layer's scores in the next epoch. */
+static void test_nonfinite_located(void **state) {
+    (void)state;
+    lg_dataset *ds = random_dataset(40, 6, 3, 0, 12);
+    lg_model_config mc;
+    lg_train_config tc;
+    small_config(&mc, &tc);
+    mc.node_norm = LG_NODE_NORM_NONE;
+    mc.residual = 0;
+    tc.plateau = 0;
+    mc.att_norm = LG_ATT_NORM_NONE;
+    tc.stop_on_explosion = 1;
+    char path[] = "/tmp/lg_nonfinite_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    lg_trainer *t = run(ds, &mc, &tc, 3, NULL);
+    lg_train_summary s;
+    lg_trainer_summary(t, &s);
+    assert_false(s.exploded);
+    assert_ok(lg_trainer_save(t, path));
+    lg_trainer_free(t);
+    /* layer 2's parameter block, from a model built the same way */
+    lg__model_f32 *m = NULL;
+    lg_rng rng;
+    lg_rng_seed(&rng, 1);
+    assert_ok(lg__model_init_f32(&m, &mc, ds, ds->features, &rng));
+    lg__layer_range r = lg__model_layer_range_f32(m, 2);
+    lg__model_free_f32(m);
+    float *huge = malloc(sizeof(float) * (size_t)r.len);
+    for (lg_idx k = 0; k < r.len; k++) huge[k] = 3e38f;
+    patch_section(path, 4 /* parameters */, sizeof(float) * (size_t)r.off, huge, sizeof(float) * (size_t)r.len);
+    free(huge);
+    assert_ok(lg_trainer_init(&t, &mc, &tc, ds));
+    assert_ok(lg_trainer_load(t, path));
+    lg_epoch_stats es;
+    assert_ok(lg_trainer_epoch(t, &es));
+    assert_false(isfinite(es.train_loss_step));
+    assert_int_equal(es.exploded_now, 1);
+    assert_true(lg_trainer_done(t));
+    lg_trainer_summary(t, &s);
+    assert_true(s.exploded);
+    assert_int_equal(s.first_explosion_epoch, 4);
+    assert_int_equal(s.explosion_layer, 2);
+    assert_non_null(strstr(s.explosion_reason, "layer 2"));
+    lg_trainer_free(t);
+    unlink(path);
+    lg_dataset_free(ds);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model_gradients), cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_resume_bit_identical), cmocka_unit_test(test_missing_features),
         cmocka_unit_test(test_configs), cmocka_unit_test(test_memory_estimate),
         cmocka_unit_test(test_out_of_memory), cmocka_unit_test(test_restored_values),
+        cmocka_unit_test(test_nonfinite_located),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -359,6 +359,9 @@ lg_status lg_trainer_epoch(lg_trainer *t, lg_epoch_stats *es) {
     /* training pass */
     LG_CHECK(lg__model_forward_f32(t->model, 1, seed, (uint64_t)epoch));
     LG_CHECK(lg__model_eval_f32(t->model, ds->train, ds->n_train, &es->train_loss_step, NULL));
+    /* a loss that is not finite: find the layer where it started (before
+     * backward reuses anything), for the detector's report */
+    int bad_layer = isfinite(es->train_loss_step) ? -1 : lg__model_first_nonfinite_f32(t->model);
     LG_CHECK(lg__model_backward_f32(t->model, ds->train, ds->n_train, 1, seed, (uint64_t)epoch));
     float *p = lg__model_params_f32(t->model), *g = lg__model_grads_f32(t->model);
 
@@ -378,7 +381,7 @@ lg_status lg_trainer_epoch(lg_trainer *t, lg_epoch_stats *es) {
         if (!(t->norm[l] <= s->max_norm)) s->max_norm = t->norm[l];
         if (!(t->att_norm[l] <= s->max_att)) s->max_att = t->att_norm[l];
     }
-    es->exploded_now = lg__explode_observe(&t->det, epoch, es->train_loss_step, t->norm);
+    es->exploded_now = lg__explode_observe(&t->det, epoch, es->train_loss_step, bad_layer, t->norm);
     if (es->exploded_now) {
         s->exploded = 1;
         s->explode_epoch = t->det.epoch;
