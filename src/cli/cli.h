@@ -38,6 +38,17 @@ int lg_cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t *
 int lg_cli_parse_double(const char *cmd, const char *opt, const char *s, double lo, double hi,
                         double *out);
 
+/* A byte count: a number > 0 with an optional K, M, G or T (powers of 1024,
+ * an optional B after it); on failure prints an error naming opt, returns -1. */
+int lg_cli_parse_size(const char *cmd, const char *opt, const char *s, double *out);
+
+/* Refuses, before anything is allocated, a model whose estimated memory
+ * (lg_trainer_estimate) exceeds max_memory bytes (0: the machine's physical
+ * memory), with the estimate in the message. Returns 0, or the exit status
+ * after printing the message. */
+int lg_cli_memory_check(const char *cmd, const lg_model_config *mc, const lg_train_config *tc, const lg_dataset *ds,
+                        double max_memory);
+
 /* Handles one data option (--data, --dataset, --trees, --trees-count, --seed)
  * if `name` is one: returns 1 if handled, 0 if not a data option, -1 on a bad
  * value (message printed). */
