@@ -550,6 +550,11 @@ static void test_nonfinite_located(void **state) {
     free(huge);
     assert_ok(lg_trainer_init(&t, &mc, &tc, ds));
     assert_ok(lg_trainer_load(t, path));
+    /* predictions: an error naming the layer, not NaN */
+    float *logp = malloc(sizeof(float) * 40 * 3);
+    assert_int_equal(lg_trainer_predict(t, logp, NULL), LG_ENUMERIC);
+    assert_non_null(strstr(lg_last_error(), "attention layer 2"));
+    free(logp);
     lg_epoch_stats es;
     assert_ok(lg_trainer_epoch(t, &es));
     assert_false(isfinite(es.train_loss_step));

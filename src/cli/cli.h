@@ -88,6 +88,13 @@ typedef struct lg_train_opts {
  * carries over). */
 int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o);
 
+/* Parses and checks the options of `lipgnn depth-study` (argv[0] is the
+ * command name) as the command does, without loading data or touching files,
+ * and frees what it built. Returns the command's exit status so far: 0 (valid,
+ * or help printed), 2 after printing an error, 1 out of memory; -1 if a valid
+ * parse left an empty grid (a bug: for tests). */
+int lg_cli_depth_parse(int argc, char **argv);
+
 /* Trains on ds as o says (progress on a terminal, explosion messages, logs,
  * checkpoint, SIGINT/SIGTERM ending the run at the end of an epoch). Fills
  * *sum (its per-layer arrays are set to NULL: they die with the trainer) and

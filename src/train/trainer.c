@@ -687,6 +687,19 @@ fail:
 lg_status lg_trainer_predict(lg_trainer *t, float *logp, float *hidden) {
     LG_CHECK(lg__model_forward_f32(t->model, 0, t->tc.seed, 0));
     lg_idx n = t->ds->graph->n;
+    /* no silent NaN: outputs that are not finite (weights so large that the
+     * pass overflows) are an error naming where they start */
+    const float *lp = lg__model_logp_f32(t->model);
+    for (lg_idx k = 0; k < n * t->ds->n_classes; k++)
+        if (isnan(lp[k]) || lp[k] == INFINITY) {
+            int at = lg__model_first_nonfinite_f32(t->model);
+            char where[64];
+            if (at == -2) snprintf(where, sizeof where, "the input layer");
+            else if (at >= 0 && at < t->L) snprintf(where, sizeof where, "attention layer %d", at);
+            else snprintf(where, sizeof where, "the output layer");
+            return lg__error(LG_ENUMERIC, "the model's outputs are not finite numbers (first in %s): its weights "
+                             "overflow the forward pass", where);
+        }
     if (logp) memcpy(logp, lg__model_logp_f32(t->model), sizeof(float) * (size_t)(n * t->ds->n_classes));
     if (hidden)
         memcpy(hidden, lg__model_hidden_f32(t->model),

@@ -91,9 +91,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (st == LG_OK) {
         lg_idx nn = ds->graph->n, C = lg_trainer_classes(t);
         float *logp = malloc(sizeof(float) * (size_t)(nn * C));
-        if (logp && lg_trainer_predict(t, logp, NULL) == LG_OK) {
-            /* a restored model's predictions are probabilities, never NaN */
-            for (lg_idx k = 0; k < nn * C; k++) LG_FUZZ_REQUIRE(isfinite(logp[k]) || logp[k] == -INFINITY);
+        if (logp) {
+            /* a restored model's predictions are log-probabilities, or an error */
+            lg_status ps = lg_trainer_predict(t, logp, NULL);
+            if (ps == LG_OK)
+                for (lg_idx k = 0; k < nn * C; k++) LG_FUZZ_REQUIRE(isfinite(logp[k]) || logp[k] == -INFINITY);
+            else
+                LG_FUZZ_REQUIRE(ps == LG_ENUMERIC && lg_last_error()[0] != 0);
         }
         free(logp);
         lg_train_summary sum;

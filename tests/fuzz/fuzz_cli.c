@@ -1,9 +1,11 @@
 /*
- * libFuzzer harness of the CLI option parser of `lipgnn train` (and of demo
- * and depth-study, which pass their options through it): lg_cli_train_parse
- * on an argv built from the input, without loading data or training.
+ * libFuzzer harness of the CLI option parsers of `lipgnn train` (also used by
+ * demo) and `lipgnn depth-study` (its grid lists, then every model's train
+ * options): lg_cli_train_parse and lg_cli_depth_parse on an argv built from
+ * the input, without loading data or training.
  *
- * Input: the arguments, one a line (argv[0] is "train"; at most 200).
+ * Input: the arguments, one a line (at most 200). If the first line is
+ * "depth-study" it is argv[0] for depth-study; otherwise argv[0] is "train".
  * Every argv must be refused with a message, print the help, or give options
  * that the library accepts. The parser must hold no state between calls: after
  * each input, a fixed argv must parse to the same options as at the start.
@@ -37,7 +39,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *argv[LG__MAXARGS + 2];
     int argc = 0;
     argv[argc++] = "train";
-    for (char *p = text; argc <= LG__MAXARGS;) {
+    char *start = text;
+    int depth = size >= 12 && !memcmp(text, "depth-study\n", 12);
+    if (depth) {
+        argv[0] = "depth-study";
+        start = text + 12;
+    }
+    for (char *p = start; argc <= LG__MAXARGS;) {
         char *nl = memchr(p, '\n', (size_t)(text + size - p));
         if (nl) *nl = 0;
         if (p < text + size || nl) argv[argc++] = p;
@@ -47,6 +55,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     argv[argc] = NULL;
 
     lg_train_opts o;
+    if (depth) {
+        int st = lg_cli_depth_parse(argc, argv);
+        LG_FUZZ_REQUIRE(st == 0 || st == 1 || st == 2);
+        goto again;
+    }
     int rc = lg_cli_train_parse("train", argc, argv, &o);
     LG_FUZZ_REQUIRE(rc == -1 || rc == 0 || rc == 1);
     if (rc == 0) {
@@ -57,6 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         LG_FUZZ_REQUIRE(o.data.trees == 0 || (o.data.trees >= 2 && o.data.trees <= 10));
         LG_FUZZ_REQUIRE(o.threads >= 0 && o.max_memory >= 0);
     }
+again:
     free(text);
 
     /* no state carried over from that input */
