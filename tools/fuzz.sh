@@ -38,14 +38,19 @@ for h in "${harnesses[@]}"; do
     "$B"/corpus/$h "${inputs[@]}" >"$log" 2>&1 || rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rss=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log" | tail -1)
-  last=$(grep -E '^#[0-9]+' "$log" | tail -1)
+  last=$(grep -E "^#[0-9]+" "$log" | tail -1 || true)
   cov=$(sed -n 's/.* cov: \([0-9]*\) ft: \([0-9]*\) corp: \([0-9]*\).*/cov \1, features \2, corpus \3/p' <<<"$last")
   if [ $rc -eq 0 ]; then
     echo "fuzz $h: ${secs} s, ${execs:-?} executions ($(( ${execs:-0} / (secs > 0 ? secs : 1) ))/s), ${cov:-?}, peak RSS ${rss:-?} MB: no crash, leak or timeout"
   else
     status=1
-    echo "fuzz $h: FINDING after ${execs:-?} executions (exit $rc); the input is in "$B"/findings/, the report in $log:"
-    grep -E 'ERROR|SUMMARY|invariant failed|Test unit written' "$log" | head -5 | sed 's/^/  /'
+    echo "fuzz $h: FINDING after ${execs:-?} executions (exit $rc); the input is in ${B}/findings/, the report in $log:"
+    grep -E 'ERROR|SUMMARY|Test unit written' "$log" | head -5 | sed 's/^/  /' || true
+    # the harness's own messages were closed: run the input again to show them
+    unit=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
+    if [ -n "$unit" ] && [ -f "$unit" ]; then
+      OMP_NUM_THREADS=1 "$B"/tests/fuzz/fuzz_$h "$unit" 2>&1 | grep -E 'invariant failed|ERROR|SUMMARY' | head -3 | sed 's/^/  /' || true
+    fi
   fi
 done
 exit $status
