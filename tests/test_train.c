@@ -357,6 +357,11 @@ static void test_configs(void **state) {
     assert_ok(lg_train_config_check(&tc));
     tc.lr = -1;
     assert_int_equal(lg_train_config_check(&tc), LG_EINVAL);
+    lg_train_config_default(&tc);
+    tc.explode_window = 100000;
+    assert_ok(lg_train_config_check(&tc));
+    tc.explode_window = 2147483647; /* its history of window+1 rows would overflow */
+    assert_int_equal(lg_train_config_check(&tc), LG_EINVAL);
     lg_model_kind k;
     assert_ok(lg_model_kind_parse("gat-classic", &k));
     assert_int_equal(k, LG_MODEL_GAT_CLASSIC);
