@@ -450,7 +450,7 @@ static void patch_section(const char *path, uint32_t tag, size_t off, const void
         memcpy(&len, buf + pos + 8, 8);
         if (t == tag) {
             assert_true(off + n <= len);
-            memcpy(buf + pos + 16 + off, bytes, n);
+            if (n) memcpy(buf + pos + 16 + off, bytes, n);
             found = 1;
         }
         pos += 16 + (size_t)len;
