@@ -121,6 +121,9 @@ train)
   awk -F, 'NR > 1 { s[$1 "," $2 "," $4] += $5 } END { for (k in s) if (s[k] < 0.9999 || s[k] > 1.0001) { print "sum " k " = " s[k]; bad = 1 } exit bad }' \
       "$tmp/w.csv" || fail "attention weights of a node do not sum to 1"
   run predict --data "$tiny"; expect_rc 2 "predict without --resume"
+  run predict --resume "$tmp/c.ckpt" --data "$tiny" --max-memory 1K
+  expect_rc 2 "predict --max-memory 1K"
+  grep -q "the model needs about .* GiB.*more than --max-memory" "$tmp/err" || fail "predict memory message: $(cat "$tmp/err")"
   # a mismatched and a damaged checkpoint are refused
   run train --data "$tiny" --layers 4 --hidden 8 --epochs 6 --resume "$tmp/c.ckpt"
   expect_rc 2 "resume another model"; grep -q "another model" "$tmp/err" || fail "mismatch message: $(cat "$tmp/err")"

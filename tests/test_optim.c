@@ -50,33 +50,41 @@ static void test_explode(void **state) {
     lg_explode_opts o = {1e3, 100, 5};
     assert_ok(lg__explode_init(&d, 2, &o));
     double n[2] = {1, 1};
-    for (long e = 0; e < 20; e++) assert_int_equal(lg__explode_observe(&d, e, 1.0, n), 0);
+    for (long e = 0; e < 20; e++) assert_int_equal(lg__explode_observe(&d, e, 1.0, -1, n), 0);
     n[1] = 999;
-    assert_int_equal(lg__explode_observe(&d, 20, 1.0, n), 1); /* 999x growth in 5 epochs */
+    assert_int_equal(lg__explode_observe(&d, 20, 1.0, -1, n), 1); /* 999x growth in 5 epochs */
     assert_int_equal(d.epoch, 20);
     assert_int_equal(d.layer, 1);
     assert_non_null(strstr(d.reason, "grew"));
     n[0] = INFINITY;
-    assert_int_equal(lg__explode_observe(&d, 21, 1.0, n), 0); /* reported once */
+    assert_int_equal(lg__explode_observe(&d, 21, 1.0, -1, n), 0); /* reported once */
     lg__explode_destroy(&d);
 
     assert_ok(lg__explode_init(&d, 2, &o));
     n[0] = 1; n[1] = 1;
-    assert_int_equal(lg__explode_observe(&d, 0, 1.0, n), 0);
+    assert_int_equal(lg__explode_observe(&d, 0, 1.0, -1, n), 0);
     n[0] = 2e3; /* above the threshold */
-    assert_int_equal(lg__explode_observe(&d, 1, 1.0, n), 1);
+    assert_int_equal(lg__explode_observe(&d, 1, 1.0, -1, n), 1);
     assert_int_equal(d.layer, 0);
     lg__explode_destroy(&d);
 
     assert_ok(lg__explode_init(&d, 2, &o));
     n[0] = 1;
-    assert_int_equal(lg__explode_observe(&d, 0, NAN, n), 1);
+    assert_int_equal(lg__explode_observe(&d, 0, NAN, -1, n), 1);
     assert_int_equal(d.layer, -1);
+    lg__explode_destroy(&d);
+    /* a non-finite loss traced to layer 1: reported with that layer */
+    assert_ok(lg__explode_init(&d, 2, &o));
+    assert_int_equal(lg__explode_observe(&d, 0, 1.0, -1, n), 0);
+    assert_int_equal(lg__explode_observe(&d, 1, INFINITY, 1, n), 1);
+    assert_int_equal(d.epoch, 1);
+    assert_int_equal(d.layer, 1);
+    assert_non_null(strstr(d.reason, "layer 1"));
     lg__explode_destroy(&d);
 
     assert_ok(lg__explode_init(&d, 1, &o));
     double slow = 1; /* slow steady growth, 2x per window: never flagged */
-    for (long e = 0; e < 40; e++, slow *= pow(2.0, 1.0 / 5)) assert_int_equal(lg__explode_observe(&d, e, 1.0, &slow), 0);
+    for (long e = 0; e < 40; e++, slow *= pow(2.0, 1.0 / 5)) assert_int_equal(lg__explode_observe(&d, e, 1.0, -1, &slow), 0);
     lg__explode_destroy(&d);
 
     lg_explode_opts bad = {0, 100, 5};

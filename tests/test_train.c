@@ -11,6 +11,7 @@
 
 #include "testutil.h"
 #include "core/internal.h"
+#include "train/checkpoint.h"
 #include "train/model.h"
 
 /* A random data set: n nodes, a random directed graph with a hub and a node
@@ -356,6 +357,11 @@ static void test_configs(void **state) {
     assert_ok(lg_train_config_check(&tc));
     tc.lr = -1;
     assert_int_equal(lg_train_config_check(&tc), LG_EINVAL);
+    lg_train_config_default(&tc);
+    tc.explode_window = 100000;
+    assert_ok(lg_train_config_check(&tc));
+    tc.explode_window = 2147483647; /* its history of window+1 rows would overflow */
+    assert_int_equal(lg_train_config_check(&tc), LG_EINVAL);
     lg_model_kind k;
     assert_ok(lg_model_kind_parse("gat-classic", &k));
     assert_int_equal(k, LG_MODEL_GAT_CLASSIC);
@@ -424,12 +430,158 @@ static void test_out_of_memory(void **state) {
     lg_dataset_free(ds);
 }
 
+/* Overwrites n bytes at offset off of the checkpoint section with this tag and
+ * writes the right checksum: a crafted file that only its values give away. */
+static void patch_section(const char *path, uint32_t tag, size_t off, const void *bytes, size_t n) {
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    unsigned char buf[1 << 16];
+    size_t size = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    assert_true(size > 24 && size < sizeof buf);
+    uint32_t count;
+    memcpy(&count, buf + 12, 4);
+    size_t pos = 16;
+    int found = 0;
+    for (uint32_t k = 0; k < count && !found; k++) {
+        uint32_t t;
+        uint64_t len;
+        memcpy(&t, buf + pos, 4);
+        memcpy(&len, buf + pos + 8, 8);
+        if (t == tag) {
+            assert_true(off + n <= len);
+            if (n) memcpy(buf + pos + 16 + off, bytes, n);
+            found = 1;
+        }
+        pos += 16 + (size_t)len;
+    }
+    assert_true(found);
+    uint64_t h = lg__fnv1a(LG_FNV_START, buf, size - 8);
+    memcpy(buf + size - 8, &h, 8);
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, size, f), size);
+    fclose(f);
+}
+
+/* A checkpoint with a valid checksum but values no run can produce (NaN
+ * parameters, negative second moments, a negative detector count that would
+ * index before its history) is refused, and the trainer stays unchanged. */
+static void test_restored_values(void **state) {
+    (void)state;
+    lg_dataset *ds = random_dataset(30, 5, 3, 1, 8);
+    lg_model_config mc;
+    lg_train_config tc;
+    small_config(&mc, &tc);
+    char good[] = "/tmp/lg_restore_XXXXXX", path[64];
+    int fd = mkstemp(good);
+    assert_true(fd >= 0);
+    close(fd);
+    snprintf(path, sizeof path, "%s.bad", good);
+    lg_trainer *a = run(ds, &mc, &tc, 3, NULL);
+    assert_ok(lg_trainer_save(a, good));
+    lg_trainer_free(a);
+    const float nan = NAN, neg = -1.0f;
+    const int64_t seen = -5, epoch = -1;
+    struct { uint32_t tag; size_t off; const void *b; size_t n; const char *msg; } cases[] = {
+        {4, 0, NULL, 0, NULL}, /* re-summed, unchanged: loads */
+        {4, 0, &nan, sizeof nan, "parameter 0 is not a finite number"},
+        {5, 4 * sizeof(float), &nan, sizeof nan, "Adam first moment 4"},
+        {6, sizeof(float), &neg, sizeof neg, "Adam second moment 1 is not a finite number >= 0"},
+        {7, 0, &epoch, sizeof epoch, "negative epoch count"},
+        {8, 0, &seen, sizeof seen, "explosion detector state"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "cp %s %s", good, path);
+        assert_int_equal(system(cmd), 0);
+        patch_section(path, cases[c].tag, cases[c].off, cases[c].b, cases[c].n);
+        lg_trainer *t = NULL;
+        assert_ok(lg_trainer_init(&t, &mc, &tc, ds));
+        lg_status st = lg_trainer_load(t, path);
+        if (!cases[c].msg) {
+            assert_ok(st);
+            assert_int_equal(lg_trainer_epochs_done(t), 3);
+        } else {
+            assert_int_equal(st, LG_EPARSE);
+            assert_non_null(strstr(lg_last_error(), cases[c].msg));
+            assert_int_equal(lg_trainer_epochs_done(t), 0);
+            lg_epoch_stats es;
+            assert_ok(lg_trainer_epoch(t, &es)); /* still a sound fresh trainer */
+            assert_true(isfinite(es.train_loss));
+        }
+        lg_trainer_free(t);
+    }
+    unlink(path);
+    unlink(good);
+    lg_dataset_free(ds);
+}
+
+/* Values that stop being finite during training are caught by the explosion
+ * detector in the epoch where they first occur, with the layer whose output
+ * they first reach: a (finite, so accepted) checkpoint whose attention layer 2
+ * holds weights of 3e38 overflows that layer's scores in the next epoch. */
+static void test_nonfinite_located(void **state) {
+    (void)state;
+    lg_dataset *ds = random_dataset(40, 6, 3, 0, 12);
+    lg_model_config mc;
+    lg_train_config tc;
+    small_config(&mc, &tc);
+    mc.node_norm = LG_NODE_NORM_NONE;
+    mc.residual = 0;
+    tc.plateau = 0;
+    mc.att_norm = LG_ATT_NORM_NONE;
+    tc.stop_on_explosion = 1;
+    char path[] = "/tmp/lg_nonfinite_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    lg_trainer *t = run(ds, &mc, &tc, 3, NULL);
+    lg_train_summary s;
+    lg_trainer_summary(t, &s);
+    assert_false(s.exploded);
+    assert_ok(lg_trainer_save(t, path));
+    lg_trainer_free(t);
+    /* layer 2's parameter block, from a model built the same way */
+    lg__model_f32 *m = NULL;
+    lg_rng rng;
+    lg_rng_seed(&rng, 1);
+    assert_ok(lg__model_init_f32(&m, &mc, ds, ds->features, &rng));
+    lg__layer_range r = lg__model_layer_range_f32(m, 2);
+    lg__model_free_f32(m);
+    float *huge = malloc(sizeof(float) * (size_t)r.len);
+    for (lg_idx k = 0; k < r.len; k++) huge[k] = 3e38f;
+    patch_section(path, 4 /* parameters */, sizeof(float) * (size_t)r.off, huge, sizeof(float) * (size_t)r.len);
+    free(huge);
+    assert_ok(lg_trainer_init(&t, &mc, &tc, ds));
+    assert_ok(lg_trainer_load(t, path));
+    /* predictions: an error naming the layer, not NaN */
+    float *logp = malloc(sizeof(float) * 40 * 3);
+    assert_int_equal(lg_trainer_predict(t, logp, NULL), LG_ENUMERIC);
+    assert_non_null(strstr(lg_last_error(), "attention layer 2"));
+    free(logp);
+    lg_epoch_stats es;
+    assert_ok(lg_trainer_epoch(t, &es));
+    assert_false(isfinite(es.train_loss_step));
+    assert_int_equal(es.exploded_now, 1);
+    assert_true(lg_trainer_done(t));
+    lg_trainer_summary(t, &s);
+    assert_true(s.exploded);
+    assert_int_equal(s.first_explosion_epoch, 4);
+    assert_int_equal(s.explosion_layer, 2);
+    assert_non_null(strstr(s.explosion_reason, "layer 2"));
+    lg_trainer_free(t);
+    unlink(path);
+    lg_dataset_free(ds);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model_gradients), cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_resume_bit_identical), cmocka_unit_test(test_missing_features),
         cmocka_unit_test(test_configs), cmocka_unit_test(test_memory_estimate),
-        cmocka_unit_test(test_out_of_memory),
+        cmocka_unit_test(test_out_of_memory), cmocka_unit_test(test_restored_values),
+        cmocka_unit_test(test_nonfinite_located),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,9 +2,14 @@
 # Installs lipgnn's build and test dependencies from Debian's packages (Debian 12).
 # Runs apt-get only when something is missing; uses sudo when not root.
 set -euo pipefail
+# clang and libclang-rt-14-dev (libFuzzer and clang's sanitizers; the runtime is
+# only a recommended package of clang, so it is named here) and libomp-dev
+# (OpenMP for clang) build the fuzz harnesses (tools/fuzz.sh); valgrind runs
+# tests/valgrind.sh.
 pkgs=(build-essential cmake pkg-config
       libsuitesparse-dev libopenblas-dev libigraph-dev libcmocka-dev
-      python3 python3-numpy python3-scipy)
+      python3 python3-numpy python3-scipy
+      clang libclang-rt-14-dev libomp-dev valgrind)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

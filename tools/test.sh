@@ -2,6 +2,8 @@
 # Builds lipgnn twice and runs the whole test suite on each build:
 #   build/       Release, warnings as errors
 #   build-asan/  AddressSanitizer + UndefinedBehaviorSanitizer
+# then runs every libFuzzer harness for LG_FUZZ_SECONDS seconds (default 60;
+# 0 skips them) with tools/fuzz.sh (clang, build-fuzz/).
 # Tests that need the shared data sets read $LIPGNN_DATA (skipped, saying so, when unset).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,3 +18,7 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLG_SANITIZE=ON -DLG
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs"
+fuzz_secs=${LG_FUZZ_SECONDS:-60}
+if [ "$fuzz_secs" != 0 ]; then
+  tools/fuzz.sh "$fuzz_secs"
+fi

@@ -183,7 +183,9 @@ lg_status lg_trainer_load(lg_trainer *t, const char *path);
 lg_status lg_checkpoint_config(const char *path, lg_model_config *mc, lg_train_config *tc);
 
 /* Evaluation pass (no dropout): writes the log-probabilities (n x classes) and
- * the last hidden representation (n x lg_trainer_hidden_width) when not NULL. */
+ * the last hidden representation (n x lg_trainer_hidden_width) when not NULL.
+ * LG_ENUMERIC, naming the first layer whose output is not finite, when the
+ * pass overflows (NaN or +infinity among the log-probabilities). */
 lg_status lg_trainer_predict(lg_trainer *t, float *logp, float *hidden);
 
 /* Number of classes and width of the last hidden representation. */

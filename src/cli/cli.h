@@ -38,6 +38,17 @@ int lg_cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t *
 int lg_cli_parse_double(const char *cmd, const char *opt, const char *s, double lo, double hi,
                         double *out);
 
+/* A byte count: a number > 0 with an optional K, M, G or T (powers of 1024,
+ * an optional B after it); on failure prints an error naming opt, returns -1. */
+int lg_cli_parse_size(const char *cmd, const char *opt, const char *s, double *out);
+
+/* Refuses, before anything is allocated, a model whose estimated memory
+ * (lg_trainer_estimate) exceeds max_memory bytes (0: the machine's physical
+ * memory), with the estimate in the message. Returns 0, or the exit status
+ * after printing the message. */
+int lg_cli_memory_check(const char *cmd, const lg_model_config *mc, const lg_train_config *tc, const lg_dataset *ds,
+                        double max_memory);
+
 /* Handles one data option (--data, --dataset, --trees, --trees-count, --seed)
  * if `name` is one: returns 1 if handled, 0 if not a data option, -1 on a bad
  * value (message printed). */
@@ -73,8 +84,16 @@ typedef struct lg_train_opts {
 /* Parses the options of `lipgnn train` (argv[0] is the command name) into o:
  * the defaults of the chosen --model, then the options given. Returns -1 after
  * printing an error, 1 after printing the help, 0 on success. Uses getopt_long
- * (global state: resets optind). */
+ * (global state: restarted with optind = 0, so nothing of an earlier parse
+ * carries over). */
 int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o);
+
+/* Parses and checks the options of `lipgnn depth-study` (argv[0] is the
+ * command name) as the command does, without loading data or touching files,
+ * and frees what it built. Returns the command's exit status so far: 0 (valid,
+ * or help printed), 2 after printing an error, 1 out of memory; -1 if a valid
+ * parse left an empty grid (a bug: for tests). */
+int lg_cli_depth_parse(int argc, char **argv);
 
 /* Trains on ds as o says (progress on a terminal, explosion messages, logs,
  * checkpoint, SIGINT/SIGTERM ending the run at the end of an epoch). Fills

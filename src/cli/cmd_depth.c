@@ -639,58 +639,75 @@ static int lg__is(const char *a, const char *name, const char **val) {
     return 0;
 }
 
-int lg_cmd_depth_study(int argc, char **argv) {
-    const char *cmd = "depth-study";
+/* What the options of depth-study say (lg__depth_parse). */
+typedef struct lg__depth_args {
+    lg__grid *g;           /* the grid (owned)                                  */
+    lg_train_opts *opts;   /* the train options of each model (owned)          */
+    const char *dir;       /* --out                                             */
+    int metric;            /* --metric: 0 train, 1 val, 2 test; -1 the default  */
+    int json, verbose, quiet, grad_logs;
+    int help;              /* 1: the help was printed, nothing to run           */
+    char **rest;           /* the options passed to lg_cli_train_parse (owned)  */
+} lg__depth_args;
+
+static void lg__depth_args_free(lg__depth_args *a) {
+    free(a->g);
+    free(a->opts);
+    free(a->rest);
+    memset(a, 0, sizeof *a);
+}
+
+/* Parses and checks the options of depth-study into a (every cell's
+ * configuration valid), without loading data or touching files. Returns the
+ * exit status: LG_EXIT_OK (a->help set if the help was printed), or an error
+ * status after a message. a is to be freed with lg__depth_args_free. */
+static int lg__depth_parse(const char *cmd, int argc, char **argv, lg__depth_args *a) {
     static const char *const valued[] = {"--model", "--layers", "--norms", "--norm", "--residual", "--missing",
                                          "--seeds", "--out", "--metric"};
     static const char *const refused[] = {"--save", "--resume", "--log", "--grad-log"};
     const char *vals[9] = {"gat", NULL, "none,lipschitz", NULL, "0", "0", "3", NULL, NULL};
-    int json = 0, verbose = 0, quiet = 0, grad_logs = 0;
-    char **rest = malloc(((size_t)argc + 4) * sizeof *rest);
+    memset(a, 0, sizeof *a);
+    a->metric = -1;
+    char **rest = a->rest = malloc(((size_t)argc + 4) * sizeof *rest);
     int nrest = 0;
     if (!rest) { lg_cli_errorf(cmd, "out of memory"); return LG_EXIT_FAIL; }
     rest[nrest++] = (char *)cmd;
-    int status = LG_EXIT_USAGE;
     for (int k = 1; k < argc; k++) {
-        const char *a = argv[k], *v = NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        const char *arg = argv[k], *v = NULL;
+        if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
             fputs(lg__depth_help, stdout);
             fputs(lg_cli_data_help, stdout);
-            free(rest);
+            a->help = 1;
             return LG_EXIT_OK;
         }
-        if (!strcmp(a, "--json")) { json = 1; continue; }
-        if (!strcmp(a, "--verbose")) { verbose = 1; continue; }
-        if (!strcmp(a, "--quiet")) { quiet = 1; continue; }
-        if (!strcmp(a, "--grad-logs")) { grad_logs = 1; continue; }
+        if (!strcmp(arg, "--json")) { a->json = 1; continue; }
+        if (!strcmp(arg, "--verbose")) { a->verbose = 1; continue; }
+        if (!strcmp(arg, "--quiet")) { a->quiet = 1; continue; }
+        if (!strcmp(arg, "--grad-logs")) { a->grad_logs = 1; continue; }
         int hit = 0;
         for (size_t i = 0; i < sizeof valued / sizeof *valued && !hit; i++) {
-            if (!lg__is(a, valued[i], &v)) continue;
+            if (!lg__is(arg, valued[i], &v)) continue;
             hit = 1;
             if (!v) {
-                if (k + 1 >= argc) { lg_cli_errorf(cmd, "%s needs a value", valued[i]); goto out; }
+                if (k + 1 >= argc) { lg_cli_errorf(cmd, "%s needs a value", valued[i]); return LG_EXIT_USAGE; }
                 v = argv[++k];
             }
             vals[i == 3 ? 2 : i] = v; /* --norm is --norms */
         }
         if (hit) continue;
         for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
-            if (lg__is(a, refused[i], &v)) {
+            if (lg__is(arg, refused[i], &v)) {
                 lg_cli_errorf(cmd, "%s is not supported by depth-study (see --grad-logs)", refused[i]);
-                goto out;
+                return LG_EXIT_USAGE;
             }
         rest[nrest++] = argv[k];
     }
-    if (!vals[7] || !*vals[7]) { lg_cli_errorf(cmd, "--out DIR is required"); goto out; }
-    if (strlen(vals[7]) > 3900) { lg_cli_errorf(cmd, "--out: path too long"); goto out; }
-    if (!vals[1]) { lg_cli_errorf(cmd, "--layers L1,L2,... is required"); goto out; }
-    const char *dir = vals[7];
-    lg__grid *g = calloc(1, sizeof *g);
-    lg__recs rs = {NULL, 0, 0};
-    lg_train_opts *opts = NULL;
-    lg_dataset *ds = NULL;
-    FILE *runs = NULL;
-    if (!g) { lg_cli_errorf(cmd, "out of memory"); status = LG_EXIT_FAIL; goto out; }
+    if (!vals[7] || !*vals[7]) { lg_cli_errorf(cmd, "--out DIR is required"); return LG_EXIT_USAGE; }
+    if (strlen(vals[7]) > 3900) { lg_cli_errorf(cmd, "--out: path too long"); return LG_EXIT_USAGE; }
+    if (!vals[1]) { lg_cli_errorf(cmd, "--layers L1,L2,... is required"); return LG_EXIT_USAGE; }
+    a->dir = vals[7];
+    lg__grid *g = a->g = calloc(1, sizeof *g);
+    if (!g) { lg_cli_errorf(cmd, "out of memory"); return LG_EXIT_FAIL; }
     {
         char *lists[5];
         for (int i = 0; i < 5; i++) lists[i] = strdup(vals[i == 0 ? 0 : i == 1 ? 1 : i == 2 ? 2 : i + 1]);
@@ -698,27 +715,26 @@ int lg_cmd_depth_study(int argc, char **argv) {
         if (bad) lg_cli_errorf(cmd, "out of memory");
         else bad = lg__parse_lists(cmd, g, lists[0], lists[1], lists[2], lists[3], lists[4]);
         for (int i = 0; i < 5; i++) free(lists[i]);
-        if (bad) goto done;
+        if (bad) return LG_EXIT_USAGE;
     }
     long long v;
-    if (lg_cli_parse_ll(cmd, "--seeds", vals[6], 1, 100000, &v)) goto done;
+    if (lg_cli_parse_ll(cmd, "--seeds", vals[6], 1, 100000, &v)) return LG_EXIT_USAGE;
     g->seeds = v;
-    int metric = -1;
     if (vals[8]) {
         for (int i = 0; i < 3; i++)
-            if (!strcmp(vals[8], lg__metric_names[i])) metric = i;
-        if (metric < 0) { lg_cli_errorf(cmd, "--metric: '%s' is not test, val or train", vals[8]); goto done; }
+            if (!strcmp(vals[8], lg__metric_names[i])) a->metric = i;
+        if (a->metric < 0) { lg_cli_errorf(cmd, "--metric: '%s' is not test, val or train", vals[8]); return LG_EXIT_USAGE; }
     }
     /* one set of options per model: its defaults, then the user's options */
-    opts = calloc((size_t)g->nmodels, sizeof *opts);
-    if (!opts) { lg_cli_errorf(cmd, "out of memory"); status = LG_EXIT_FAIL; goto done; }
+    lg_train_opts *opts = a->opts = calloc((size_t)g->nmodels, sizeof *opts);
+    if (!opts) { lg_cli_errorf(cmd, "out of memory"); return LG_EXIT_FAIL; }
     for (int mi = 0; mi < g->nmodels; mi++) {
         rest[nrest] = "--model";
         rest[nrest + 1] = (char *)lg_model_kind_name(g->models[mi]);
         rest[nrest + 2] = NULL;
         int rc = lg_cli_train_parse(cmd, nrest + 2, rest, &opts[mi]);
-        if (rc > 0) { status = LG_EXIT_OK; goto done; }
-        if (rc < 0) goto done;
+        if (rc > 0) { a->help = 1; return LG_EXIT_OK; }
+        if (rc < 0) return LG_EXIT_USAGE;
         opts[mi].quiet = 1;
         opts[mi].json = 0;
         opts[mi].verbose = 0;
@@ -736,10 +752,41 @@ int lg_cmd_depth_study(int argc, char **argv) {
         if (lg_model_config_check(&o.mc) != LG_OK || lg_train_config_check(&o.tc) != LG_OK) {
             lg_cli_errorf(cmd, "--model %s --layers %d --norm %s%s: %s", lg_model_kind_name(o.mc.kind), o.mc.layers,
                           g->norm[ni], o.mc.residual ? " --residual 1" : "", lg_last_error());
-            goto done;
+            return LG_EXIT_USAGE;
         }
     }
     g->base_seed = opts[0].data.seed;
+    return LG_EXIT_OK;
+}
+
+int lg_cli_depth_parse(int argc, char **argv) {
+    lg__depth_args a;
+    int status = lg__depth_parse("depth-study", argc, argv, &a);
+    if (status == LG_EXIT_OK && !a.help) {
+        /* what the parse promises */
+        if (!a.g || !a.opts || !a.dir || a.g->nmodels < 1 || a.g->nlayers < 1 || a.g->nnorms < 1 ||
+            a.g->nresidual < 1 || a.g->nmissing < 1 || a.g->seeds < 1)
+            status = -1;
+    }
+    lg__depth_args_free(&a);
+    return status;
+}
+
+int lg_cmd_depth_study(int argc, char **argv) {
+    const char *cmd = "depth-study";
+    lg__depth_args a;
+    int status = lg__depth_parse(cmd, argc, argv, &a);
+    if (status != LG_EXIT_OK || a.help) {
+        lg__depth_args_free(&a);
+        return status;
+    }
+    lg__grid *g = a.g;
+    lg_train_opts *opts = a.opts;
+    const char *dir = a.dir;
+    int metric = a.metric, json = a.json, verbose = a.verbose, quiet = a.quiet, grad_logs = a.grad_logs;
+    lg__recs rs = {NULL, 0, 0};
+    lg_dataset *ds = NULL;
+    FILE *runs = NULL;
     lg_set_threads(opts[0].threads);
     status = lg_cli_data_load(cmd, &opts[0].data, &ds);
     if (status) goto done;
@@ -858,10 +905,7 @@ done:
         status = LG_EXIT_FAIL;
     }
     lg_dataset_free(ds);
-    free(opts);
     free(rs.r);
-    free(g);
-out:
-    free(rest);
+    lg__depth_args_free(&a);
     return status;
 }

@@ -347,7 +347,7 @@ int lg_cmd_gradmap(int argc, char **argv) {
     };
     const char *logs[LG__MAX_LOGS], *labels[LG__MAX_LOGS], *out = NULL, *group = "attention", *title = NULL;
     int nlogs = 0, nlabels = 0, c, idx;
-    optind = 1;
+    optind = 0; /* glibc: a full restart (1 would keep a half-read "-xy" group of an earlier parse) */
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
         switch (c) {

@@ -60,7 +60,7 @@ int lg_cmd_info(int argc, char **argv) {
     };
     lg_cli_data d = {0};
     int json = 0, c, idx;
-    optind = 1;
+    optind = 0; /* glibc: a full restart (1 would keep a half-read "-xy" group of an earlier parse) */
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
         if (c == 'h') { fputs(lg__info_help, stdout); fputs(lg_cli_data_help, stdout); return LG_EXIT_OK; }

@@ -21,6 +21,8 @@ static const char lg__predict_help[] =
     "  --json              accuracies as one JSON object on stdout (then --out is needed\n"
     "                      for the predictions)\n"
     "  --threads N         threads (default: all cores)\n"
+    "  --max-memory SIZE   refuse a model whose estimated memory exceeds SIZE (bytes, or\n"
+    "                      with K, M, G, T; default: the machine's physical memory)\n"
     "  -h, --help          this help\n"
     "\n";
 
@@ -40,14 +42,16 @@ int lg_cmd_predict(int argc, char **argv) {
         {"seed", required_argument, 0, 'd'},    {"resume", required_argument, 0, 'r'},
         {"out", required_argument, 0, 'o'},     {"embeddings", required_argument, 0, 'e'},
         {"attention", required_argument, 0, 'a'}, {"json", no_argument, 0, 'j'},
-        {"threads", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
+        {"threads", required_argument, 0, 't'}, {"max-memory", required_argument, 0, 'm'},
+        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     lg_cli_data d = {0};
     const char *resume = NULL, *out = NULL, *emb = NULL, *att = NULL;
     int json = 0, c, idx, threads = 0;
+    double max_memory = 0;
     long long v;
-    optind = 1;
+    optind = 0; /* glibc: a full restart (1 would keep a half-read "-xy" group of an earlier parse) */
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
         switch (c) {
@@ -58,6 +62,7 @@ int lg_cmd_predict(int argc, char **argv) {
         case 'e': emb = optarg; break;
         case 'a': att = optarg; break;
         case 'j': json = 1; break;
+        case 'm': if (lg_cli_parse_size(cmd, "--max-memory", optarg, &max_memory)) return LG_EXIT_USAGE; break;
         case 't': if (lg_cli_parse_ll(cmd, "--threads", optarg, 1, 1024, &v)) return LG_EXIT_USAGE; threads = (int)v; break;
         default:
             lg_cli_errorf(cmd, "unknown option or missing value: '%s' (see 'lipgnn predict --help')", argv[optind - 1]);
@@ -79,6 +84,9 @@ int lg_cmd_predict(int argc, char **argv) {
     float *logp = NULL, *hid = NULL, *w = NULL;
     FILE *f = NULL;
     int status = LG_EXIT_OK;
+    /* the checkpoint says which model to build: refuse one that does not fit */
+    status = lg_cli_memory_check(cmd, &mc, &tc, ds, max_memory);
+    if (status != LG_EXIT_OK) goto done;
     st = lg_trainer_init(&t, &mc, &tc, ds);
     if (st == LG_OK) st = lg_trainer_load(t, resume);
     if (st != LG_OK) { lg_cli_errorf(cmd, "%s", lg_last_error()); status = lg_cli_exit_for(st); goto done; }

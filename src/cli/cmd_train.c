@@ -97,31 +97,6 @@ static const struct option lg__train_options[] = {
     {0, 0, 0, 0},
 };
 
-/* A byte count: a number with an optional K, M, G or T (powers of 1024). */
-static int lg__parse_size(const char *cmd, const char *opt, const char *s, double *out) {
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(s, &end);
-    double mul = 1;
-    if (end != s && *end) {
-        switch (*end) {
-        case 'K': case 'k': mul = 1024.0; break;
-        case 'M': case 'm': mul = 1024.0 * 1024; break;
-        case 'G': case 'g': mul = 1024.0 * 1024 * 1024; break;
-        case 'T': case 't': mul = 1024.0 * 1024 * 1024 * 1024; break;
-        default: mul = 0;
-        }
-        if (mul && (end[1] == 'B' || end[1] == 'b') ) end++;
-        if (mul) end++;
-    }
-    if (end == s || *end || errno || !isfinite(v) || !(v > 0) || mul == 0) {
-        lg_cli_errorf(cmd, "%s: '%s' is not a size (e.g. 512M, 8G)", opt, s);
-        return -1;
-    }
-    *out = v * mul;
-    return 0;
-}
-
 /* Parses the train options into o. Returns -1 after printing an error, 1
  * after printing help, 0 on success. Two passes: --model first, since the
  * other defaults depend on it. */
@@ -132,7 +107,7 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
     memset(o, 0, sizeof *o);
     lg_model_kind kind = LG_MODEL_GAT;
     opterr = 0;
-    optind = 1;
+    optind = 0; /* glibc: a full restart (1 would keep a half-read "-xy" group of an earlier parse) */
     while ((c = getopt_long(argc, argv, "h", lg__train_options, &idx)) != -1) {
         if (c == 'h') {
             fputs(lg__train_help, stdout);
@@ -154,7 +129,7 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
     }
     lg_model_config_default(&o->mc, kind);
     lg_train_config_default(&o->tc);
-    optind = 1;
+    optind = 0; /* glibc: a full restart (1 would keep a half-read "-xy" group of an earlier parse) */
     while ((c = getopt_long(argc, argv, "h", lg__train_options, &idx)) != -1) {
         const char *name = lg__train_options[idx].name;
         char opt[64];
@@ -211,7 +186,7 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
         case O_VERBOSE: o->verbose = 1; break;
         case O_QUIET: o->quiet = 1; break;
         case O_MAXMEM:
-            if (lg__parse_size(cmd, opt, optarg, &o->max_memory)) return -1;
+            if (lg_cli_parse_size(cmd, opt, optarg, &o->max_memory)) return -1;
             break;
         default: break;
         }
@@ -282,27 +257,9 @@ int lg_cli_train_run(const char *cmd, const lg_train_opts *o, const lg_dataset *
     *interrupted = 0;
     memset(sum, 0, sizeof *sum);
     /* refuse, before allocating, a model that does not fit */
-    lg_trainer_mem est;
-    lg_status st = lg_trainer_estimate(&o->mc, &o->tc, ds, &est);
-    if (st == LG_OK) {
-        double limit = o->max_memory;
-        const char *what = "--max-memory";
-        if (limit <= 0) {
-            limit = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
-            what = "this machine's memory";
-        }
-        if (limit > 0 && (double)est.total > limit) {
-            const double G = 1024.0 * 1024 * 1024;
-            lg_cli_errorf(cmd,
-                          "the model needs about %.2f GiB (parameters and Adam state %.2f, activations %.2f, "
-                          "workspace %.2f, graphs and features %.2f), more than %s (%.2f GiB)",
-                          (double)est.total / G, (double)est.params / G, (double)est.activations / G,
-                          (double)est.workspace / G, (double)est.other / G, what, limit / G);
-            status = LG_EXIT_USAGE;
-            goto done;
-        }
-    }
-    if (st == LG_OK) st = lg_trainer_init(&t, &o->mc, &o->tc, ds);
+    status = lg_cli_memory_check(cmd, &o->mc, &o->tc, ds, o->max_memory);
+    if (status != LG_EXIT_OK) goto done;
+    lg_status st = lg_trainer_init(&t, &o->mc, &o->tc, ds);
     if (st == LG_OK && o->resume) st = lg_trainer_load(t, o->resume);
     if (st != LG_OK) {
         lg_cli_errorf(cmd, "%s", lg_last_error());

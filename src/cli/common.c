@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 
@@ -153,4 +154,55 @@ void lg_json_string(FILE *f, const char *s) {
         else fputc(*p, f);
     }
     fputc('"', f);
+}
+
+/* A byte count: a number with an optional K, M, G or T (powers of 1024). */
+int lg_cli_parse_size(const char *cmd, const char *opt, const char *s, double *out) {
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    double mul = 1;
+    if (end != s && *end) {
+        switch (*end) {
+        case 'K': case 'k': mul = 1024.0; break;
+        case 'M': case 'm': mul = 1024.0 * 1024; break;
+        case 'G': case 'g': mul = 1024.0 * 1024 * 1024; break;
+        case 'T': case 't': mul = 1024.0 * 1024 * 1024 * 1024; break;
+        default: mul = 0;
+        }
+        if (mul && (end[1] == 'B' || end[1] == 'b') ) end++;
+        if (mul) end++;
+    }
+    if (end == s || *end || errno || !isfinite(v) || !(v > 0) || mul == 0) {
+        lg_cli_errorf(cmd, "%s: '%s' is not a size (e.g. 512M, 8G)", opt, s);
+        return -1;
+    }
+    *out = v * mul;
+    return 0;
+}
+
+int lg_cli_memory_check(const char *cmd, const lg_model_config *mc, const lg_train_config *tc, const lg_dataset *ds,
+                        double max_memory) {
+    lg_trainer_mem est;
+    lg_status st = lg_trainer_estimate(mc, tc, ds, &est);
+    if (st != LG_OK) {
+        lg_cli_errorf(cmd, "%s", lg_last_error());
+        return lg_cli_exit_for(st);
+    }
+    double limit = max_memory;
+    const char *what = "--max-memory";
+    if (limit <= 0) {
+        limit = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+        what = "this machine's memory";
+    }
+    if (limit > 0 && (double)est.total > limit) {
+        const double G = 1024.0 * 1024 * 1024;
+        lg_cli_errorf(cmd,
+                      "the model needs about %.2f GiB (parameters and Adam state %.2f, activations %.2f, "
+                      "workspace %.2f, graphs and features %.2f), more than %s (%.2f GiB)",
+                      (double)est.total / G, (double)est.params / G, (double)est.activations / G,
+                      (double)est.workspace / G, (double)est.other / G, what, limit / G);
+        return LG_EXIT_USAGE;
+    }
+    return LG_EXIT_OK;
 }

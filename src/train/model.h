@@ -83,6 +83,14 @@ lg_status lg__model_attention_f32(const lg__model_f32 *m, int l, float *att);
 const lg_graph *lg__model_graph_f32(const lg__model_f32 *m);
 void lg__model_memory_f32(const lg__model_f32 *m, size_t *activations, size_t *workspace, size_t *other);
 
+/* After a forward pass, where values first stopped being finite, in the order
+ * of the pass: -2 the input linear layer's output, l in [0, L) the output of
+ * attention layer l, L the logits (output linear layer, log-softmax), -1 if
+ * every value is finite. O(n x the widths): for reports, when the loss is not
+ * finite. */
+int lg__model_first_nonfinite_f32(const lg__model_f32 *m);
+int lg__model_first_nonfinite_f64(const lg__model_f64 *m);
+
 /* The sizes lg__model_init would allocate for (c, ds, x), computed by the same
  * code without allocating the buffers: parameters, activations kept for
  * backward, backward workspace, and the model's graphs and feature transpose. */

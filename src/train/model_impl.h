@@ -2,6 +2,7 @@
  * The model stack (src/train/model.h), generic over the scalar type: compiled
  * by model_f32.c and model_f64.c. Names: LG_FN(lg__model_init) etc.
  */
+#include <math.h>
 #include <string.h>
 
 #include "core/internal.h"
@@ -449,6 +450,21 @@ lg_idx LG_FN(lg__model_hidden_width)(const LG_MODEL *m) {
     return m->w_out_off >= 0 ? m->layer[m->L - 1].w_out : m->layer[0].w_out;
 }
 int LG_FN(lg__model_layers)(const LG_MODEL *m) { return m->L; }
+
+static int LG_FN(lg__all_finite)(const lg_real *v, lg_idx len) {
+    for (lg_idx k = 0; k < len; k++)
+        if (!isfinite(v[k])) return 0;
+    return 1;
+}
+
+int LG_FN(lg__model_first_nonfinite)(const LG_MODEL *m) {
+    if (m->w_in_off >= 0 && !LG_FN(lg__all_finite)(m->h0, m->n * m->hid)) return -2;
+    for (int l = 0; l < m->L; l++)
+        if (!LG_FN(lg__all_finite)(m->layer[l].out, m->n * m->layer[l].w_out)) return l;
+    if (!LG_FN(lg__all_finite)(m->logits, m->n * m->classes) || !LG_FN(lg__all_finite)(m->logp, m->n * m->classes))
+        return m->L;
+    return -1;
+}
 lg_idx LG_FN(lg__model_layer_heads)(const LG_MODEL *m, int l) {
     return m->layer[l].gt ? m->layer[l].tc.heads : m->layer[l].gc.heads;
 }

@@ -48,15 +48,17 @@ static int lg__explode_fire(lg_explode *d, long epoch, int layer, const char *wh
     return 1;
 }
 
-int lg__explode_observe(lg_explode *d, long epoch, double loss, const double *norms) {
+int lg__explode_observe(lg_explode *d, long epoch, double loss, int loss_layer, const double *norms) {
     char why[160];
     int fire = 0;
     const int w = d->o.window, rows = w + 1;
     double *now = d->hist + (size_t)(d->seen % rows) * (size_t)d->layers;
     for (int l = 0; l < d->layers; l++) now[l] = norms[l];
     if (!isfinite(loss)) {
-        snprintf(why, sizeof why, "loss is %g", loss);
-        fire = lg__explode_fire(d, epoch, -1, why);
+        int at = loss_layer >= 0 && loss_layer < d->layers ? loss_layer : -1;
+        if (at >= 0) snprintf(why, sizeof why, "loss is %g: the output of layer %d is the first not finite", loss, at);
+        else snprintf(why, sizeof why, "loss is %g", loss);
+        fire = lg__explode_fire(d, epoch, at, why);
     }
     for (int l = 0; l < d->layers && !d->fired; l++) {
         if (!isfinite(norms[l])) {

@@ -47,9 +47,12 @@ typedef struct lg_explode {
 lg_status lg__explode_init(lg_explode *d, int layers, const lg_explode_opts *o);
 void lg__explode_destroy(lg_explode *d);
 
-/* Observes one epoch: the loss and each layer's gradient norm. Returns 1 the
- * first time an explosion is seen (non-finite loss or norm, a norm above the
- * threshold, or growth over the window), then records it; 0 otherwise. */
-int lg__explode_observe(lg_explode *d, long epoch, double loss, const double *norms);
+/* Observes one epoch: the loss, the attention layer whose output first held a
+ * value that is not finite when the loss is not finite (-1: none or unknown),
+ * and each layer's gradient norm. Returns 1 the first time an explosion is
+ * seen (non-finite loss or norm, a norm above the threshold, or growth over the
+ * window), then records it (epoch, layer: -1 for a loss not traced to a layer,
+ * reason); 0 otherwise. */
+int lg__explode_observe(lg_explode *d, long epoch, double loss, int loss_layer, const double *norms);
 
 #endif

@@ -140,7 +140,8 @@ lg_status lg_train_config_check(const lg_train_config *c) {
     if (!(c->missing >= 0 && c->missing <= 1)) return lg__error(LG_EINVAL, "--missing must be in [0, 1]");
     if (!(c->explode_threshold > 0)) return lg__error(LG_EINVAL, "--explode-threshold must be > 0");
     if (!(c->explode_growth > 1)) return lg__error(LG_EINVAL, "--explode-growth must be > 1");
-    if (c->explode_window < 0) return lg__error(LG_EINVAL, "--explode-window must be >= 0");
+    if (c->explode_window < 0 || c->explode_window > 100000)
+        return lg__error(LG_EINVAL, "--explode-window must be in 0..100000");
     return LG_OK;
 }
 
@@ -358,6 +359,9 @@ lg_status lg_trainer_epoch(lg_trainer *t, lg_epoch_stats *es) {
     /* training pass */
     LG_CHECK(lg__model_forward_f32(t->model, 1, seed, (uint64_t)epoch));
     LG_CHECK(lg__model_eval_f32(t->model, ds->train, ds->n_train, &es->train_loss_step, NULL));
+    /* a loss that is not finite: find the layer where it started (before
+     * backward reuses anything), for the detector's report */
+    int bad_layer = isfinite(es->train_loss_step) ? -1 : lg__model_first_nonfinite_f32(t->model);
     LG_CHECK(lg__model_backward_f32(t->model, ds->train, ds->n_train, 1, seed, (uint64_t)epoch));
     float *p = lg__model_params_f32(t->model), *g = lg__model_grads_f32(t->model);
 
@@ -377,7 +381,7 @@ lg_status lg_trainer_epoch(lg_trainer *t, lg_epoch_stats *es) {
         if (!(t->norm[l] <= s->max_norm)) s->max_norm = t->norm[l];
         if (!(t->att_norm[l] <= s->max_att)) s->max_att = t->att_norm[l];
     }
-    es->exploded_now = lg__explode_observe(&t->det, epoch, es->train_loss_step, t->norm);
+    es->exploded_now = lg__explode_observe(&t->det, epoch, es->train_loss_step, bad_layer, t->norm);
     if (es->exploded_now) {
         s->exploded = 1;
         s->explode_epoch = t->det.epoch;
@@ -564,6 +568,49 @@ lg_status lg_checkpoint_config(const char *path, lg_model_config *mc, lg_train_c
     return st;
 }
 
+/* Index of the first of n floats at p (unaligned bytes) that is not finite, or
+ * below zero when nonneg; n if none. */
+static size_t lg__bad_float(const void *p, size_t n, int nonneg) {
+    const unsigned char *b = p;
+    for (size_t k = 0; k < n; k++) {
+        float v;
+        memcpy(&v, b + k * sizeof v, sizeof v);
+        if (!isfinite(v) || (nonneg && v < 0)) return k;
+    }
+    return n;
+}
+
+/* The restored values must make sense too, not only the file's checksum (which
+ * stops accidents, not a crafted or re-summed file): finite parameters and Adam
+ * moments (second moments >= 0), and a training and detector state in range. */
+static lg_status lg__restored_check(const char *path, const void *params, const void *m1, const void *m2, size_t np,
+                                    const void *state, const void *detect, int L) {
+    const void *arrays[3] = {params, m1, m2};
+    static const char *const names[3] = {"parameter", "Adam first moment", "Adam second moment"};
+    for (int a = 0; a < 3; a++) {
+        size_t k = lg__bad_float(arrays[a], np, a == 2);
+        if (k < np)
+            return lg__error(LG_EPARSE, "%s: checkpoint %s %zu is not a finite number%s (a damaged or crafted file)",
+                             path, names[a], k, a == 2 ? " >= 0" : "");
+    }
+    lg__train_state s;
+    int64_t dh[2];
+    memcpy(&s, state, sizeof s);
+    memcpy(dh, detect, sizeof dh);
+    const char *bad = NULL;
+    if (s.epoch < 0) bad = "negative epoch count";
+    else if (!(s.lr > 0) || !isfinite(s.lr)) bad = "learning rate not a finite number > 0";
+    else if (s.plateau_bad < 0 || s.stop_bad < 0) bad = "negative scheduler counter";
+    else if ((unsigned)s.stopped_early > 1 || (unsigned)s.exploded > 1) bad = "flag neither 0 nor 1";
+    else if (s.best_epoch < -1 || s.best_epoch > s.epoch) bad = "best epoch out of range";
+    else if (s.explode_epoch < -1 || s.explode_epoch > s.epoch || s.explode_layer < -1 || s.explode_layer >= L)
+        bad = "explosion epoch or layer out of range";
+    else if (!memchr(s.explode_reason, 0, sizeof s.explode_reason)) bad = "explosion message not terminated";
+    else if (dh[0] < 0 || dh[0] > s.epoch || (uint64_t)dh[1] > 1) bad = "explosion detector state out of range";
+    if (bad) return lg__error(LG_EPARSE, "%s: checkpoint training state: %s (a damaged or crafted file)", path, bad);
+    return LG_OK;
+}
+
 lg_status lg_trainer_load(lg_trainer *t, const char *path) {
     lg_ckpt *c = NULL;
     const void *d = NULL;
@@ -613,6 +660,7 @@ lg_status lg_trainer_load(lg_trainer *t, const char *path) {
     LG_TRY(lg__section(c, path, LG__CK_DETECT, 2 * sizeof(int64_t), &pd));
     LG_TRY(lg__section(c, path, LG__CK_DETECT + 100, hist, &ph));
     LG_TRY(lg__section(c, path, LG__CK_MAXNORM, sizeof(double) * 2 * (uint64_t)t->L, &pm));
+    LG_TRY(lg__restored_check(path, pp, p1, p2, (size_t)np, ps, pd, t->L));
     /* everything verified: now change t */
     memcpy(lg__model_params_f32(t->model), pp, sizeof(float) * (size_t)np);
     memcpy(t->m1, p1, sizeof(float) * (size_t)np);
@@ -639,6 +687,19 @@ fail:
 lg_status lg_trainer_predict(lg_trainer *t, float *logp, float *hidden) {
     LG_CHECK(lg__model_forward_f32(t->model, 0, t->tc.seed, 0));
     lg_idx n = t->ds->graph->n;
+    /* no silent NaN: outputs that are not finite (weights so large that the
+     * pass overflows) are an error naming where they start */
+    const float *lp = lg__model_logp_f32(t->model);
+    for (lg_idx k = 0; k < n * t->ds->n_classes; k++)
+        if (isnan(lp[k]) || lp[k] == INFINITY) {
+            int at = lg__model_first_nonfinite_f32(t->model);
+            char where[64];
+            if (at == -2) snprintf(where, sizeof where, "the input layer");
+            else if (at >= 0 && at < t->L) snprintf(where, sizeof where, "attention layer %d", at);
+            else snprintf(where, sizeof where, "the output layer");
+            return lg__error(LG_ENUMERIC, "the model's outputs are not finite numbers (first in %s): its weights "
+                             "overflow the forward pass", where);
+        }
     if (logp) memcpy(logp, lg__model_logp_f32(t->model), sizeof(float) * (size_t)(n * t->ds->n_classes));
     if (hidden)
         memcpy(hidden, lg__model_hidden_f32(t->model),
