@@ -36,7 +36,8 @@ void conv_naive_forward(double *out, double *gin_pre, const double *in, const do
             break;
         }
         case LG_CONV_GIN: {
-            const double *W1 = params, *b1 = W1 + F * D, *W2 = b1 + D, *b2 = W2 + D * D, eps = b2[D];
+            const double *W1 = params, *b1 = W1 + F * D, *W2 = b1 + D, *b2 = W2 + D * D;
+            const double eps = cfg->train_eps ? b2[D] : cfg->eps;
             for (lg_idx f = 0; f < F; f++) agg[f] = (1 + eps) * hi[f];
             for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++)
                 for (lg_idx f = 0; f < F; f++) agg[f] += in[g->j[e] * F + f];

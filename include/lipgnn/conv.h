@@ -23,7 +23,7 @@
  *     in  n x F, out n x D. GGNN and GCNII need D = F. GCNII also reads H0 (n x F).
  *     params, one block of lg_conv_layout(cfg).count values (x W convention):
  *       GCN    W F x D | b D
- *       GIN    W1 F x D | b1 D | W2 D x D | b2 D | eps 1
+ *       GIN    W1 F x D | b1 D | W2 D x D | b2 D | eps 1 (only if train_eps)
  *       GGNN   W F x F | Wi F x 3F | bi 3F | Wh F x 3F | bh 3F
  *              (GRU gate columns in the order r | z | n, as PyTorch's GRUCell:
  *               r = sig(m Wi_r + bi_r + h Wh_r + bh_r), z likewise,
@@ -69,13 +69,14 @@ typedef struct lg_conv_config {
     lg_conv_kind kind; /* which layer                                          */
     lg_idx in_dim;     /* F                                                    */
     lg_idx out_dim;    /* D (= F for GGNN and GCNII)                           */
-    int train_eps;     /* GIN: 1 eps is learnt (its gradient is written), 0 fixed */
+    int train_eps;     /* GIN: 1 eps is a parameter (initialised to eps), 0 fixed */
+    double eps;        /* GIN: the fixed eps, or the initial value of the learnt one */
     double alpha;      /* GCNII: weight of the initial residual H0, in [0, 1]  */
     double beta;       /* GCNII: identity mapping, in [0, 1]; the GCNII model uses
                           beta_l = log(lambda / l + 1) for layer l = 1, 2, ... */
 } lg_conv_config;
 
-/* The defaults: train_eps 1, alpha 0.1 and beta = log(lambda / l + 1) for
+/* The defaults: train_eps 0, eps 0 (GIN-0), alpha 0.1 and beta = log(lambda / l + 1) for
  * lambda 0.5 and l = 1 (GCNII's; set beta per layer). */
 lg_conv_config lg_conv_config_default(lg_conv_kind kind, lg_idx in_dim, lg_idx out_dim);
 
@@ -89,7 +90,7 @@ typedef struct lg_conv_layout {
     lg_idx b;     /* b (GCN) or b1 (GIN)                   */
     lg_idx w2;    /* GIN: W2, D x D                        */
     lg_idx b2;    /* GIN: b2, D                            */
-    lg_idx eps;   /* GIN: eps                              */
+    lg_idx eps;   /* GIN with train_eps: eps               */
     lg_idx wi;    /* GGNN: Wi, F x 3F                      */
     lg_idx bi;    /* GGNN: bi, 3F                          */
     lg_idx wh;    /* GGNN: Wh, F x 3F                      */
@@ -100,10 +101,10 @@ typedef struct lg_conv_layout {
 lg_status lg_conv_layout_get(const lg_conv_config *cfg, lg_conv_layout *lay);
 
 /* Initialises a parameter block: W, W1, W2 Glorot-uniform, biases 0, eps =
- * eps0; GGNN's GRU weights and biases uniform in +-1/sqrt(F) (PyTorch's
+ * cfg->eps; GGNN's GRU weights and biases uniform in +-1/sqrt(F) (PyTorch's
  * GRUCell). Draws from rng in layout order. */
-lg_status lg_conv_params_init_f32(float *params, const lg_conv_config *cfg, double eps0, lg_rng *rng);
-lg_status lg_conv_params_init_f64(double *params, const lg_conv_config *cfg, double eps0, lg_rng *rng);
+lg_status lg_conv_params_init_f32(float *params, const lg_conv_config *cfg, lg_rng *rng);
+lg_status lg_conv_params_init_f64(double *params, const lg_conv_config *cfg, lg_rng *rng);
 
 /* Cache: activations kept between forward and backward, and backward's
  * workspace, for graphs of at most n_cap nodes (any number of edges). */
@@ -135,7 +136,7 @@ lg_status lg_conv_forward_f64(double *out, lg_conv_cache *cache, const double *i
 /* Backward of the last forward made with this cache:
  *     d_in     n x F  += dL/d in   (NULL to skip)
  *     d_h0     n x F  += dL/d h0   (GCNII; NULL to skip)
- *     d_params        += dL/d params (GIN with train_eps = 0: eps's entry untouched)
+ *     d_params        += dL/d params
  *     d_out    n x D  dL/d out
  * gT must be g's transpose. LG_EINVAL if no forward preceded or arguments
  * differ from the forward's. */

@@ -22,7 +22,8 @@ lg_conv_config lg_conv_config_default(lg_conv_kind kind, lg_idx in_dim, lg_idx o
     c.kind = kind;
     c.in_dim = in_dim;
     c.out_dim = out_dim;
-    c.train_eps = 1;
+    c.train_eps = 0;
+    c.eps = 0;
     c.alpha = 0.1;
     c.beta = log(1.5); /* log(lambda / l + 1) for lambda 0.5, l = 1 */
     return c;
@@ -46,6 +47,7 @@ lg_status lg_conv_config_check(const lg_conv_config *c) {
                          (long long)c->out_dim, (long long)c->in_dim);
     if (c->kind == LG_CONV_GIN && c->train_eps != 0 && c->train_eps != 1)
         return lg__error(LG_EINVAL, "gin train_eps = %d: must be 0 or 1", c->train_eps);
+    if (c->kind == LG_CONV_GIN && !isfinite(c->eps)) return lg__error(LG_EINVAL, "gin eps is not finite");
     if (c->kind == LG_CONV_GCNII) {
         if (!(c->alpha >= 0 && c->alpha <= 1)) return lg__error(LG_EINVAL, "gcnii alpha = %g: must lie in [0, 1]", c->alpha);
         if (!(c->beta >= 0 && c->beta <= 1)) return lg__error(LG_EINVAL, "gcnii beta = %g: must lie in [0, 1]", c->beta);
@@ -74,8 +76,10 @@ lg_status lg_conv_layout_get(const lg_conv_config *c, lg_conv_layout *lay) {
         off += D * D;
         l.b2 = off;
         off += D;
-        l.eps = off;
-        off += 1;
+        if (c->train_eps) {
+            l.eps = off;
+            off += 1;
+        }
         break;
     case LG_CONV_GGNN:
         off += F * F;

@@ -84,7 +84,7 @@ static void LG_FN(lg__cuniform)(lg_real *w, lg_idx count, double bound, lg_rng *
     for (lg_idx k = 0; k < count; k++) w[k] = (lg_real)((2.0 * lg_rng_double(rng) - 1.0) * bound);
 }
 
-lg_status LG_FN(lg_conv_params_init)(lg_real *params, const lg_conv_config *cfg, double eps0, lg_rng *rng) {
+lg_status LG_FN(lg_conv_params_init)(lg_real *params, const lg_conv_config *cfg, lg_rng *rng) {
     lg_conv_layout lay;
     if (!params || !rng) return lg__error(LG_EINVAL, "lg_conv_params_init: NULL argument");
     LG_CHECK(lg_conv_layout_get(cfg, &lay));
@@ -97,7 +97,7 @@ lg_status LG_FN(lg_conv_params_init)(lg_real *params, const lg_conv_config *cfg,
     case LG_CONV_GIN:
         LG_FN(lg__cuniform)(params + lay.w, F * D, sqrt(6.0 / (double)(F + D)), rng);
         LG_FN(lg__cuniform)(params + lay.w2, D * D, sqrt(6.0 / (double)(D + D)), rng);
-        params[lay.eps] = (lg_real)eps0;
+        if (cfg->train_eps) params[lay.eps] = (lg_real)cfg->eps;
         break;
     case LG_CONV_GGNN: {
         LG_FN(lg__cuniform)(params + lay.w, F * F, sqrt(6.0 / (double)(F + F)), rng);
@@ -133,7 +133,7 @@ lg_status LG_FN(lg_conv_forward)(lg_real *out, lg_conv_cache *cache, const lg_re
         }
         case LG_CONV_GIN: {
             lg_real *agg = act, *hid = act + n * F;
-            const lg_real ope = 1 + params[lay.eps];
+            const lg_real ope = 1 + (cfg->train_eps ? params[lay.eps] : (lg_real)cfg->eps);
             LG_FN(lg__cprop)(agg, in, g, NULL, 1, ope, NULL, F, 0);
             LG_CHECK(LG_FN(lg_linear_forward)(hid, agg, params + lay.w, params + lay.b, n, F, D));
             LG_CHECK(LG_FN(lg_relu_forward)(hid, hid, n * D));
@@ -194,7 +194,8 @@ lg_status LG_FN(lg_conv_backward)(lg_real *d_in, lg_real *d_h0, lg_real *d_param
     if (!cache->have_fwd) return lg__error(LG_EINVAL, "%s: no forward has been run with this cache", fn);
     if (!d_params || !d_out || !in || !params) return lg__error(LG_EINVAL, "%s: d_params, d_out, in or params is NULL", fn);
     if (cfg->kind == LG_CONV_GCNII && !h0) return lg__error(LG_EINVAL, "%s: gcnii needs h0", fn);
-    if (cfg->alpha != cache->fcfg.alpha || cfg->beta != cache->fcfg.beta || cfg->train_eps != cache->fcfg.train_eps)
+    if (cfg->alpha != cache->fcfg.alpha || cfg->beta != cache->fcfg.beta || cfg->train_eps != cache->fcfg.train_eps ||
+        cfg->eps != cache->fcfg.eps)
         return lg__error(LG_EINVAL, "%s: config differs from the forward's", fn);
     if (g != cache->fgraph) LG_CHECK(lg__conv_check_graph(cache, g, "graph", fn));
     if (g->n != cache->n || g->nnz != cache->nnz)
@@ -222,7 +223,7 @@ lg_status LG_FN(lg_conv_backward)(lg_real *d_in, lg_real *d_h0, lg_real *d_param
     case LG_CONV_GIN: {
         const lg_real *agg = act, *hid = act + n * F;
         lg_real *dhid = work, *dpre = work + n * D, *dagg = work + 2 * n * D;
-        const lg_real ope = 1 + params[lay.eps];
+        const lg_real ope = 1 + (cfg->train_eps ? params[lay.eps] : (lg_real)cfg->eps);
         memset(dhid, 0, sizeof(lg_real) * (size_t)(n * D));
         memset(dpre, 0, sizeof(lg_real) * (size_t)(n * D));
         memset(dagg, 0, sizeof(lg_real) * (size_t)(n * F));
