@@ -155,6 +155,10 @@ train)
     run train --data "$tiny" --model $m --layers 3 --hidden 8 --epochs 2 --norm pairnorm --train-eps --json
     expect_rc 0 "--model $m"; grep -q "\"model\":\"$m\"" "$tmp/out" || fail "--model $m: $(tail -1 "$tmp/out")"
   done
+  grep -q '"lr":0.01,"weight_decay":0.00050000000000000001,"layer_weight_decay":0.01,' "$tmp/out" || fail "gcnii's defaults: $(tail -1 "$tmp/out")"
+  run train --data "$tiny" --model gin --layers 2 --hidden 4 --epochs 1 --layer-weight-decay 0.1 --json
+  expect_rc 0 "--layer-weight-decay"
+  grep -q '"layer_weight_decay":0.10000000000000001,' "$tmp/out" || fail "--layer-weight-decay: $(tail -1 "$tmp/out")"
   run train --help; expect_rc 0 "train --help"; grep -q -- "gcn, gin, ggnn, gcnii" "$tmp/out" || fail "train --help lists the baselines"
   run train --data "$tiny" --dropout 1.5; expect_rc 2 "--dropout 1.5"
   run train --data "$tiny" --norm layernorm; expect_rc 2 "layernorm on gat"

@@ -367,6 +367,10 @@ static void test_configs(void **state) {
     assert_ok(lg_train_config_check(&tc));
     tc.lr = -1;
     assert_int_equal(lg_train_config_check(&tc), LG_EINVAL);
+    lg_train_config_default(&tc);
+    assert_true(tc.layer_weight_decay < 0); /* the same as weight_decay */
+    tc.layer_weight_decay = NAN;
+    assert_int_equal(lg_train_config_check(&tc), LG_EINVAL);
     lg_model_kind k;
     assert_ok(lg_model_kind_parse("gat-classic", &k));
     assert_int_equal(k, LG_MODEL_GAT_CLASSIC);

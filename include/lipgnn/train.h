@@ -100,6 +100,9 @@ typedef struct lg_train_config {
     int epochs;            /* full-batch epochs (200)                                   */
     double lr;             /* Adam learning rate (0.005)                               */
     double weight_decay;   /* L2 added to the gradient (5e-4)                          */
+    double layer_weight_decay; /* L2 on the layers' parameters instead (not the input and
+                              output linears); < 0: weight_decay (default -1; the CLI
+                              uses 0.01 for gcnii, as Chen et al.)                    */
     int plateau;           /* 1: ReduceLROnPlateau(factor 0.1, patience 10) on val loss */
     int patience;          /* early stopping after this many epochs without a better
                               validation loss (0: off)                                 */

@@ -17,7 +17,9 @@
  * have no input linear (h0 = X, dense) and no output linear (their last layer
  * maps to the classes); otherwise logits = cur W_out + b_out. logp = log_softmax.
  * gcnii's layers all read h0 (the initial residual); backward sums their
- * gradients of h0 (dh0) into the input linear's.
+ * gradients of h0 (dh0) into the input linear's. gcnii also drops out X (made
+ * dense) before the input linear and cur before the output linear, as Chen
+ * et al.'s model.
  *
  * Parameter block: [W_in F x H | b_in H] then per layer [layer block | LN gain
  * | LN bias] then [W_out D x classes | b_out classes]. Gradients use the same

@@ -62,6 +62,9 @@ struct LG_MODEL {
     LG_FN(lg__layer) *layer;
     int io;                /* input and output linears (all but gat-classic, gcn) */
     int in_relu;           /* gcnii: h0 = ReLU(X W_in + b_in)                  */
+    int io_drop;           /* gcnii: dropout on X (dense) and before the output linear */
+    lg_real *xdrop;        /* n x f: dropout(X) (io_drop)                      */
+    lg_real *odrop;        /* n x w_last: dropout(cur) before the output linear (io_drop) */
     lg_real *h0;           /* n x hid (or = xd for gat-classic and gcn)        */
     lg_real *dh0;          /* n x hid: gcnii's gradient of h0 over the layers (or NULL) */
     lg_real *logits, *logp; /* n x classes                                     */
@@ -107,6 +110,8 @@ void LG_FN(lg__model_free)(LG_MODEL *m) {
     for (int k = 0; k < 5; k++) lg__free(m->buf[k]);
     lg__free(m->pn_work);
     lg__free(m->dh0);
+    lg__free(m->xdrop);
+    lg__free(m->odrop);
     lg__free(m);
 }
 
@@ -153,6 +158,7 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
     m->L = c->kind == LG_MODEL_GAT_CLASSIC ? 2 : c->layers;
     m->io = c->kind != LG_MODEL_GAT_CLASSIC && c->kind != LG_MODEL_GCN;
     m->in_relu = c->kind == LG_MODEL_GCNII;
+    m->io_drop = c->kind == LG_MODEL_GCNII;
     const int conv = c->kind >= LG_MODEL_GCN;
     const int pn = c->node_norm == LG_NODE_NORM_PAIRNORM || c->node_norm == LG_NODE_NORM_PAIRNORM_SI;
     if (x->n != m->n) { st = lg__error(LG_EINVAL, "features have %lld rows for %lld nodes", (long long)x->n, (long long)m->n); goto fail; }
@@ -166,7 +172,7 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
 
     /* input: gat-classic, gcn and dense features need x as lg_real */
     int classic = c->kind == LG_MODEL_GAT_CLASSIC;
-    m->sparse_in = m->io && x->kind == LG_FEAT_SPARSE;
+    m->sparse_in = m->io && !m->io_drop && x->kind == LG_FEAT_SPARSE;
     if (!m->sparse_in) {
         LG_TRY(LG_FN(lg__buf)(m, &m->xd, m->n, m->f, &m->act_bytes, "dense features"));
         if (plan) {
@@ -323,6 +329,10 @@ buffers:
     for (int k = 0; k < 5; k++) LG_TRY(LG_FN(lg__buf)(m, &m->buf[k], m->n, m->maxw, &m->work_bytes, "backward buffers"));
     LG_TRY(LG_FN(lg__buf)(m, &m->pn_work, m->n, 1, &m->work_bytes, "PairNorm workspace"));
     if (c->kind == LG_MODEL_GCNII) LG_TRY(LG_FN(lg__buf)(m, &m->dh0, m->n, m->hid, &m->work_bytes, "initial-residual gradient"));
+    if (m->io_drop) {
+        LG_TRY(LG_FN(lg__buf)(m, &m->xdrop, m->n, m->f, &m->act_bytes, "input dropout"));
+        LG_TRY(LG_FN(lg__buf)(m, &m->odrop, m->n, m->layer[m->L - 1].w_out, &m->act_bytes, "output dropout"));
+    }
     *out = m;
     return LG_OK;
 fail:
@@ -359,8 +369,15 @@ lg_status LG_FN(lg__model_forward)(LG_MODEL *m, int training, uint64_t seed, uin
     if (m->w_in_off >= 0) {
         if (m->sparse_in)
             LG_CHECK(LG_FN(lg_linear_sparse_forward)(m->h0, m->x, m->params + m->w_in_off, m->params + m->b_in_off, m->hid));
-        else
-            LG_CHECK(LG_FN(lg_linear_forward)(m->h0, m->xd, m->params + m->w_in_off, m->params + m->b_in_off, n, m->f, m->hid));
+        else {
+            const lg_real *xin = m->xd;
+            if (m->xdrop) {
+                LG_CHECK(LG_FN(lg_dropout_forward)(m->xdrop, m->xd, n * m->f, m->c.dropout, seed,
+                                                   LG_FN(lg__ctr)(epoch, m->L, 1), training));
+                xin = m->xdrop;
+            }
+            LG_CHECK(LG_FN(lg_linear_forward)(m->h0, xin, m->params + m->w_in_off, m->params + m->b_in_off, n, m->f, m->hid));
+        }
         if (m->in_relu) LG_CHECK(LG_FN(lg_relu_forward)(m->h0, m->h0, n * m->hid));
     }
     const lg_real *cur = m->h0;
@@ -389,6 +406,11 @@ lg_status LG_FN(lg__model_forward)(LG_MODEL *m, int training, uint64_t seed, uin
         cur = y->out;
     }
     const LG_FN(lg__layer) *last = &m->layer[m->L - 1];
+    if (m->odrop) {
+        LG_CHECK(LG_FN(lg_dropout_forward)(m->odrop, cur, n * last->w_out, m->c.dropout, seed, LG_FN(lg__ctr)(epoch, m->L, 0),
+                                           training));
+        cur = m->odrop;
+    }
     if (m->w_out_off >= 0)
         LG_CHECK(LG_FN(lg_linear_forward)(m->logits, cur, m->params + m->w_out_off, m->params + m->b_out_off, n,
                                           last->w_out, m->classes));
@@ -413,10 +435,16 @@ lg_status LG_FN(lg__model_backward)(LG_MODEL *m, const lg_idx *nodes, lg_idx cou
     LG_CHECK(LG_FN(lg_log_softmax_nll_backward)(dlog, m->logp, n, m->classes, m->labels, nodes, count, 1.0));
     const LG_FN(lg__layer) *last = &m->layer[m->L - 1];
     if (m->w_out_off >= 0) {
-        const lg_real *hL = last->out;
-        memset(dcur, 0, sizeof(lg_real) * (size_t)(n * last->w_out));
-        LG_CHECK(LG_FN(lg_linear_backward)(dcur, m->grads + m->w_out_off, m->grads + m->b_out_off, dlog, hL,
+        const lg_real *hL = m->odrop ? m->odrop : last->out;
+        lg_real *dh = m->odrop ? dprev : dcur;
+        memset(dh, 0, sizeof(lg_real) * (size_t)(n * last->w_out));
+        LG_CHECK(LG_FN(lg_linear_backward)(dh, m->grads + m->w_out_off, m->grads + m->b_out_off, dlog, hL,
                                            m->params + m->w_out_off, n, last->w_out, m->classes));
+        if (m->odrop) {
+            memset(dcur, 0, sizeof(lg_real) * (size_t)(n * last->w_out));
+            LG_CHECK(LG_FN(lg_dropout_backward)(dcur, dh, n * last->w_out, m->c.dropout, seed, LG_FN(lg__ctr)(epoch, m->L, 0),
+                                                training));
+        }
     } else {
         memcpy(dcur, dlog, sizeof(lg_real) * (size_t)(n * m->classes));
     }
@@ -480,8 +508,8 @@ lg_status LG_FN(lg__model_backward)(LG_MODEL *m, const lg_idx *nodes, lg_idx cou
         if (m->sparse_in)
             LG_CHECK(LG_FN(lg_linear_sparse_backward)(m->grads + m->w_in_off, m->grads + m->b_in_off, dcur, m->xt, m->hid));
         else
-            LG_CHECK(LG_FN(lg_linear_backward)(NULL, m->grads + m->w_in_off, m->grads + m->b_in_off, dcur, m->xd, NULL, n,
-                                               m->f, m->hid));
+            LG_CHECK(LG_FN(lg_linear_backward)(NULL, m->grads + m->w_in_off, m->grads + m->b_in_off, dcur,
+                                               m->xdrop ? m->xdrop : m->xd, NULL, n, m->f, m->hid));
     }
     return LG_OK;
 }

@@ -147,6 +147,7 @@ void lg_train_config_default(lg_train_config *c) {
     c->epochs = 200;
     c->lr = 0.005;
     c->weight_decay = 5e-4;
+    c->layer_weight_decay = -1;
     c->explode_threshold = 1e3;
     c->explode_growth = 1e3;
     c->explode_window = 10;
@@ -157,6 +158,7 @@ lg_status lg_train_config_check(const lg_train_config *c) {
     if (c->epochs < 0) return lg__error(LG_EINVAL, "--epochs must be >= 0");
     if (!(c->lr > 0) || !isfinite(c->lr)) return lg__error(LG_EINVAL, "--lr must be a finite number > 0");
     if (!(c->weight_decay >= 0) || !isfinite(c->weight_decay)) return lg__error(LG_EINVAL, "--weight-decay must be >= 0");
+    if (!isfinite(c->layer_weight_decay)) return lg__error(LG_EINVAL, "--layer-weight-decay must be finite");
     if (c->patience < 0) return lg__error(LG_EINVAL, "--patience must be >= 0");
     if (!(c->missing >= 0 && c->missing <= 1)) return lg__error(LG_EINVAL, "--missing must be in [0, 1]");
     if (!(c->explode_threshold > 0)) return lg__error(LG_EINVAL, "--explode-threshold must be > 0");
@@ -405,6 +407,15 @@ lg_status lg_trainer_epoch(lg_trainer *t, lg_epoch_stats *es) {
         s->explode_epoch = t->det.epoch;
         s->explode_layer = t->det.layer;
         snprintf(s->explode_reason, sizeof s->explode_reason, "%s", t->det.reason);
+    }
+
+    /* the layers' own L2 (GCNII's split weight decay): Adam adds weight_decay */
+    if (t->tc.layer_weight_decay >= 0 && t->tc.layer_weight_decay != t->tc.weight_decay) {
+        const float dd = (float)(t->tc.layer_weight_decay - t->tc.weight_decay);
+        for (int l = 0; l < t->L; l++) {
+            lg__layer_range r = lg__model_layer_range_f32(t->model, l);
+            for (lg_idx k = r.off; k < r.off + r.len; k++) g[k] += dd * p[k];
+        }
     }
 
     /* Adam, then evaluation */
