@@ -40,6 +40,7 @@
 #include "lipgnn/nn.h"
 #include "lipgnn/gat.h"
 #include "lipgnn/gt.h"
+#include "lipgnn/conv.h"
 #include "lipgnn/train.h"
 
 #endif /* LIPGNN_H */

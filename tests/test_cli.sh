@@ -149,7 +149,20 @@ train)
   expect_rc 2 "a model larger than the machine"; grep -q "more than this machine's memory" "$tmp/err" || fail "machine memory message: $(cat "$tmp/err")"
   # bad options
   run train --data "$tiny" --norm bogus; expect_rc 2 "--norm bogus"
-  run train --data "$tiny" --model gcn; expect_rc 2 "--model gcn"
+  run train --data "$tiny" --model bogus; expect_rc 2 "--model bogus"
+  run train --data "$tiny" --model gcn --norm lipschitz; expect_rc 2 "--model gcn --norm lipschitz"
+  grep -q "has no attention" "$tmp/err" || fail "gcn + lipschitz message: $(cat "$tmp/err")"
+  run train --data "$tiny" --model gcnii --lambda 5; expect_rc 2 "--lambda 5"
+  # the baselines train and say so in the summary
+  for m in gcn gin ggnn gcnii; do
+    run train --data "$tiny" --model $m --layers 3 --hidden 8 --epochs 2 --norm pairnorm --train-eps --json
+    expect_rc 0 "--model $m"; grep -q "\"model\":\"$m\"" "$tmp/out" || fail "--model $m: $(tail -1 "$tmp/out")"
+  done
+  grep -q '"lr":0.01,"weight_decay":0.00050000000000000001,"layer_weight_decay":0.01,' "$tmp/out" || fail "gcnii's defaults: $(tail -1 "$tmp/out")"
+  run train --data "$tiny" --model gin --layers 2 --hidden 4 --epochs 1 --layer-weight-decay 0.1 --json
+  expect_rc 0 "--layer-weight-decay"
+  grep -q '"layer_weight_decay":0.10000000000000001,' "$tmp/out" || fail "--layer-weight-decay: $(tail -1 "$tmp/out")"
+  run train --help; expect_rc 0 "train --help"; grep -q -- "gcn, gin, ggnn, gcnii" "$tmp/out" || fail "train --help lists the baselines"
   run train --data "$tiny" --dropout 1.5; expect_rc 2 "--dropout 1.5"
   run train --data "$tiny" --norm layernorm; expect_rc 2 "layernorm on gat"
   run train --help; expect_rc 0 "train --help"; grep -q -- "--grad-log FILE" "$tmp/out" || fail "train --help"

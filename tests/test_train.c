@@ -132,6 +132,15 @@ static void test_model_gradients(void **state) {
         {LG_MODEL_GT, LG_ATT_NORM_NONE, LG_NODE_NORM_NONE, 0, 1, 3, 0},
         {LG_MODEL_GT, LG_ATT_NORM_LIPSCHITZ, LG_NODE_NORM_LAYERNORM, 1, 2, 3, 1},
         {LG_MODEL_GT, LG_ATT_NORM_LIPSCHITZ_REF, LG_NODE_NORM_PAIRNORM, 1, 1, 2, 0},
+        /* the baselines (heads: gin learns eps when 2) */
+        {LG_MODEL_GCN, LG_ATT_NORM_NONE, LG_NODE_NORM_NONE, 0, 1, 3, 1},
+        {LG_MODEL_GCN, LG_ATT_NORM_NONE, LG_NODE_NORM_PAIRNORM, 0, 1, 3, 0},
+        {LG_MODEL_GIN, LG_ATT_NORM_NONE, LG_NODE_NORM_NONE, 1, 2, 3, 0},
+        {LG_MODEL_GIN, LG_ATT_NORM_NONE, LG_NODE_NORM_PAIRNORM, 0, 1, 2, 1},
+        {LG_MODEL_GGNN, LG_ATT_NORM_NONE, LG_NODE_NORM_NONE, 0, 1, 3, 1},
+        {LG_MODEL_GGNN, LG_ATT_NORM_NONE, LG_NODE_NORM_PAIRNORM_SI, 1, 1, 2, 0},
+        {LG_MODEL_GCNII, LG_ATT_NORM_NONE, LG_NODE_NORM_NONE, 0, 1, 4, 1},
+        {LG_MODEL_GCNII, LG_ATT_NORM_NONE, LG_NODE_NORM_PAIRNORM, 1, 1, 3, 0},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         lg_model_config mc;
@@ -145,7 +154,9 @@ static void test_model_gradients(void **state) {
         mc.dropout = 0.3;
         mc.att_dropout = 0.2;
         mc.gate = mc.kind == LG_MODEL_GT && c == 9; /* the gate in one GT case */
-        mc.self_loops = mc.kind == LG_MODEL_GT ? (int)(c % 2) : 1;
+        if (mc.kind < LG_MODEL_GCN) mc.self_loops = mc.kind == LG_MODEL_GT ? (int)(c % 2) : 1;
+        if (mc.kind == LG_MODEL_GIN) mc.train_eps = cases[c].heads == 2, mc.heads = 1;
+        if (mc.kind == LG_MODEL_GCNII) mc.alpha = 0.2, mc.lambda = 1.0;
         double worst;
         int bad = fd_check(&mc, cases[c].sp ? sparse : dense, 1e-5, &worst, 0);
         if (bad) fail_msg("case %zu (%s): %d gradients differ from central differences (worst rel. error %.3g)", c,
@@ -362,10 +373,31 @@ static void test_configs(void **state) {
     assert_ok(lg_train_config_check(&tc));
     tc.explode_window = 2147483647; /* its history of window+1 rows would overflow */
     assert_int_equal(lg_train_config_check(&tc), LG_EINVAL);
+    lg_train_config_default(&tc);
+    assert_true(tc.layer_weight_decay < 0); /* the same as weight_decay */
+    tc.layer_weight_decay = NAN;
+    assert_int_equal(lg_train_config_check(&tc), LG_EINVAL);
     lg_model_kind k;
     assert_ok(lg_model_kind_parse("gat-classic", &k));
     assert_int_equal(k, LG_MODEL_GAT_CLASSIC);
-    assert_int_equal(lg_model_kind_parse("gcn", &k), LG_EINVAL);
+    assert_int_equal(lg_model_kind_parse("bogus", &k), LG_EINVAL);
+    const char *base[] = {"gcn", "gin", "ggnn", "gcnii"};
+    for (int b = 0; b < 4; b++) { /* the baselines: parsed, named, and without attention */
+        assert_ok(lg_model_kind_parse(base[b], &k));
+        assert_int_equal(k, LG_MODEL_GCN + b);
+        assert_string_equal(lg_model_kind_name(k), base[b]);
+        lg_model_config_default(&mc, k);
+        assert_ok(lg_model_config_check(&mc));
+        mc.att_norm = LG_ATT_NORM_LIPSCHITZ;
+        assert_int_equal(lg_model_config_check(&mc), LG_EINVAL);
+    }
+    lg_model_config_default(&mc, LG_MODEL_GCNII);
+    assert_int_equal(mc.layers, 64);
+    assert_true(mc.alpha == 0.1 && mc.lambda == 0.5 && mc.dropout == 0.6);
+    mc.lambda = 2;
+    assert_int_equal(lg_model_config_check(&mc), LG_EINVAL);
+    lg_model_config_default(&mc, LG_MODEL_GCN);
+    assert_true(mc.layers == 2 && mc.hidden == 16 && mc.self_loops && mc.feature_norm_row);
 }
 
 /* The estimate equals what the trainer allocates, for every model kind. */
@@ -374,7 +406,9 @@ static void test_memory_estimate(void **state) {
     lg_dataset *sp = random_dataset(40, 9, 3, 1, 8), *de = random_dataset(40, 9, 3, 0, 9);
     struct { lg_model_kind k; lg_node_norm nn; int residual; } cases[] = {
         {LG_MODEL_GAT, LG_NODE_NORM_PAIRNORM, 1}, {LG_MODEL_GT, LG_NODE_NORM_LAYERNORM, 1},
-        {LG_MODEL_GAT_CLASSIC, LG_NODE_NORM_NONE, 0}, {LG_MODEL_GAT, LG_NODE_NORM_NONE, 0}};
+        {LG_MODEL_GAT_CLASSIC, LG_NODE_NORM_NONE, 0}, {LG_MODEL_GAT, LG_NODE_NORM_NONE, 0},
+        {LG_MODEL_GCN, LG_NODE_NORM_PAIRNORM, 0}, {LG_MODEL_GIN, LG_NODE_NORM_NONE, 1},
+        {LG_MODEL_GGNN, LG_NODE_NORM_NONE, 0}, {LG_MODEL_GCNII, LG_NODE_NORM_PAIRNORM, 0}};
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
         for (int d = 0; d < 2; d++) {
             lg_model_config mc;
@@ -384,6 +418,7 @@ static void test_memory_estimate(void **state) {
             mc.node_norm = cases[c].nn;
             mc.residual = cases[c].residual;
             if (cases[c].k != LG_MODEL_GAT_CLASSIC) { mc.layers = 3; mc.hidden = 5; mc.heads = 2; }
+            if (cases[c].k == LG_MODEL_GIN) mc.train_eps = 1;
             lg_trainer_mem est, got;
             lg_dataset *ds = d ? de : sp;
             assert_ok(lg_trainer_estimate(&mc, &tc, ds, &est));

@@ -97,7 +97,7 @@ lg_status lg_linear_sparse_backward_f64(double *dw, double *db, const double *dy
                                         const lg_features *xt, lg_idx out);
 
 /* ------------------------------------------------------------------------- */
-/* ELU (alpha = 1) and the residual add                                       */
+/* ELU (alpha = 1), ReLU and the residual add                                 */
 /* ------------------------------------------------------------------------- */
 
 /* Forward: y[k] = x[k] if x[k] > 0, else expm1(x[k]), k < count. y may equal
@@ -110,6 +110,13 @@ lg_status lg_elu_forward_f64(double *y, const double *x, lg_idx count);
  * O(count). */
 lg_status lg_elu_backward_f32(float *dx, const float *dy, const float *y, lg_idx count);
 lg_status lg_elu_backward_f64(double *dx, const double *dy, const double *y, lg_idx count);
+
+/* ReLU. Forward: y[k] = max(x[k], 0); y may equal x. Backward FROM THE
+ * OUTPUT y: dx[k] += dy[k] if y[k] > 0 (0 at the kink). O(count). */
+lg_status lg_relu_forward_f32(float *y, const float *x, lg_idx count);
+lg_status lg_relu_forward_f64(double *y, const double *x, lg_idx count);
+lg_status lg_relu_backward_f32(float *dx, const float *dy, const float *y, lg_idx count);
+lg_status lg_relu_backward_f64(double *dx, const double *dy, const double *y, lg_idx count);
 
 /* y[k] += x[k], k < count. This is the residual forward (out += in), and also
  * its backward (d_in += d_out; d_out flows on unchanged). O(count). */

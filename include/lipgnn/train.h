@@ -31,6 +31,10 @@ typedef enum lg_model_kind {
     LG_MODEL_GAT = 0,     /* DeepGAT: Linear, L GAT layers, Linear               */
     LG_MODEL_GT,          /* DeepGT: the same with graph-transformer layers       */
     LG_MODEL_GAT_CLASSIC, /* Velickovic et al.: 8 heads x 8, ELU, 1 head to classes */
+    LG_MODEL_GCN,         /* Kipf & Welling: L GCN layers F -> hidden -> ... -> classes, ReLU */
+    LG_MODEL_GIN,         /* Linear, L GIN layers (MLP Linear-ReLU-Linear), ReLU, Linear  */
+    LG_MODEL_GGNN,        /* Linear, L GGNN steps (messages + GRU, own weights), Linear    */
+    LG_MODEL_GCNII,       /* Linear + ReLU (= H0), L GCNII layers + ReLU, Linear          */
     LG_MODEL_COUNT
 } lg_model_kind;
 
@@ -43,7 +47,7 @@ typedef enum lg_node_norm {
     LG_NODE_NORM_COUNT
 } lg_node_norm;
 
-/* "gat", "gt", "gat-classic"; "?" out of range. */
+/* "gat", "gt", "gat-classic", "gcn", "gin", "ggnn", "gcnii"; "?" out of range. */
 const char *lg_model_kind_name(lg_model_kind k);
 lg_status lg_model_kind_parse(const char *name, lg_model_kind *out);
 
@@ -70,12 +74,21 @@ typedef struct lg_model_config {
     double att_dropout;    /* attention dropout (gat 0.3, gat-classic 0.6, gt 0.3)     */
     int self_loops;        /* 1: add self-loops; 0: the graph as given                  */
     int feature_norm_row;  /* 1: row-normalise input features (gat-classic's default)  */
+    int train_eps;         /* gin: 1 eps learnt per layer, 0 fixed at 0 (GIN-0, default) */
+    double alpha;          /* gcnii: initial-residual weight (0.1)                     */
+    double lambda;         /* gcnii: beta_l = log(lambda / l + 1), l = 1..L (0.5)     */
 } lg_model_config;
 
 /* The defaults of spec section 6 for kind: gat: 10 layers, hidden 64, 1 head,
  * dropout 0.6, attention dropout 0.3, self-loops, raw features; gt: dropout 0.5,
  * no self-loops; gat-classic: 2 layers, 8 heads x 8, dropout 0.6 and 0.6,
- * row-normalised features. No normalisation, no residual, lip_scale 1. */
+ * row-normalised features. No normalisation, no residual, lip_scale 1.
+ * The baselines (no attention: att_norm none, heads and att_dropout unused):
+ * gcn: 2 layers, hidden 16, dropout 0.5, self-loops, row-normalised features
+ * (Kipf & Welling); gin, ggnn: 10 layers, hidden 64, dropout 0.5, no
+ * self-loops, raw features, GIN-0 (eps fixed at 0); gcnii: 64 layers, hidden
+ * 64, dropout 0.6, self-loops, row-normalised features, alpha 0.1, lambda 0.5
+ * (Chen et al.). */
 void lg_model_config_default(lg_model_config *c, lg_model_kind kind);
 
 /* LG_OK if c is usable (and meaningful: layernorm only for gt, the gate only for
@@ -87,6 +100,9 @@ typedef struct lg_train_config {
     int epochs;            /* full-batch epochs (200)                                   */
     double lr;             /* Adam learning rate (0.005)                               */
     double weight_decay;   /* L2 added to the gradient (5e-4)                          */
+    double layer_weight_decay; /* L2 on the layers' parameters instead (not the input and
+                              output linears); < 0: weight_decay (default -1; the CLI
+                              uses 0.01 for gcnii, as Chen et al.)                    */
     int plateau;           /* 1: ReduceLROnPlateau(factor 0.1, patience 10) on val loss */
     int patience;          /* early stopping after this many epochs without a better
                               validation loss (0: off)                                 */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "graph/graph_internal.h"
 #include "attention/gat_internal.h"
 
 static const char *const lg__att_norm_names[LG_ATT_NORM_COUNT] = {"none", "lipschitz",
@@ -225,13 +226,7 @@ lg_status lg__gat_check_cache(const lg_gat_cache *cache, const lg_gat_config *cf
 }
 
 lg_status lg__gat_check_graph(const lg_gat_cache *cache, const lg_graph *g, const char *what, const char *fn) {
-    if (!g) return lg__error(LG_EINVAL, "%s: %s is NULL", fn, what);
-    lg_status st = lg_graph_check(g);
-    if (st != LG_OK) {
-        char msg[256]; /* lg__error writes the buffer lg_last_error reads */
-        snprintf(msg, sizeof msg, "%s", lg_last_error());
-        return lg__error(st, "%s: %s: %s", fn, what, msg);
-    }
+    LG_CHECK(lg__graph_check_arg(g, what, fn));
     if (g->n > cache->n_cap || g->nnz > cache->nnz_cap)
         return lg__error(LG_EINVAL, "%s: %s has %lld nodes and %lld edges, the cache was made for at most %lld and %lld",
                          fn, what, (long long)g->n, (long long)g->nnz, (long long)cache->n_cap,

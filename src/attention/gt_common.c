@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "graph/graph_internal.h"
 #include "attention/gt_internal.h"
 
 lg_gt_config lg_gt_config_default(lg_idx in_dim, lg_idx heads, lg_idx head_dim) {
@@ -206,13 +207,7 @@ lg_status lg__gt_check_cache(const lg_gt_cache *cache, const lg_gt_config *cfg, 
 }
 
 lg_status lg__gt_check_graph(const lg_gt_cache *cache, const lg_graph *g, const char *what, const char *fn) {
-    if (!g) return lg__error(LG_EINVAL, "%s: %s is NULL", fn, what);
-    lg_status st = lg_graph_check(g);
-    if (st != LG_OK) {
-        char msg[256]; /* lg__error writes the buffer lg_last_error reads */
-        snprintf(msg, sizeof msg, "%s", lg_last_error());
-        return lg__error(st, "%s: %s: %s", fn, what, msg);
-    }
+    LG_CHECK(lg__graph_check_arg(g, what, fn));
     if (g->n > cache->n_cap || g->nnz > cache->nnz_cap)
         return lg__error(LG_EINVAL,
                          "%s: %s has %lld nodes and %lld edges, the cache was made for at most %lld and %lld", fn,

@@ -23,7 +23,7 @@ static const char lg__depth_help[] =
     "so an interrupted study already covers every cell with its first seeds.\n"
     "\n"
     "Grid (comma-separated lists):\n"
-    "  --model M[,M2]       gat, gt, gat-classic (default gat)\n"
+    "  --model M[,M2]       gat, gt, gat-classic, gcn, gin, ggnn, gcnii (default gat)\n"
     "  --layers L1,L2,...   depths (each 1..1000; required)\n"
     "  --norms N1,N2,...    norms as for 'train --norm' (none, lipschitz, lipschitz+pairnorm,\n"
     "                       ...; default none,lipschitz); --norm is a synonym\n"

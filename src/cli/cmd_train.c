@@ -14,28 +14,36 @@
 
 static const char lg__train_help[] =
     "Usage: lipgnn train (--data DIR | --dataset NAME | --trees DEPTH) [OPTIONS]\n"
-    "Trains a deep attention model (full batch, Adam) and reports accuracies,\n"
+    "Trains a deep attention model or a baseline GNN (full batch, Adam) and reports\n"
+    "accuracies,\n"
     "per-layer gradient norms and gradient explosions.\n"
     "\n"
     "Model:\n"
-    "  --model M            gat (DeepGAT, default), gt (DeepGT), gat-classic (2-layer GAT)\n"
-    "  --layers L           attention layers (default 10; gat-classic: 2)\n"
-    "  --hidden H           width of each head (default 64; gat-classic: 8)\n"
+    "  --model M            gat (DeepGAT, default), gt (DeepGT), gat-classic (2-layer GAT),\n"
+    "                       or a baseline without attention: gcn, gin, ggnn, gcnii\n"
+    "  --layers L           layers (default 10; gat-classic, gcn: 2; gcnii: 64)\n"
+    "  --hidden H           width of each head (default 64; gat-classic: 8; gcn: 16)\n"
     "  --heads K            heads, concatenated (default 1; gat-classic: 8)\n"
     "  --norm N             none | lipschitz | lipschitz-ref | pairnorm | pairnorm-si |\n"
     "                       layernorm, or ATT+NODE (e.g. lipschitz+pairnorm) (default none)\n"
     "  --lip-scale S        scale s of LipschitzNorm (default 1)\n"
     "  --residual           residual connections where widths match\n"
     "  --gate               gated skip connection (gt)\n"
-    "  --dropout P          feature dropout (default 0.6; gt 0.5)\n"
+    "  --train-eps          gin: learn eps per layer (default: fixed at 0, GIN-0)\n"
+    "  --alpha A            gcnii: weight of the initial residual (default 0.1)\n"
+    "  --lambda X           gcnii: beta_l = log(X / l + 1) (default 0.5)\n"
+    "  --dropout P          feature dropout (default 0.6; gt, gcn, gin, ggnn 0.5)\n"
     "  --att-dropout P      attention dropout (default 0.3; gat-classic 0.6)\n"
-    "  --self-loops on|off  add self-loops (default on; gt off)\n"
-    "  --feature-norm none|row  row-normalise features (default none; gat-classic row)\n"
+    "  --self-loops on|off  add self-loops (default on; gt, gin, ggnn off)\n"
+    "  --feature-norm none|row  row-normalise features (default none; gat-classic,\n"
+    "                       gcn, gcnii row)\n"
     "\n"
     "Training:\n"
     "  --epochs E           epochs (default 200)\n"
-    "  --lr X               Adam learning rate (default 0.005)\n"
+    "  --lr X               Adam learning rate (default 0.005; gcn, gcnii 0.01)\n"
     "  --weight-decay X     L2 added to the gradient (default 5e-4)\n"
+    "  --layer-weight-decay X  L2 on the layers' parameters instead, not on the input and\n"
+    "                       output linears (default: --weight-decay; gcnii 0.01)\n"
     "  --plateau            ReduceLROnPlateau on the validation loss (factor 0.1, patience 10)\n"
     "  --patience N         early stopping after N epochs without a better validation loss\n"
     "  --missing P          remove the features of a share P of the non-training nodes\n"
@@ -71,7 +79,8 @@ int lg_cli_stop_requested(void) { return lg__stop_signal != 0; }
 enum {
     O_MODEL = 1000, O_LAYERS, O_HIDDEN, O_HEADS, O_NORM, O_LIPS, O_RESID, O_GATE, O_DROP, O_ATTDROP, O_LOOPS,
     O_FNORM, O_EPOCHS, O_LR, O_WD, O_PLATEAU, O_PATIENCE, O_MISSING, O_THREADS, O_GRADLOG, O_XTHR, O_XGROW,
-    O_XWIN, O_XSTOP, O_LOG, O_SAVE, O_RESUME, O_JSON, O_VERBOSE, O_QUIET, O_DATA, O_MAXMEM
+    O_XWIN, O_XSTOP, O_LOG, O_SAVE, O_RESUME, O_JSON, O_VERBOSE, O_QUIET, O_DATA, O_MAXMEM, O_TEPS, O_ALPHA,
+    O_LAMBDA, O_LWD
 };
 
 static const struct option lg__train_options[] = {
@@ -93,6 +102,8 @@ static const struct option lg__train_options[] = {
     {"save", required_argument, 0, O_SAVE},        {"resume", required_argument, 0, O_RESUME},
     {"json", no_argument, 0, O_JSON},              {"verbose", no_argument, 0, O_VERBOSE},
     {"quiet", no_argument, 0, O_QUIET},            {"max-memory", required_argument, 0, O_MAXMEM},
+    {"train-eps", no_argument, 0, O_TEPS},         {"alpha", required_argument, 0, O_ALPHA},
+    {"lambda", required_argument, 0, O_LAMBDA},   {"layer-weight-decay", required_argument, 0, O_LWD},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
 };
@@ -129,6 +140,8 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
     }
     lg_model_config_default(&o->mc, kind);
     lg_train_config_default(&o->tc);
+    if (kind == LG_MODEL_GCN || kind == LG_MODEL_GCNII) o->tc.lr = 0.01; /* Kipf & Welling; Chen et al. */
+    if (kind == LG_MODEL_GCNII) o->tc.layer_weight_decay = 0.01;         /* Chen et al.: 0.01 on the convolutions */
     optind = 0; /* glibc: a full restart (1 would keep a half-read "-xy" group of an earlier parse) */
     while ((c = getopt_long(argc, argv, "h", lg__train_options, &idx)) != -1) {
         const char *name = lg__train_options[idx].name;
@@ -151,6 +164,9 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
         case O_LIPS: if (lg_cli_parse_double(cmd, opt, optarg, 1e-6, 1e6, &o->mc.lip_scale)) return -1; break;
         case O_RESID: o->mc.residual = 1; break;
         case O_GATE: o->mc.gate = 1; break;
+        case O_TEPS: o->mc.train_eps = 1; break;
+        case O_ALPHA: if (lg_cli_parse_double(cmd, opt, optarg, 0, 1, &o->mc.alpha)) return -1; break;
+        case O_LAMBDA: if (lg_cli_parse_double(cmd, opt, optarg, 1e-6, 1.7, &o->mc.lambda)) return -1; break;
         case O_DROP: if (lg_cli_parse_double(cmd, opt, optarg, 0, 0.999, &o->mc.dropout)) return -1; break;
         case O_ATTDROP: if (lg_cli_parse_double(cmd, opt, optarg, 0, 0.999, &o->mc.att_dropout)) return -1; break;
         case O_LOOPS:
@@ -169,6 +185,7 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
             break;
         case O_EPOCHS: if (lg_cli_parse_ll(cmd, opt, optarg, 0, 10000000, &v)) return -1; o->tc.epochs = (int)v; break;
         case O_LR: if (lg_cli_parse_double(cmd, opt, optarg, 1e-12, 100, &o->tc.lr)) return -1; break;
+        case O_LWD: if (lg_cli_parse_double(cmd, opt, optarg, 0, 100, &o->tc.layer_weight_decay)) return -1; break;
         case O_WD: if (lg_cli_parse_double(cmd, opt, optarg, 0, 100, &o->tc.weight_decay)) return -1; break;
         case O_PLATEAU: o->tc.plateau = 1; break;
         case O_PATIENCE: if (lg_cli_parse_ll(cmd, opt, optarg, 0, 10000000, &v)) return -1; o->tc.patience = (int)v; break;
@@ -221,13 +238,14 @@ static void lg__print_json(const lg_train_opts *o, const lg_dataset *ds, const l
     printf(",\"model\":\"%s\",\"norm\":\"%s\",\"layers\":%d,\"hidden\":%d,\"heads\":%d,\"epochs\":%d,\"seed\":%llu",
            lg_model_kind_name(m->kind), norm, m->layers, m->hidden, m->heads, t->epochs, (unsigned long long)t->seed);
     printf(",\"config\":{\"residual\":%s,\"lip_scale\":%.17g,\"gate\":%s,\"dropout\":%.17g,\"att_dropout\":%.17g,"
-           "\"self_loops\":%s,\"feature_norm\":\"%s\",\"lr\":%.17g,\"weight_decay\":%.17g,\"plateau\":%s,"
+           "\"self_loops\":%s,\"feature_norm\":\"%s\",\"lr\":%.17g,\"weight_decay\":%.17g,\"layer_weight_decay\":%.17g,\"plateau\":%s,"
            "\"patience\":%d,\"missing\":%.17g,\"explode_threshold\":%.17g,\"explode_growth\":%.17g,"
-           "\"explode_window\":%d,\"stop_on_explosion\":%s}",
+           "\"explode_window\":%d,\"stop_on_explosion\":%s,\"train_eps\":%s,\"alpha\":%.17g,\"lambda\":%.17g}",
            m->residual ? "true" : "false", m->lip_scale, m->gate ? "true" : "false", m->dropout, m->att_dropout,
-           m->self_loops ? "true" : "false", m->feature_norm_row ? "row" : "none", t->lr, t->weight_decay,
+           m->self_loops ? "true" : "false", m->feature_norm_row ? "row" : "none", t->lr, t->weight_decay, t->layer_weight_decay,
            t->plateau ? "true" : "false", t->patience, t->missing, t->explode_threshold, t->explode_growth,
-           t->explode_window, t->stop_on_explosion ? "true" : "false");
+           t->explode_window, t->stop_on_explosion ? "true" : "false", m->train_eps ? "true" : "false", m->alpha,
+           m->lambda);
     printf(",\"params\":%lld,\"epochs_run\":%ld,\"train_acc\":%.6f,\"val_acc\":%.6f,\"test_acc\":%.6f",
            (long long)s->n_params, s->epochs_run, s->train_acc, s->val_acc, s->test_acc);
     printf(",\"train_loss\":%.6g,\"val_loss\":%.6g,\"test_loss\":%.6g", s->train_loss, s->val_loss, s->test_loss);

@@ -270,3 +270,14 @@ int lg__graph_transpose_map(lg_idx *tpos, lg_idx *tedge, lg_idx *tnext, const lg
         }
     return 1; /* nnz edges in nnz distinct slots, each matching: gT = g^T */
 }
+
+lg_status lg__graph_check_arg(const lg_graph *g, const char *what, const char *fn) {
+    if (!g) return lg__error(LG_EINVAL, "%s: %s is NULL", fn, what);
+    lg_status st = lg_graph_check(g);
+    if (st != LG_OK) {
+        char msg[256]; /* lg__error writes the buffer lg_last_error reads */
+        snprintf(msg, sizeof msg, "%s", lg_last_error());
+        return lg__error(st, "%s: %s: %s", fn, what, msg);
+    }
+    return LG_OK;
+}

@@ -12,4 +12,9 @@
  * O(n + nnz), sequential. */
 int lg__graph_transpose_map(lg_idx *tpos, lg_idx *tedge, lg_idx *tnext, const lg_graph *g, const lg_graph *gT);
 
+/* lg_graph_check(g) for a kernel's argument: LG_EINVAL "<fn>: <what> is NULL"
+ * for NULL, otherwise lg_graph_check's status with its message prefixed by
+ * "<fn>: <what>: ". O(n + nnz). */
+lg_status lg__graph_check_arg(const lg_graph *g, const char *what, const char *fn);
+
 #endif

@@ -1,5 +1,5 @@
 /*
- * Element-wise operations: ELU, the residual add and inverted dropout, generic
+ * Element-wise operations: ELU, ReLU, the residual add and inverted dropout, generic
  * over the scalar (see core/real.h); compiled by nn_f32.c and nn_f64.c.
  * Contracts: lipgnn/nn.h. Each element is computed alone, so the results do
  * not depend on how the OpenMP loop is split.
@@ -34,6 +34,28 @@ lg_status LG_FN(lg_elu_backward)(lg_real *dx, const lg_real *dy, const lg_real *
     LG__NN_NEED(y, count > 0, "y");
 #pragma omp parallel for schedule(static) if (count >= LG__NN_PAR_MIN)
     for (lg_idx k = 0; k < count; k++) dx[k] += y[k] > 0 ? dy[k] : dy[k] * (y[k] + LG_R(1));
+    return LG_OK;
+}
+
+/* y[k] = max(x[k], 0) */
+lg_status LG_FN(lg_relu_forward)(lg_real *y, const lg_real *x, lg_idx count) {
+    if (count < 0) return lg__error(LG_EINVAL, "%s: negative count", __func__);
+    LG__NN_NEED(y, count > 0, "y");
+    LG__NN_NEED(x, count > 0, "x");
+#pragma omp parallel for schedule(static) if (count >= LG__NN_PAR_MIN)
+    for (lg_idx k = 0; k < count; k++) y[k] = x[k] > 0 ? x[k] : LG_R(0);
+    return LG_OK;
+}
+
+/* dx[k] += y[k] > 0 ? dy[k] : 0, from the output y */
+lg_status LG_FN(lg_relu_backward)(lg_real *dx, const lg_real *dy, const lg_real *y, lg_idx count) {
+    if (count < 0) return lg__error(LG_EINVAL, "%s: negative count", __func__);
+    LG__NN_NEED(dx, count > 0, "dx");
+    LG__NN_NEED(dy, count > 0, "dy");
+    LG__NN_NEED(y, count > 0, "y");
+#pragma omp parallel for schedule(static) if (count >= LG__NN_PAR_MIN)
+    for (lg_idx k = 0; k < count; k++)
+        if (y[k] > 0) dx[k] += dy[k];
     return LG_OK;
 }
 

@@ -3,17 +3,23 @@
  * parameter block: written once in model_impl.h, compiled for float (training)
  * and double (the whole-model finite-difference test).
  *
- * Forward, per attention layer l (0-based, L layers), cur = h0 first:
+ * Forward, per layer l (0-based, L layers), cur = h0 first:
  *     drop_l = dropout(cur)                        feature dropout
- *     act_l  = layer_l(drop_l)                     GAT or GT
+ *     act_l  = layer_l(drop_l)                     GAT, GT, or a baseline (src/conv:
+ *                                                  GCN, GIN, GGNN, GCNII(drop_l, h0))
  *     z_l    = LayerNorm(act_l) if chosen, else act_l
- *     z_l    = ELU(z_l)            except after the last layer
+ *     z_l    = ELU(z_l)            except after the last layer (ReLU for gcn and gin,
+ *                                  after every layer for gcnii, none for ggnn)
  *     out_l  = z_l + cur           if residual and widths match
- *     out_l  = PairNorm(out_l)     if chosen
+ *     out_l  = PairNorm(out_l)     if chosen (not on gcn's last layer: the logits)
  *     cur    = out_l
- * h0 = X W_in + b_in (sparse or dense X); gat-classic has no input linear
- * (h0 = X, dense) and no output linear (its last layer averages one head to
- * the classes); otherwise logits = cur W_out + b_out. logp = log_softmax.
+ * h0 = X W_in + b_in (sparse or dense X; ReLU'd for gcnii); gat-classic and gcn
+ * have no input linear (h0 = X, dense) and no output linear (their last layer
+ * maps to the classes); otherwise logits = cur W_out + b_out. logp = log_softmax.
+ * gcnii's layers all read h0 (the initial residual); backward sums their
+ * gradients of h0 (dh0) into the input linear's. gcnii also drops out X (made
+ * dense) before the input linear and cur before the output linear, as Chen
+ * et al.'s model.
  *
  * Parameter block: [W_in F x H | b_in H] then per layer [layer block | LN gain
  * | LN bias] then [W_out D x classes | b_out classes]. Gradients use the same

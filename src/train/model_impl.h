@@ -11,9 +11,16 @@
 
 #define LG_MODEL LG_FN(lg__model)
 
-/* One attention layer and what it keeps for backward. */
+/* After-layer activations. */
+enum { LG__ACT_NONE = 0, LG__ACT_ELU, LG__ACT_RELU };
+
+/* One layer and what it keeps for backward. */
 typedef struct {
     int gt;               /* 1: graph-transformer layer, 0: GAT               */
+    int conv;             /* 1: baseline layer (GCN, GIN, GGNN, GCNII)        */
+    lg_conv_config cc;    /* its configuration (baseline)                     */
+    lg_conv_layout cl;    /* offsets inside its block (baseline)              */
+    lg_conv_cache *ccache; /* the layer's own activations (baseline)          */
     lg_gat_config gc;     /* its configuration (GAT)                          */
     lg_gat_layout gl;     /* offsets inside its block (GAT)                   */
     lg_gat_cache *cache;  /* the layer's own activations (GAT)                */
@@ -24,7 +31,9 @@ typedef struct {
     lg_idx count;         /* its parameters, LayerNorm included               */
     lg_idx ln_gain, ln_bias; /* offsets of the LayerNorm gain and bias (or -1) */
     lg_idx w_in, w_out;   /* input and output widths                          */
-    int elu;              /* ELU after it (all but the last)                  */
+    int actf;             /* LG__ACT_*: ELU after it (attention, all but the last),
+                             ReLU (gcn, gin: all but the last; gcnii: all), none (ggnn) */
+    int pn;               /* PairNorm after it (not after gcn's last: logits)  */
     int residual;         /* out = z + input                                  */
     lg_real *drop;        /* n x w_in   dropout(input)                        */
     lg_real *act;         /* n x w_out  layer output                          */
@@ -52,7 +61,13 @@ struct LG_MODEL {
     lg_real *params, *grads;
     lg_idx w_in_off, b_in_off, w_out_off, b_out_off; /* -1 when absent         */
     LG_FN(lg__layer) *layer;
-    lg_real *h0;           /* n x hid (or = xd for gat-classic)                */
+    int io;                /* input and output linears (all but gat-classic, gcn) */
+    int in_relu;           /* gcnii: h0 = ReLU(X W_in + b_in)                  */
+    int io_drop;           /* gcnii: dropout on X (dense) and before the output linear */
+    lg_real *xdrop;        /* n x f: dropout(X) (io_drop)                      */
+    lg_real *odrop;        /* n x w_last: dropout(cur) before the output linear (io_drop) */
+    lg_real *h0;           /* n x hid (or = xd for gat-classic and gcn)        */
+    lg_real *dh0;          /* n x hid: gcnii's gradient of h0 over the layers (or NULL) */
     lg_real *logits, *logp; /* n x classes                                     */
     lg_real *buf[5];       /* backward scratch, n x max width each             */
     lg_real *pn_work;      /* n                                                */
@@ -74,6 +89,7 @@ void LG_FN(lg__model_free)(LG_MODEL *m) {
             LG_FN(lg__layer) *y = &m->layer[l];
             lg_gat_cache_free(y->cache);
             lg_gt_cache_free(y->tcache);
+            lg_conv_cache_free(y->ccache);
             lg__free(y->drop);
             lg__free(y->act);
             lg__free(y->ln);
@@ -94,6 +110,9 @@ void LG_FN(lg__model_free)(LG_MODEL *m) {
     lg__free(m->logp);
     for (int k = 0; k < 5; k++) lg__free(m->buf[k]);
     lg__free(m->pn_work);
+    lg__free(m->dh0);
+    lg__free(m->xdrop);
+    lg__free(m->odrop);
     lg__free(m);
 }
 
@@ -138,6 +157,11 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
     m->n_graphs = ds->n_graphs;
     m->x = x;
     m->L = c->kind == LG_MODEL_GAT_CLASSIC ? 2 : c->layers;
+    m->io = c->kind != LG_MODEL_GAT_CLASSIC && c->kind != LG_MODEL_GCN;
+    m->in_relu = c->kind == LG_MODEL_GCNII;
+    m->io_drop = c->kind == LG_MODEL_GCNII;
+    const int conv = c->kind >= LG_MODEL_GCN;
+    const int pn = c->node_norm == LG_NODE_NORM_PAIRNORM || c->node_norm == LG_NODE_NORM_PAIRNORM_SI;
     if (x->n != m->n) { st = lg__error(LG_EINVAL, "features have %lld rows for %lld nodes", (long long)x->n, (long long)m->n); goto fail; }
     if (m->classes < 1) { st = lg__error(LG_EINVAL, "data set %s has no classes", ds->name); goto fail; }
     const lg_idx nnz_g = LG_FN(lg__loops_nnz)(ds->graph, c->self_loops);
@@ -147,9 +171,9 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
         LG_TRY(lg_graph_transpose(m->g, &m->gT));
     }
 
-    /* input: gat-classic and dense features need x as lg_real */
+    /* input: gat-classic, gcn and dense features need x as lg_real */
     int classic = c->kind == LG_MODEL_GAT_CLASSIC;
-    m->sparse_in = !classic && x->kind == LG_FEAT_SPARSE;
+    m->sparse_in = m->io && !m->io_drop && x->kind == LG_FEAT_SPARSE;
     if (!m->sparse_in) {
         LG_TRY(LG_FN(lg__buf)(m, &m->xd, m->n, m->f, &m->act_bytes, "dense features"));
         if (plan) {
@@ -166,10 +190,10 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
 
     /* layers and the parameter layout */
     LG_CALLOC(m->layer, m->L, "model layers");
-    lg_idx off = 0, w = classic ? m->f : c->hidden;
+    lg_idx off = 0, w = m->io ? c->hidden : m->f;
     m->hid = w;
     m->w_in_off = m->b_in_off = m->w_out_off = m->b_out_off = -1;
-    if (!classic) {
+    if (m->io) {
         m->w_in_off = off;
         off += m->f * c->hidden;
         m->b_in_off = off;
@@ -190,6 +214,18 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
             y->w_out = lg_gt_out_dim(&y->tc);
             y->off = off;
             off += y->tl.count;
+        } else if (conv) {
+            static const lg_conv_kind ck[] = {LG_CONV_GCN, LG_CONV_GIN, LG_CONV_GGNN, LG_CONV_GCNII};
+            y->conv = 1;
+            y->cc = lg_conv_config_default(ck[c->kind - LG_MODEL_GCN], w, m->io ? c->hidden : last ? m->classes : c->hidden);
+            y->cc.train_eps = c->train_eps;
+            y->cc.alpha = c->alpha;
+            y->cc.beta = log(c->lambda / (double)(l + 1) + 1);
+            LG_TRY(lg_conv_layout_get(&y->cc, &y->cl));
+            y->w_in = w;
+            y->w_out = y->cc.out_dim;
+            y->off = off;
+            off += y->cl.count;
         } else {
         if (classic)
             y->gc = last ? lg_gat_config_default(w, 1, m->classes) : lg_gat_config_default(w, c->heads, c->hidden);
@@ -217,12 +253,17 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
             off += y->w_out;
         }
         y->count = off - y->off;
-        y->elu = !last;
+        y->actf = c->kind == LG_MODEL_GGNN ? LG__ACT_NONE
+                 : c->kind == LG_MODEL_GCNII ? LG__ACT_RELU
+                 : last ? LG__ACT_NONE
+                 : conv ? LG__ACT_RELU
+                        : LG__ACT_ELU;
+        y->pn = pn && !(last && c->kind == LG_MODEL_GCN);
         y->residual = c->residual && y->w_in == y->w_out;
         w = y->w_out;
         m->maxw = LG_MAX(m->maxw, w);
     }
-    if (!classic) {
+    if (m->io) {
         m->w_out_off = off;
         off += w * m->classes;
         m->b_out_off = off;
@@ -234,19 +275,20 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
     LG_CALLOC(m->grads, off, "gradients");
 
     /* initial parameters: input linear, layers in order, output linear */
-    if (!classic) LG_FN(lg__glorot)(m->params + m->w_in_off, m->f, c->hidden, rng);
+    if (m->io) LG_FN(lg__glorot)(m->params + m->w_in_off, m->f, c->hidden, rng);
     for (int l = 0; l < m->L; l++) {
         LG_FN(lg__layer) *y = &m->layer[l];
         if (y->gt) LG_TRY(LG_FN(lg_gt_params_init)(m->params + y->off, &y->tc, rng));
+        else if (y->conv) LG_TRY(LG_FN(lg_conv_params_init)(m->params + y->off, &y->cc, rng));
         else LG_TRY(LG_FN(lg_gat_params_init)(m->params + y->off, &y->gc, rng));
         if (y->ln_gain >= 0)
             for (lg_idx k = 0; k < y->w_out; k++) m->params[y->ln_gain + k] = 1;
     }
-    if (!classic) LG_FN(lg__glorot)(m->params + m->w_out_off, w, m->classes, rng);
+    if (m->io) LG_FN(lg__glorot)(m->params + m->w_out_off, w, m->classes, rng);
 
     /* activations, allocated once */
 buffers:
-    if (classic) m->h0 = m->xd;
+    if (!m->io) m->h0 = m->xd;
     else LG_TRY(LG_FN(lg__buf)(m, &m->h0, m->n, m->hid, &m->act_bytes, "input activations"));
     for (int l = 0; l < m->L; l++) {
         LG_FN(lg__layer) *y = &m->layer[l];
@@ -256,6 +298,12 @@ buffers:
             LG_TRY(lg_gt_memory(&y->tc, m->n, nnz_g, sizeof(lg_real), &tm));
             m->act_bytes += tm.activations;
             m->work_bytes += tm.workspace;
+        } else if (y->conv) {
+            if (!plan) LG_TRY(LG_FN(lg_conv_cache_init)(&y->ccache, &y->cc, m->n));
+            lg_conv_mem cm;
+            LG_TRY(lg_conv_memory(&y->cc, m->n, sizeof(lg_real), &cm));
+            m->act_bytes += cm.activations;
+            m->work_bytes += cm.workspace;
         } else {
             if (!plan) LG_TRY(LG_FN(lg_gat_cache_init)(&y->cache, &y->gc, m->n, nnz_g));
             lg_gat_mem gm;
@@ -272,16 +320,20 @@ buffers:
             LG_TRY(LG_FN(lg__buf)(m, &y->ln_rstd, m->n, 1, &m->act_bytes, "LayerNorm statistics"));
             y->z = y->ln;
         }
-        int pn = c->node_norm == LG_NODE_NORM_PAIRNORM || c->node_norm == LG_NODE_NORM_PAIRNORM_SI;
-        if (pn || y->residual) LG_TRY(LG_FN(lg__buf)(m, &y->out, m->n, y->w_out, &m->act_bytes, "residual activations"));
+        if (y->pn || y->residual) LG_TRY(LG_FN(lg__buf)(m, &y->out, m->n, y->w_out, &m->act_bytes, "residual activations"));
         else y->out = y->z;
-        if (pn) LG_TRY(LG_FN(lg__buf)(m, &y->pn_rstd, m->n, 1, &m->act_bytes, "PairNorm statistics"));
+        if (y->pn) LG_TRY(LG_FN(lg__buf)(m, &y->pn_rstd, m->n, 1, &m->act_bytes, "PairNorm statistics"));
     }
     LG_TRY(LG_FN(lg__buf)(m, &m->logits, m->n, m->classes, &m->act_bytes, "logits"));
     LG_TRY(LG_FN(lg__buf)(m, &m->logp, m->n, m->classes, &m->act_bytes, "log-probabilities"));
     m->maxw = LG_MAX(m->maxw, m->classes);
     for (int k = 0; k < 5; k++) LG_TRY(LG_FN(lg__buf)(m, &m->buf[k], m->n, m->maxw, &m->work_bytes, "backward buffers"));
     LG_TRY(LG_FN(lg__buf)(m, &m->pn_work, m->n, 1, &m->work_bytes, "PairNorm workspace"));
+    if (c->kind == LG_MODEL_GCNII) LG_TRY(LG_FN(lg__buf)(m, &m->dh0, m->n, m->hid, &m->work_bytes, "initial-residual gradient"));
+    if (m->io_drop) {
+        LG_TRY(LG_FN(lg__buf)(m, &m->xdrop, m->n, m->f, &m->act_bytes, "input dropout"));
+        LG_TRY(LG_FN(lg__buf)(m, &m->odrop, m->n, m->layer[m->L - 1].w_out, &m->act_bytes, "output dropout"));
+    }
     *out = m;
     return LG_OK;
 fail:
@@ -315,12 +367,19 @@ static lg_pairnorm_mode LG_FN(lg__pn_mode)(const LG_MODEL *m) {
 
 lg_status LG_FN(lg__model_forward)(LG_MODEL *m, int training, uint64_t seed, uint64_t epoch) {
     const lg_idx n = m->n;
-    int pn = m->c.node_norm == LG_NODE_NORM_PAIRNORM || m->c.node_norm == LG_NODE_NORM_PAIRNORM_SI;
     if (m->w_in_off >= 0) {
         if (m->sparse_in)
             LG_CHECK(LG_FN(lg_linear_sparse_forward)(m->h0, m->x, m->params + m->w_in_off, m->params + m->b_in_off, m->hid));
-        else
-            LG_CHECK(LG_FN(lg_linear_forward)(m->h0, m->xd, m->params + m->w_in_off, m->params + m->b_in_off, n, m->f, m->hid));
+        else {
+            const lg_real *xin = m->xd;
+            if (m->xdrop) {
+                LG_CHECK(LG_FN(lg_dropout_forward)(m->xdrop, m->xd, n * m->f, m->c.dropout, seed,
+                                                   LG_FN(lg__ctr)(epoch, m->L, 1), training));
+                xin = m->xdrop;
+            }
+            LG_CHECK(LG_FN(lg_linear_forward)(m->h0, xin, m->params + m->w_in_off, m->params + m->b_in_off, n, m->f, m->hid));
+        }
+        if (m->in_relu) LG_CHECK(LG_FN(lg_relu_forward)(m->h0, m->h0, n * m->hid));
     }
     const lg_real *cur = m->h0;
     for (int l = 0; l < m->L; l++) {
@@ -329,21 +388,30 @@ lg_status LG_FN(lg__model_forward)(LG_MODEL *m, int training, uint64_t seed, uin
         if (y->gt)
             LG_CHECK(LG_FN(lg_gt_forward)(y->act, y->tcache, y->drop, m->params + y->off, m->g, &y->tc, training, seed,
                                           LG_FN(lg__ctr)(epoch, l, 1)));
+        else if (y->conv)
+            LG_CHECK(LG_FN(lg_conv_forward)(y->act, y->ccache, y->drop, m->dh0 ? m->h0 : NULL, m->params + y->off, m->g,
+                                            &y->cc));
         else
             LG_CHECK(LG_FN(lg_gat_forward)(y->act, y->cache, y->drop, m->params + y->off, m->g, &y->gc, training, seed,
                                            LG_FN(lg__ctr)(epoch, l, 1)));
         if (y->ln)
             LG_CHECK(LG_FN(lg_layernorm_forward)(y->ln, y->ln_mean, y->ln_rstd, y->act, m->params + y->ln_gain,
                                                  m->params + y->ln_bias, n, y->w_out));
-        if (y->elu) LG_CHECK(LG_FN(lg_elu_forward)(y->z, y->z, n * y->w_out));
+        if (y->actf == LG__ACT_ELU) LG_CHECK(LG_FN(lg_elu_forward)(y->z, y->z, n * y->w_out));
+        if (y->actf == LG__ACT_RELU) LG_CHECK(LG_FN(lg_relu_forward)(y->z, y->z, n * y->w_out));
         if (y->out != y->z) memcpy(y->out, y->z, sizeof(lg_real) * (size_t)(n * y->w_out));
         if (y->residual) LG_CHECK(LG_FN(lg_add)(y->out, cur, n * y->w_out));
-        if (pn)
+        if (y->pn)
             LG_CHECK(LG_FN(lg_pairnorm_forward)(y->out, y->pn_rstd, y->out, n, y->w_out, m->gptr, m->n_graphs,
                                                 LG_FN(lg__pn_mode)(m), 1.0));
         cur = y->out;
     }
     const LG_FN(lg__layer) *last = &m->layer[m->L - 1];
+    if (m->odrop) {
+        LG_CHECK(LG_FN(lg_dropout_forward)(m->odrop, cur, n * last->w_out, m->c.dropout, seed, LG_FN(lg__ctr)(epoch, m->L, 0),
+                                           training));
+        cur = m->odrop;
+    }
     if (m->w_out_off >= 0)
         LG_CHECK(LG_FN(lg_linear_forward)(m->logits, cur, m->params + m->w_out_off, m->params + m->b_out_off, n,
                                           last->w_out, m->classes));
@@ -361,17 +429,23 @@ lg_status LG_FN(lg__model_eval)(const LG_MODEL *m, const lg_idx *nodes, lg_idx c
 lg_status LG_FN(lg__model_backward)(LG_MODEL *m, const lg_idx *nodes, lg_idx count, int training, uint64_t seed,
                                     uint64_t epoch) {
     const lg_idx n = m->n;
-    int pn = m->c.node_norm == LG_NODE_NORM_PAIRNORM || m->c.node_norm == LG_NODE_NORM_PAIRNORM_SI;
     memset(m->grads, 0, sizeof(lg_real) * (size_t)m->n_params);
+    if (m->dh0) memset(m->dh0, 0, sizeof(lg_real) * (size_t)(n * m->hid));
     lg_real *dlog = m->buf[4], *dcur = m->buf[0], *dprev = m->buf[1];
     memset(dlog, 0, sizeof(lg_real) * (size_t)(n * m->classes));
     LG_CHECK(LG_FN(lg_log_softmax_nll_backward)(dlog, m->logp, n, m->classes, m->labels, nodes, count, 1.0));
     const LG_FN(lg__layer) *last = &m->layer[m->L - 1];
     if (m->w_out_off >= 0) {
-        const lg_real *hL = last->out;
-        memset(dcur, 0, sizeof(lg_real) * (size_t)(n * last->w_out));
-        LG_CHECK(LG_FN(lg_linear_backward)(dcur, m->grads + m->w_out_off, m->grads + m->b_out_off, dlog, hL,
+        const lg_real *hL = m->odrop ? m->odrop : last->out;
+        lg_real *dh = m->odrop ? dprev : dcur;
+        memset(dh, 0, sizeof(lg_real) * (size_t)(n * last->w_out));
+        LG_CHECK(LG_FN(lg_linear_backward)(dh, m->grads + m->w_out_off, m->grads + m->b_out_off, dlog, hL,
                                            m->params + m->w_out_off, n, last->w_out, m->classes));
+        if (m->odrop) {
+            memset(dcur, 0, sizeof(lg_real) * (size_t)(n * last->w_out));
+            LG_CHECK(LG_FN(lg_dropout_backward)(dcur, dh, n * last->w_out, m->c.dropout, seed, LG_FN(lg__ctr)(epoch, m->L, 0),
+                                                training));
+        }
     } else {
         memcpy(dcur, dlog, sizeof(lg_real) * (size_t)(n * m->classes));
     }
@@ -380,17 +454,18 @@ lg_status LG_FN(lg__model_backward)(LG_MODEL *m, const lg_idx *nodes, lg_idx cou
         const size_t out_sz = sizeof(lg_real) * (size_t)(n * y->w_out), in_sz = sizeof(lg_real) * (size_t)(n * y->w_in);
         /* dcur = dL/d out_l */
         const lg_real *g = dcur;
-        if (pn) {
+        if (y->pn) {
             memset(m->buf[2], 0, out_sz);
             LG_CHECK(LG_FN(lg_pairnorm_backward)(m->buf[2], m->pn_work, dcur, y->out, y->pn_rstd, n, y->w_out, m->gptr,
                                                  m->n_graphs, LG_FN(lg__pn_mode)(m), 1.0));
             g = m->buf[2];
         }
-        /* g = dL/d(z_l + residual); through the ELU */
+        /* g = dL/d(z_l + residual); through the ELU or ReLU */
         const lg_real *gz = g;
-        if (y->elu) {
+        if (y->actf != LG__ACT_NONE) {
             memset(m->buf[3], 0, out_sz);
-            LG_CHECK(LG_FN(lg_elu_backward)(m->buf[3], g, y->z, n * y->w_out));
+            if (y->actf == LG__ACT_ELU) LG_CHECK(LG_FN(lg_elu_backward)(m->buf[3], g, y->z, n * y->w_out));
+            else LG_CHECK(LG_FN(lg_relu_backward)(m->buf[3], g, y->z, n * y->w_out));
             gz = m->buf[3];
         }
         const lg_real *ga = gz;
@@ -402,11 +477,14 @@ lg_status LG_FN(lg__model_backward)(LG_MODEL *m, const lg_idx *nodes, lg_idx cou
             ga = m->buf[4];
             dlayer_in = m->buf[3]; /* gz is dead now */
         }
-        int need_din = !(l == 0 && m->c.kind == LG_MODEL_GAT_CLASSIC);
+        int need_din = !(l == 0 && !m->io);
         if (need_din) memset(dlayer_in, 0, in_sz);
         if (y->gt)
             LG_CHECK(LG_FN(lg_gt_backward)(need_din ? dlayer_in : NULL, m->grads + y->off, ga, y->tcache, y->drop,
                                            m->params + y->off, m->g, m->gT, &y->tc));
+        else if (y->conv)
+            LG_CHECK(LG_FN(lg_conv_backward)(need_din ? dlayer_in : NULL, m->dh0, m->grads + y->off, ga, y->ccache, y->drop,
+                                             m->dh0 ? m->h0 : NULL, m->params + y->off, m->g, m->gT, &y->cc));
         else
             LG_CHECK(LG_FN(lg_gat_backward)(need_din ? dlayer_in : NULL, m->grads + y->off, ga, y->cache, y->drop,
                                             m->params + y->off, m->g, m->gT, &y->gc));
@@ -420,11 +498,19 @@ lg_status LG_FN(lg__model_backward)(LG_MODEL *m, const lg_idx *nodes, lg_idx cou
         dprev = t;
     }
     if (m->w_in_off >= 0) {
+        if (m->dh0) LG_CHECK(LG_FN(lg_add)(dcur, m->dh0, n * m->hid)); /* the initial residual's paths */
+        if (m->in_relu) { /* through h0 = ReLU(...) */
+            memset(dprev, 0, sizeof(lg_real) * (size_t)(n * m->hid));
+            LG_CHECK(LG_FN(lg_relu_backward)(dprev, dcur, m->h0, n * m->hid));
+            lg_real *t = dcur;
+            dcur = dprev;
+            dprev = t;
+        }
         if (m->sparse_in)
             LG_CHECK(LG_FN(lg_linear_sparse_backward)(m->grads + m->w_in_off, m->grads + m->b_in_off, dcur, m->xt, m->hid));
         else
-            LG_CHECK(LG_FN(lg_linear_backward)(NULL, m->grads + m->w_in_off, m->grads + m->b_in_off, dcur, m->xd, NULL, n,
-                                               m->f, m->hid));
+            LG_CHECK(LG_FN(lg_linear_backward)(NULL, m->grads + m->w_in_off, m->grads + m->b_in_off, dcur,
+                                               m->xdrop ? m->xdrop : m->xd, NULL, n, m->f, m->hid));
     }
     return LG_OK;
 }
@@ -435,6 +521,8 @@ lg_idx LG_FN(lg__model_nparams)(const LG_MODEL *m) { return m->n_params; }
 
 lg_status LG_FN(lg__model_attention)(const LG_MODEL *m, int l, lg_real *att) {
     if (l < 0 || l >= m->L) return lg__error(LG_EINVAL, "layer %d outside 0..%d", l, m->L - 1);
+    if (m->layer[l].conv)
+        return lg__error(LG_EINVAL, "--model %s has no attention weights", lg_model_kind_name(m->c.kind));
     if (m->layer[l].gt) return LG_FN(lg_gt_attention)(att, m->layer[l].tcache);
     return LG_FN(lg_gat_attention)(att, m->layer[l].cache);
 }
@@ -466,7 +554,7 @@ int LG_FN(lg__model_first_nonfinite)(const LG_MODEL *m) {
     return -1;
 }
 lg_idx LG_FN(lg__model_layer_heads)(const LG_MODEL *m, int l) {
-    return m->layer[l].gt ? m->layer[l].tc.heads : m->layer[l].gc.heads;
+    return m->layer[l].gt ? m->layer[l].tc.heads : m->layer[l].conv ? 0 : m->layer[l].gc.heads;
 }
 const lg_graph *LG_FN(lg__model_graph)(const LG_MODEL *m) { return m->g; }
 
@@ -481,6 +569,9 @@ lg__layer_range LG_FN(lg__model_layer_range)(const LG_MODEL *m, int l) {
         r.str_rows = y->tc.in_dim;
         r.str_cols = kc2;
         r.str_stride = y->tl.w_cols;
+    } else if (y->conv) { /* no attention parameters */
+        r.att_off = y->off;
+        r.att_len = 0;
     } else { /* a_dst, a_src */
         r.att_off = y->off + y->gl.a_dst;
         r.att_len = 2 * y->gc.heads * y->gc.head_dim;

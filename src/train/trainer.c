@@ -18,7 +18,7 @@
 /* Names and configurations                                                   */
 /* ------------------------------------------------------------------------- */
 
-static const char *const lg__kind_names[LG_MODEL_COUNT] = {"gat", "gt", "gat-classic"};
+static const char *const lg__kind_names[LG_MODEL_COUNT] = {"gat", "gt", "gat-classic", "gcn", "gin", "ggnn", "gcnii"};
 static const char *const lg__node_names[LG_NODE_NORM_COUNT] = {"none", "pairnorm", "pairnorm-si", "layernorm"};
 
 const char *lg_model_kind_name(lg_model_kind k) {
@@ -28,7 +28,7 @@ const char *lg_model_kind_name(lg_model_kind k) {
 lg_status lg_model_kind_parse(const char *name, lg_model_kind *out) {
     for (int k = 0; name && k < LG_MODEL_COUNT; k++)
         if (strcmp(name, lg__kind_names[k]) == 0) { *out = (lg_model_kind)k; return LG_OK; }
-    return lg__error(LG_EINVAL, "unknown model '%s' (valid: gat, gt, gat-classic)", name ? name : "");
+    return lg__error(LG_EINVAL, "unknown model '%s' (valid: gat, gt, gat-classic, gcn, gin, ggnn, gcnii)", name ? name : "");
 }
 
 lg_status lg_norm_parse(const char *s, lg_att_norm *att, lg_node_norm *node) {
@@ -97,7 +97,22 @@ void lg_model_config_default(lg_model_config *c, lg_model_kind kind) {
         c->heads = 8;
         c->att_dropout = 0.6;
         c->feature_norm_row = 1;
+    } else if (kind >= LG_MODEL_GCN) { /* the baselines: no attention */
+        c->att_dropout = 0;
+        c->dropout = 0.5;
+        c->self_loops = kind == LG_MODEL_GCN || kind == LG_MODEL_GCNII;
+        if (kind == LG_MODEL_GCN) {
+            c->layers = 2;
+            c->hidden = 16;
+            c->feature_norm_row = 1;
+        } else if (kind == LG_MODEL_GCNII) {
+            c->layers = 64;
+            c->dropout = 0.6;
+            c->feature_norm_row = 1;
+        }
     }
+    c->alpha = 0.1;
+    c->lambda = 0.5;
 }
 
 lg_status lg_model_config_check(const lg_model_config *c) {
@@ -113,6 +128,12 @@ lg_status lg_model_config_check(const lg_model_config *c) {
     if (c->node_norm == LG_NODE_NORM_LAYERNORM && c->kind != LG_MODEL_GT)
         return lg__error(LG_EINVAL, "--norm layernorm is for the graph transformer (--model gt)");
     if (c->gate && c->kind != LG_MODEL_GT) return lg__error(LG_EINVAL, "--gate is for the graph transformer (--model gt)");
+    if (c->kind >= LG_MODEL_GCN && c->kind < LG_MODEL_COUNT && c->att_norm != LG_ATT_NORM_NONE)
+        return lg__error(LG_EINVAL, "--norm %s: --model %s has no attention to normalise (use none or pairnorm)",
+                         lg_att_norm_name(c->att_norm), lg_model_kind_name(c->kind));
+    if (c->train_eps != 0 && c->train_eps != 1) return lg__error(LG_EINVAL, "train_eps must be 0 or 1");
+    if (!(c->alpha >= 0 && c->alpha <= 1)) return lg__error(LG_EINVAL, "--alpha must be in [0, 1]");
+    if (!(c->lambda > 0 && c->lambda <= 1.7)) return lg__error(LG_EINVAL, "--lambda must be in (0, 1.7] (beta_1 = log(lambda + 1) <= 1)");
     if (c->residual && c->kind == LG_MODEL_GAT_CLASSIC)
         return lg__error(LG_EINVAL, "--residual: gat-classic has no layer whose widths match");
     if (!(c->lip_scale > 0) || !isfinite(c->lip_scale)) return lg__error(LG_EINVAL, "--lip-scale must be a finite number > 0");
@@ -126,6 +147,7 @@ void lg_train_config_default(lg_train_config *c) {
     c->epochs = 200;
     c->lr = 0.005;
     c->weight_decay = 5e-4;
+    c->layer_weight_decay = -1;
     c->explode_threshold = 1e3;
     c->explode_growth = 1e3;
     c->explode_window = 10;
@@ -136,6 +158,7 @@ lg_status lg_train_config_check(const lg_train_config *c) {
     if (c->epochs < 0) return lg__error(LG_EINVAL, "--epochs must be >= 0");
     if (!(c->lr > 0) || !isfinite(c->lr)) return lg__error(LG_EINVAL, "--lr must be a finite number > 0");
     if (!(c->weight_decay >= 0) || !isfinite(c->weight_decay)) return lg__error(LG_EINVAL, "--weight-decay must be >= 0");
+    if (!isfinite(c->layer_weight_decay)) return lg__error(LG_EINVAL, "--layer-weight-decay must be finite");
     if (c->patience < 0) return lg__error(LG_EINVAL, "--patience must be >= 0");
     if (!(c->missing >= 0 && c->missing <= 1)) return lg__error(LG_EINVAL, "--missing must be in [0, 1]");
     if (!(c->explode_threshold > 0)) return lg__error(LG_EINVAL, "--explode-threshold must be > 0");
@@ -329,7 +352,8 @@ static int lg__model_config_equal(const lg_model_config *a, const lg_model_confi
            a->att_norm == b->att_norm && a->node_norm == b->node_norm && a->residual == b->residual &&
            a->lip_scale == b->lip_scale && a->gate == b->gate && a->dropout == b->dropout &&
            a->att_dropout == b->att_dropout && a->self_loops == b->self_loops &&
-           a->feature_norm_row == b->feature_norm_row;
+           a->feature_norm_row == b->feature_norm_row && a->train_eps == b->train_eps && a->alpha == b->alpha &&
+           a->lambda == b->lambda;
 }
 
 static double lg__now_ms(void) {
@@ -387,6 +411,15 @@ lg_status lg_trainer_epoch(lg_trainer *t, lg_epoch_stats *es) {
         s->explode_epoch = t->det.epoch;
         s->explode_layer = t->det.layer;
         snprintf(s->explode_reason, sizeof s->explode_reason, "%s", t->det.reason);
+    }
+
+    /* the layers' own L2 (GCNII's split weight decay): Adam adds weight_decay */
+    if (t->tc.layer_weight_decay >= 0 && t->tc.layer_weight_decay != t->tc.weight_decay) {
+        const float dd = (float)(t->tc.layer_weight_decay - t->tc.weight_decay);
+        for (int l = 0; l < t->L; l++) {
+            lg__layer_range r = lg__model_layer_range_f32(t->model, l);
+            for (lg_idx k = r.off; k < r.off + r.len; k++) g[k] += dd * p[k];
+        }
     }
 
     /* Adam, then evaluation */
