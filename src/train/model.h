@@ -36,6 +36,25 @@ typedef struct lg__layer_range {
                                 0 rows if none): GT's Wq and Wk columns of W      */
 } lg__layer_range;
 
+/* 1 if the model's input linear takes x sparse (its backward then needs x's
+ * transpose); otherwise x is converted to a dense copy. */
+static inline int lg__model_takes_sparse(const lg_model_config *c, const lg_features *x) {
+    return c->kind != LG_MODEL_GAT_CLASSIC && x->kind == LG_FEAT_SPARSE;
+}
+
+/* A mini-batch that a batch model (lg__model_init_batch) runs on, borrowed
+ * until the next bind: the batch's graph with the self-loops the model wants
+ * (c->self_loops) and its transpose, its features (same width and kind as the
+ * model's x) and, when lg__model_takes_sparse, their transpose (else NULL),
+ * its labels and its graph segments (PairNorm works per graph). */
+typedef struct lg__batch {
+    const lg_graph *g, *gT;    /* n nodes, at most the model's capacities     */
+    const lg_features *x, *xt; /* n x F, F x n (or NULL)                      */
+    const int32_t *labels;     /* n                                           */
+    const lg_idx *graph_ptr;   /* n_graphs + 1 offsets                        */
+    lg_idx n_graphs;
+} lg__batch;
+
 /* Builds the model for features x (n x F; the data set's or a modified copy),
  * the data set's graph, labels and segments. Initialises the parameters from
  * rng (Glorot-uniform weights, zero biases, LayerNorm gain 1). */
@@ -43,6 +62,18 @@ lg_status lg__model_init_f32(lg__model_f32 **out, const lg_model_config *c, cons
                              const lg_features *x, lg_rng *rng);
 lg_status lg__model_init_f64(lg__model_f64 **out, const lg_model_config *c, const lg_dataset *ds,
                              const lg_features *x, lg_rng *rng);
+/* A batch model: parameters as lg__model_init (same rng draws), every buffer
+ * sized for batches of up to n_cap nodes and nnz_cap edges (self-loops
+ * included); it owns no graph: lg__model_bind gives it each batch. ds and x
+ * give only the classes and the features' width and kind. */
+lg_status lg__model_init_batch_f32(lg__model_f32 **out, const lg_model_config *c, const lg_dataset *ds,
+                                   const lg_features *x, lg_idx n_cap, lg_idx nnz_cap, lg_rng *rng);
+lg_status lg__model_init_batch_f64(lg__model_f64 **out, const lg_model_config *c, const lg_dataset *ds,
+                                   const lg_features *x, lg_idx n_cap, lg_idx nnz_cap, lg_rng *rng);
+/* Makes the batch model run on b (no allocation; dense input copied into the
+ * model's buffer). LG_EINVAL if b exceeds the capacities or does not match. */
+lg_status lg__model_bind_f32(lg__model_f32 *m, const lg__batch *b);
+lg_status lg__model_bind_f64(lg__model_f64 *m, const lg__batch *b);
 void lg__model_free_f32(lg__model_f32 *m);
 void lg__model_free_f64(lg__model_f64 *m);
 
@@ -83,10 +114,11 @@ lg_status lg__model_attention_f32(const lg__model_f32 *m, int l, float *att);
 const lg_graph *lg__model_graph_f32(const lg__model_f32 *m);
 void lg__model_memory_f32(const lg__model_f32 *m, size_t *activations, size_t *workspace, size_t *other);
 
-/* The sizes lg__model_init would allocate for (c, ds, x), computed by the same
- * code without allocating the buffers: parameters, activations kept for
+/* The sizes lg__model_init would allocate for (c, ds, x) (cap NULL), or
+ * lg__model_init_batch with n_cap = cap[0], nnz_cap = cap[1], computed by the
+ * same code without allocating the buffers: parameters, activations kept for
  * backward, backward workspace, and the model's graphs and feature transpose. */
-lg_status lg__model_plan_f32(const lg_model_config *c, const lg_dataset *ds, const lg_features *x, lg_idx *n_params,
-                             size_t *activations, size_t *workspace, size_t *other);
+lg_status lg__model_plan_f32(const lg_model_config *c, const lg_dataset *ds, const lg_features *x, const lg_idx *cap,
+                             lg_idx *n_params, size_t *activations, size_t *workspace, size_t *other);
 
 #endif

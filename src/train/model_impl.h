@@ -59,6 +59,9 @@ struct LG_MODEL {
     size_t act_bytes, work_bytes; /* activations kept for backward; backward scratch */
     size_t other_bytes;    /* the model's graphs and the features' transpose      */
     int plan;              /* 1: sizes only, the big buffers are not allocated    */
+    int batch;             /* 1: a batch model: g, gT, xt, labels, gptr borrowed from
+                              the bound batch (lg__model_bind)                    */
+    lg_idx n_cap, nnz_cap; /* batch model: largest batch (nodes, edges)           */
 };
 
 static void LG_FN(lg__glorot)(lg_real *w, lg_idx fan_in, lg_idx fan_out, lg_rng *rng) {
@@ -82,9 +85,11 @@ void LG_FN(lg__model_free)(LG_MODEL *m) {
             lg__free(y->pn_rstd);
         }
     lg__free(m->layer);
-    lg_graph_free(m->g);
-    lg_graph_free(m->gT);
-    lg_features_free(m->xt);
+    if (!m->batch) {
+        lg_graph_free(m->g);
+        lg_graph_free(m->gT);
+        lg_features_free(m->xt);
+    }
     if (m->h0 != m->xd) lg__free(m->h0);
     lg__free(m->xd);
     lg__free(m->params);
@@ -117,11 +122,24 @@ static lg_idx LG_FN(lg__loops_nnz)(const lg_graph *g, int add) {
     return add ? g->nnz - loops + g->n : g->nnz - loops;
 }
 
+/* xd (n x f, lg_real) = the input features m->x, dense. */
+static void LG_FN(lg__fill_dense)(LG_MODEL *m) {
+    const lg_features *x = m->x;
+    if (x->kind == LG_FEAT_SPARSE) {
+        memset(m->xd, 0, sizeof(lg_real) * (size_t)(m->n * m->f));
+        for (lg_idx i = 0; i < m->n; i++)
+            for (lg_idx e = x->p[i]; e < x->p[i + 1]; e++) m->xd[i * m->f + x->j[e]] = (lg_real)x->x[e];
+    } else {
+        for (lg_idx k = 0; k < m->n * m->f; k++) m->xd[k] = (lg_real)x->x[k];
+    }
+}
+
 /* lg__model_init, or with plan = 1 a model that only knows its sizes
  * (act_bytes, work_bytes, other_bytes, n_params): every big buffer, the
- * graphs and the caches are counted, not allocated. */
+ * graphs and the caches are counted, not allocated. cap (not NULL): a batch
+ * model for up to cap[0] nodes and cap[1] edges, without graphs of its own. */
 static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c, const lg_dataset *ds,
-                                        const lg_features *x, lg_rng *rng, int plan) {
+                                        const lg_features *x, lg_rng *rng, int plan, const lg_idx *cap) {
     lg_status st = LG_OK;
     LG_MODEL *m = NULL;
     *out = NULL;
@@ -129,7 +147,9 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
     LG_CALLOC(m, 1, "model");
     m->plan = plan;
     m->c = *c;
-    m->n = ds->graph->n;
+    m->batch = cap != NULL;
+    m->n = m->batch ? cap[0] : ds->graph->n;
+    m->n_cap = m->n;
     m->f = x->d;
     m->classes = ds->n_classes;
     m->labels = ds->labels;
@@ -137,28 +157,29 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
     m->n_graphs = ds->n_graphs;
     m->x = x;
     m->L = c->kind == LG_MODEL_GAT_CLASSIC ? 2 : c->layers;
-    if (x->n != m->n) { st = lg__error(LG_EINVAL, "features have %lld rows for %lld nodes", (long long)x->n, (long long)m->n); goto fail; }
+    if (!m->batch && x->n != m->n) { st = lg__error(LG_EINVAL, "features have %lld rows for %lld nodes", (long long)x->n, (long long)m->n); goto fail; }
     if (m->classes < 1) { st = lg__error(LG_EINVAL, "data set %s has no classes", ds->name); goto fail; }
-    const lg_idx nnz_g = LG_FN(lg__loops_nnz)(ds->graph, c->self_loops);
-    m->other_bytes += 2 * sizeof(lg_idx) * (size_t)(m->n + 1 + nnz_g);
-    if (!plan) {
+    const lg_idx nnz_g = m->batch ? cap[1] : LG_FN(lg__loops_nnz)(ds->graph, c->self_loops);
+    m->nnz_cap = nnz_g;
+    if (m->batch) {
+        m->labels = NULL;
+        m->gptr = NULL;
+        m->n_graphs = 0;
+    } else {
+        m->other_bytes += 2 * sizeof(lg_idx) * (size_t)(m->n + 1 + nnz_g);
+    }
+    if (!plan && !m->batch) {
         LG_TRY(lg_graph_self_loops(ds->graph, c->self_loops, &m->g));
         LG_TRY(lg_graph_transpose(m->g, &m->gT));
     }
 
     /* input: gat-classic and dense features need x as lg_real */
     int classic = c->kind == LG_MODEL_GAT_CLASSIC;
-    m->sparse_in = !classic && x->kind == LG_FEAT_SPARSE;
+    m->sparse_in = lg__model_takes_sparse(c, x);
     if (!m->sparse_in) {
         LG_TRY(LG_FN(lg__buf)(m, &m->xd, m->n, m->f, &m->act_bytes, "dense features"));
-        if (plan) {
-        } else if (x->kind == LG_FEAT_SPARSE) {
-            for (lg_idx i = 0; i < m->n; i++)
-                for (lg_idx e = x->p[i]; e < x->p[i + 1]; e++) m->xd[i * m->f + x->j[e]] = (lg_real)x->x[e];
-        } else {
-            for (lg_idx k = 0; k < m->n * m->f; k++) m->xd[k] = (lg_real)x->x[k];
-        }
-    } else {
+        if (!plan && !m->batch) LG_FN(lg__fill_dense)(m);
+    } else if (!m->batch) {
         m->other_bytes += sizeof(lg_idx) * (size_t)(m->f + 1 + x->nnz) + sizeof(float) * (size_t)x->nnz;
         if (!plan) LG_TRY(lg_features_transpose(&m->xt, x));
     }
@@ -290,13 +311,42 @@ fail:
 
 lg_status LG_FN(lg__model_init)(LG_MODEL **out, const lg_model_config *c, const lg_dataset *ds,
                                 const lg_features *x, lg_rng *rng) {
-    return LG_FN(lg__model_build)(out, c, ds, x, rng, 0);
+    return LG_FN(lg__model_build)(out, c, ds, x, rng, 0, NULL);
 }
 
-lg_status LG_FN(lg__model_plan)(const lg_model_config *c, const lg_dataset *ds, const lg_features *x,
+lg_status LG_FN(lg__model_init_batch)(LG_MODEL **out, const lg_model_config *c, const lg_dataset *ds,
+                                      const lg_features *x, lg_idx n_cap, lg_idx nnz_cap, lg_rng *rng) {
+    const lg_idx cap[2] = {n_cap, nnz_cap};
+    if (n_cap < 1 || nnz_cap < 0) return lg__error(LG_EINVAL, "batch model: capacity %lld nodes, %lld edges",
+                                                   (long long)n_cap, (long long)nnz_cap);
+    return LG_FN(lg__model_build)(out, c, ds, x, rng, 0, cap);
+}
+
+lg_status LG_FN(lg__model_bind)(LG_MODEL *m, const lg__batch *b) {
+    if (!m->batch) return lg__error(LG_EINVAL, "lg__model_bind: not a batch model");
+    if (!b || !b->g || !b->gT || !b->x || !b->labels || !b->graph_ptr)
+        return lg__error(LG_EINVAL, "lg__model_bind: incomplete batch");
+    if (b->g->n > m->n_cap || b->g->nnz > m->nnz_cap || b->gT->n != b->g->n || b->gT->nnz != b->g->nnz)
+        return lg__error(LG_EINVAL, "lg__model_bind: a batch of %lld nodes and %lld edges for a model of %lld and %lld",
+                         (long long)b->g->n, (long long)b->g->nnz, (long long)m->n_cap, (long long)m->nnz_cap);
+    if (b->x->n != b->g->n || b->x->d != m->f || b->x->kind != m->x->kind || (m->sparse_in && !b->xt))
+        return lg__error(LG_EINVAL, "lg__model_bind: batch features do not match the model");
+    m->n = b->g->n;
+    m->g = (lg_graph *)b->g; /* borrowed: a batch model never frees them */
+    m->gT = (lg_graph *)b->gT;
+    m->x = b->x;
+    m->xt = (lg_features *)b->xt;
+    m->labels = b->labels;
+    m->gptr = b->graph_ptr;
+    m->n_graphs = b->n_graphs;
+    if (!m->sparse_in) LG_FN(lg__fill_dense)(m);
+    return LG_OK;
+}
+
+lg_status LG_FN(lg__model_plan)(const lg_model_config *c, const lg_dataset *ds, const lg_features *x, const lg_idx *cap,
                                 lg_idx *n_params, size_t *activations, size_t *workspace, size_t *other) {
     LG_MODEL *m = NULL;
-    LG_CHECK(LG_FN(lg__model_build)(&m, c, ds, x, NULL, 1));
+    LG_CHECK(LG_FN(lg__model_build)(&m, c, ds, x, NULL, 1, cap));
     *n_params = m->n_params;
     *activations = m->act_bytes;
     *workspace = m->work_bytes;

@@ -4,12 +4,14 @@
  * early stopping, checkpoints.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "core/internal.h"
+#include "train/batch.h"
 #include "train/checkpoint.h"
 #include "train/model.h"
 #include "train/optim.h"
@@ -141,6 +143,7 @@ lg_status lg_train_config_check(const lg_train_config *c) {
     if (!(c->explode_threshold > 0)) return lg__error(LG_EINVAL, "--explode-threshold must be > 0");
     if (!(c->explode_growth > 1)) return lg__error(LG_EINVAL, "--explode-growth must be > 1");
     if (c->explode_window < 0) return lg__error(LG_EINVAL, "--explode-window must be >= 0");
+    if (c->batch_size < 0) return lg__error(LG_EINVAL, "--batch-size must be >= 0 (0: full batch)");
     return LG_OK;
 }
 
@@ -185,6 +188,9 @@ struct lg_trainer {
     double *max_norm, *max_att;  /* over the run, per layer                    */
     double *ms;                  /* wall time of each epoch run in this process */
     long ms_cap, ms_count;
+    int batch;                   /* 1: mini-batches of graphs (tc.batch_size)    */
+    lg__batcher bat;             /* their buffers                                */
+    double *bnorm, *batt;        /* per layer, one batch's gradient norms        */
 };
 
 /* A copy of f with rows scaled to sum to 1 (rows summing to 0 stay). */
@@ -272,6 +278,9 @@ void lg_trainer_free(lg_trainer *t) {
     lg__free(t->max_norm);
     lg__free(t->max_att);
     lg__free(t->ms);
+    lg__batcher_destroy(&t->bat);
+    lg__free(t->bnorm);
+    lg__free(t->batt);
     lg__free(t);
 }
 
@@ -295,7 +304,13 @@ lg_status lg_trainer_init(lg_trainer **out, const lg_model_config *mc, const lg_
     LG_TRY(lg__prepare_features(t));
     lg_rng rng;
     lg_rng_seed(&rng, tc->seed);
-    LG_TRY(lg__model_init_f32(&t->model, mc, ds, t->x, &rng));
+    t->batch = tc->batch_size > 0;
+    if (t->batch) {
+        LG_TRY(lg__batcher_init(&t->bat, ds, t->x, mc, tc->batch_size, 0));
+        LG_TRY(lg__model_init_batch_f32(&t->model, mc, ds, t->x, t->bat.n_cap, t->bat.nnz_cap, &rng));
+    } else {
+        LG_TRY(lg__model_init_f32(&t->model, mc, ds, t->x, &rng));
+    }
     lg_idx np = lg__model_nparams_f32(t->model);
     LG_CALLOC(t->m1, np, "Adam moments");
     LG_CALLOC(t->m2, np, "Adam moments");
@@ -304,6 +319,8 @@ lg_status lg_trainer_init(lg_trainer **out, const lg_model_config *mc, const lg_
     LG_CALLOC(t->norm, t->L, "gradient norms");
     LG_CALLOC(t->max_norm, t->L, "gradient norms");
     LG_CALLOC(t->max_att, t->L, "gradient norms");
+    LG_CALLOC(t->bnorm, t->L, "gradient norms");
+    LG_CALLOC(t->batt, t->L, "gradient norms");
     t->ms_cap = tc->epochs > 0 ? LG_MIN(tc->epochs, LG__MS_CAP) : 1;
     LG_CALLOC(t->ms, t->ms_cap, "epoch times");
     lg_explode_opts eo = {tc->explode_threshold, tc->explode_growth, tc->explode_window};
@@ -344,6 +361,83 @@ static double lg__norm(const float *v, lg_idx off, lg_idx len) {
     return sqrt(s);
 }
 
+/* Per layer, the L2 norm of the gradient g of all its parameters (norm) and
+ * of its attention parameters (att). */
+static void lg__layer_norms(const lg_trainer *t, const float *g, double *norm, double *att) {
+    for (int l = 0; l < t->L; l++) {
+        lg__layer_range r = lg__model_layer_range_f32(t->model, l);
+        norm[l] = lg__norm(g, r.off, r.len);
+        double a = lg__norm(g, r.att_off, r.att_len), att2 = a * a;
+        for (lg_idx q = 0; q < r.str_rows; q++) {
+            double x = lg__norm(g, r.str_off + q * r.str_stride, r.str_cols);
+            att2 += x * x;
+        }
+        att[l] = sqrt(att2);
+    }
+}
+
+/* The training pass of a mini-batch epoch (see lg_trainer_epoch): batches in
+ * this epoch's order, one Adam step each; the mean loss and mean per-layer
+ * gradient norms. */
+static lg_status lg__train_batches(lg_trainer *t, long epoch, const lg_adam *a, double *loss_step) {
+    lg__batcher *b = &t->bat;
+    float *p = lg__model_params_f32(t->model), *g = lg__model_grads_f32(t->model);
+    const size_t np = (size_t)lg__model_nparams_f32(t->model);
+    const uint64_t nb = (uint64_t)lg__batcher_count(b, 0), seed = t->tc.seed;
+    double sum = 0;
+    lg_idx total = 0;
+    memset(t->norm, 0, sizeof(double) * (size_t)t->L);
+    memset(t->att_norm, 0, sizeof(double) * (size_t)t->L);
+    lg__batcher_shuffle(b, seed, epoch);
+    for (uint64_t k = 0; k < nb; k++) {
+        const uint64_t step = (uint64_t)(epoch - 1) * nb + k + 1; /* Adam's step, the dropout stream */
+        lg__batch bt;
+        double loss;
+        lg__batcher_fill(b, 0, 1, (lg_idx)k, &bt);
+        LG_CHECK(lg__model_bind_f32(t->model, &bt));
+        LG_CHECK(lg__model_forward_f32(t->model, 1, seed, step));
+        LG_CHECK(lg__model_eval_f32(t->model, b->targets, b->n_targets, &loss, NULL));
+        LG_CHECK(lg__model_backward_f32(t->model, b->targets, b->n_targets, 1, seed, step));
+        sum += loss * (double)b->n_targets;
+        total += b->n_targets;
+        lg__layer_norms(t, g, t->bnorm, t->batt);
+        for (int l = 0; l < t->L; l++) {
+            t->norm[l] += t->bnorm[l];
+            t->att_norm[l] += t->batt[l];
+        }
+        lg__adam_step(a, (long)step, p, g, t->m1, t->m2, np);
+    }
+    for (int l = 0; l < t->L; l++) {
+        t->norm[l] /= (double)nb;
+        t->att_norm[l] /= (double)nb;
+    }
+    *loss_step = total ? sum / (double)total : 0;
+    return LG_OK;
+}
+
+/* Loss and accuracy over split s (0 train, 1 val, 2 test), in batches. */
+static lg_status lg__eval_batches(lg_trainer *t, int s, long epoch, double *loss, double *acc) {
+    lg__batcher *b = &t->bat;
+    const lg_idx nb = lg__batcher_count(b, s);
+    double sum = 0;
+    long long right = 0;
+    lg_idx total = 0;
+    for (lg_idx k = 0; k < nb; k++) {
+        lg__batch bt;
+        double l, a;
+        lg__batcher_fill(b, s, 0, k, &bt);
+        LG_CHECK(lg__model_bind_f32(t->model, &bt));
+        LG_CHECK(lg__model_forward_f32(t->model, 0, t->tc.seed, (uint64_t)epoch));
+        LG_CHECK(lg__model_eval_f32(t->model, b->targets, b->n_targets, &l, &a));
+        sum += l * (double)b->n_targets;
+        right += llround(a * (double)b->n_targets); /* a = right / count exactly */
+        total += b->n_targets;
+    }
+    *loss = total ? sum / (double)total : 0;
+    *acc = total ? (double)right / (double)total : 0;
+    return LG_OK;
+}
+
 lg_status lg_trainer_epoch(lg_trainer *t, lg_epoch_stats *es) {
     if (!t || !es) return lg__error(LG_EINVAL, "lg_trainer_epoch: NULL argument");
     const lg_dataset *ds = t->ds;
@@ -355,23 +449,21 @@ lg_status lg_trainer_epoch(lg_trainer *t, lg_epoch_stats *es) {
     es->epoch = epoch;
     es->lr = s->lr;
 
-    /* training pass */
-    LG_CHECK(lg__model_forward_f32(t->model, 1, seed, (uint64_t)epoch));
-    LG_CHECK(lg__model_eval_f32(t->model, ds->train, ds->n_train, &es->train_loss_step, NULL));
-    LG_CHECK(lg__model_backward_f32(t->model, ds->train, ds->n_train, 1, seed, (uint64_t)epoch));
-    float *p = lg__model_params_f32(t->model), *g = lg__model_grads_f32(t->model);
+    /* training: forward, backward, gradient norms, Adam (per batch) */
+    lg_adam a = {s->lr, 0.9, 0.999, 1e-8, t->tc.weight_decay};
+    if (t->batch) {
+        LG_CHECK(lg__train_batches(t, epoch, &a, &es->train_loss_step));
+    } else {
+        LG_CHECK(lg__model_forward_f32(t->model, 1, seed, (uint64_t)epoch));
+        LG_CHECK(lg__model_eval_f32(t->model, ds->train, ds->n_train, &es->train_loss_step, NULL));
+        LG_CHECK(lg__model_backward_f32(t->model, ds->train, ds->n_train, 1, seed, (uint64_t)epoch));
+        float *p = lg__model_params_f32(t->model), *g = lg__model_grads_f32(t->model);
+        lg__layer_norms(t, g, t->norm, t->att_norm);
+        lg__adam_step(&a, epoch, p, g, t->m1, t->m2, (size_t)lg__model_nparams_f32(t->model));
+    }
 
-    /* per-layer gradient norms and the detector */
+    /* largest norms and the detector */
     for (int l = 0; l < t->L; l++) {
-        lg__layer_range r = lg__model_layer_range_f32(t->model, l);
-        t->norm[l] = lg__norm(g, r.off, r.len);
-        double att2 = t->att_norm[l] = lg__norm(g, r.att_off, r.att_len);
-        att2 *= att2;
-        for (lg_idx q = 0; q < r.str_rows; q++) {
-            double x = lg__norm(g, r.str_off + q * r.str_stride, r.str_cols);
-            att2 += x * x;
-        }
-        t->att_norm[l] = sqrt(att2);
         if (!(t->norm[l] <= t->max_norm[l])) t->max_norm[l] = t->norm[l]; /* NaN sticks */
         if (!(t->att_norm[l] <= t->max_att[l])) t->max_att[l] = t->att_norm[l];
         if (!(t->norm[l] <= s->max_norm)) s->max_norm = t->norm[l];
@@ -385,13 +477,17 @@ lg_status lg_trainer_epoch(lg_trainer *t, lg_epoch_stats *es) {
         snprintf(s->explode_reason, sizeof s->explode_reason, "%s", t->det.reason);
     }
 
-    /* Adam, then evaluation */
-    lg_adam a = {s->lr, 0.9, 0.999, 1e-8, t->tc.weight_decay};
-    lg__adam_step(&a, epoch, p, g, t->m1, t->m2, (size_t)lg__model_nparams_f32(t->model));
-    LG_CHECK(lg__model_forward_f32(t->model, 0, seed, (uint64_t)epoch));
-    LG_CHECK(lg__model_eval_f32(t->model, ds->train, ds->n_train, &es->train_loss, &es->train_acc));
-    LG_CHECK(lg__model_eval_f32(t->model, ds->val, ds->n_val, &es->val_loss, &es->val_acc));
-    LG_CHECK(lg__model_eval_f32(t->model, ds->test, ds->n_test, &es->test_loss, &es->test_acc));
+    /* evaluation */
+    if (t->batch) {
+        LG_CHECK(lg__eval_batches(t, 0, epoch, &es->train_loss, &es->train_acc));
+        LG_CHECK(lg__eval_batches(t, 1, epoch, &es->val_loss, &es->val_acc));
+        LG_CHECK(lg__eval_batches(t, 2, epoch, &es->test_loss, &es->test_acc));
+    } else {
+        LG_CHECK(lg__model_forward_f32(t->model, 0, seed, (uint64_t)epoch));
+        LG_CHECK(lg__model_eval_f32(t->model, ds->train, ds->n_train, &es->train_loss, &es->train_acc));
+        LG_CHECK(lg__model_eval_f32(t->model, ds->val, ds->n_val, &es->val_loss, &es->val_acc));
+        LG_CHECK(lg__model_eval_f32(t->model, ds->test, ds->n_test, &es->test_loss, &es->test_acc));
+    }
 
     /* best validation accuracy; scheduler; early stopping (validation loss,
      * or the training loss when there is no validation split) */
@@ -551,14 +647,28 @@ static lg_status lg__section(const lg_ckpt *c, const char *path, uint32_t tag, u
     return LG_OK;
 }
 
+/* The training configuration of a checkpoint; one written before
+ * batch_size existed (its section ends there) is a full-batch run. */
+static lg_status lg__section_train(const lg_ckpt *c, const char *path, lg_train_config *tc) {
+    const lg_ckpt_section *s = lg__ckpt_find(c, LG__CK_TRAIN);
+    const void *d = NULL;
+    if (s && s->length == offsetof(lg_train_config, batch_size)) {
+        memset(tc, 0, sizeof *tc);
+        memcpy(tc, s->data, (size_t)s->length);
+        return LG_OK;
+    }
+    LG_CHECK(lg__section(c, path, LG__CK_TRAIN, sizeof *tc, &d));
+    memcpy(tc, d, sizeof *tc);
+    return LG_OK;
+}
+
 lg_status lg_checkpoint_config(const char *path, lg_model_config *mc, lg_train_config *tc) {
     lg_ckpt *c = NULL;
     const void *d = NULL;
     LG_CHECK(lg__ckpt_load(&c, path));
     lg_status st = lg__section(c, path, LG__CK_MODEL, sizeof *mc, &d);
     if (st == LG_OK) memcpy(mc, d, sizeof *mc);
-    if (st == LG_OK) st = lg__section(c, path, LG__CK_TRAIN, sizeof *tc, &d);
-    if (st == LG_OK) memcpy(tc, d, sizeof *tc);
+    if (st == LG_OK) st = lg__section_train(c, path, tc);
     if (st == LG_OK) st = lg_model_config_check(mc);
     lg__ckpt_free(c);
     return st;
@@ -586,11 +696,13 @@ lg_status lg_trainer_load(lg_trainer *t, const char *path) {
         goto fail;
     }
     lg_train_config tc;
-    LG_TRY(lg__section(c, path, LG__CK_TRAIN, sizeof tc, &d));
-    memcpy(&tc, d, sizeof tc);
-    if (tc.seed != t->tc.seed || tc.missing != t->tc.missing) {
-        st = lg__error(LG_EINVAL, "%s: checkpoint made with --seed %llu --missing %g, this run has --seed %llu --missing %g",
-                       path, (unsigned long long)tc.seed, tc.missing, (unsigned long long)t->tc.seed, t->tc.missing);
+    LG_TRY(lg__section_train(c, path, &tc));
+    if (tc.seed != t->tc.seed || tc.missing != t->tc.missing || tc.batch_size != t->tc.batch_size) {
+        st = lg__error(LG_EINVAL,
+                       "%s: checkpoint made with --seed %llu --missing %g --batch-size %d, this run has --seed %llu "
+                       "--missing %g --batch-size %d",
+                       path, (unsigned long long)tc.seed, tc.missing, tc.batch_size, (unsigned long long)t->tc.seed,
+                       t->tc.missing, t->tc.batch_size);
         goto fail;
     }
     lg__data_fp fp, mine;
@@ -637,6 +749,22 @@ fail:
 /* ------------------------------------------------------------------------- */
 
 lg_status lg_trainer_predict(lg_trainer *t, float *logp, float *hidden) {
+    if (!t) return lg__error(LG_EINVAL, "lg_trainer_predict: NULL argument");
+    if (t->batch) { /* every graph, B at a time; batch k covers nodes [lo, hi) */
+        const lg_idx C = t->ds->n_classes, H = lg__model_hidden_width_f32(t->model);
+        for (lg_idx k = 0; k < lg__batcher_count(&t->bat, -1); k++) {
+            lg__batch bt;
+            lg_idx lo, hi;
+            lg__batcher_fill(&t->bat, -1, 0, k, &bt);
+            lg__batcher_span(&t->bat, k, &lo, &hi);
+            LG_CHECK(lg__model_bind_f32(t->model, &bt));
+            LG_CHECK(lg__model_forward_f32(t->model, 0, t->tc.seed, 0));
+            if (logp) memcpy(logp + lo * C, lg__model_logp_f32(t->model), sizeof(float) * (size_t)((hi - lo) * C));
+            if (hidden)
+                memcpy(hidden + lo * H, lg__model_hidden_f32(t->model), sizeof(float) * (size_t)((hi - lo) * H));
+        }
+        return LG_OK;
+    }
     LG_CHECK(lg__model_forward_f32(t->model, 0, t->tc.seed, 0));
     lg_idx n = t->ds->graph->n;
     if (logp) memcpy(logp, lg__model_logp_f32(t->model), sizeof(float) * (size_t)(n * t->ds->n_classes));
@@ -652,8 +780,13 @@ int lg_trainer_layers(const lg_trainer *t) { return t->L; }
 lg_idx lg_trainer_layer_heads(const lg_trainer *t, int l) {
     return (l >= 0 && l < t->L) ? lg__model_layer_heads_f32(t->model, l) : 0;
 }
-lg_status lg_trainer_attention(const lg_trainer *t, int l, float *att) { return lg__model_attention_f32(t->model, l, att); }
-const lg_graph *lg_trainer_graph(const lg_trainer *t) { return lg__model_graph_f32(t->model); }
+lg_status lg_trainer_attention(const lg_trainer *t, int l, float *att) {
+    if (t->batch)
+        return lg__error(LG_EUNSUPPORTED, "attention weights of the whole graph: this model was trained in mini-batches "
+                         "(--batch-size %d); its checkpoint with --batch-size 0 is another run", t->tc.batch_size);
+    return lg__model_attention_f32(t->model, l, att);
+}
+const lg_graph *lg_trainer_graph(const lg_trainer *t) { return t->batch ? NULL : lg__model_graph_f32(t->model); }
 
 /* Bytes of the trainer's copy of the features. */
 static size_t lg__features_bytes(const lg_features *f) {
@@ -666,7 +799,7 @@ void lg_trainer_memory(const lg_trainer *t, lg_trainer_mem *m) {
     lg_idx np = lg__model_nparams_f32(t->model);
     m->params = sizeof(float) * (size_t)np * 4;
     lg__model_memory_f32(t->model, &m->activations, &m->workspace, &m->other);
-    m->other += lg__features_bytes(t->x);
+    m->other += lg__features_bytes(t->x) + t->bat.bytes;
     m->total = m->params + m->activations + m->workspace + m->other;
 }
 
@@ -678,9 +811,14 @@ lg_status lg_trainer_estimate(const lg_model_config *mc, const lg_train_config *
     LG_CHECK(lg_train_config_check(tc));
     lg_idx np;
     /* the features the model sees have the data set's structure */
-    LG_CHECK(lg__model_plan_f32(mc, ds, ds->features, &np, &m->activations, &m->workspace, &m->other));
+    lg__batcher b;
+    memset(&b, 0, sizeof b);
+    if (tc->batch_size > 0) LG_CHECK(lg__batcher_init(&b, ds, ds->features, mc, tc->batch_size, 1));
+    const lg_idx cap[2] = {b.n_cap, b.nnz_cap};
+    LG_CHECK(lg__model_plan_f32(mc, ds, ds->features, tc->batch_size > 0 ? cap : NULL, &np, &m->activations,
+                                &m->workspace, &m->other));
     m->params = sizeof(float) * (size_t)np * 4;
-    m->other += lg__features_bytes(ds->features);
+    m->other += lg__features_bytes(ds->features) + b.bytes;
     m->total = m->params + m->activations + m->workspace + m->other;
     return LG_OK;
 }
