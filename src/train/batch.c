@@ -40,6 +40,7 @@ void lg__batcher_destroy(lg__batcher *b) {
     lg__free(b->labels);
     lg__free(b->gptr);
     lg__free(b->targets);
+    lg__free(b->iota);
     lg__free(b->work);
     memset(b, 0, sizeof *b);
 }
@@ -113,6 +114,7 @@ lg_status lg__batcher_init(lg__batcher *b, const lg_dataset *ds, const lg_featur
     b->nnz_cap = lg__top_sum(vals, G, B);
     for (lg_idx q = 0; q < G; q++) vals[q] = gp[q + 1] - gp[q];
     b->n_cap = lg__top_sum(vals, G, B);
+    b->t_cap = vals[0]; /* the largest graph: predict reads out every node of one graph */
     for (lg_idx q = 0; q < G; q++)
         vals[q] = x->kind == LG_FEAT_SPARSE ? x->p[gp[q + 1]] - x->p[gp[q]] : (gp[q + 1] - gp[q]) * F;
     b->xnnz_cap = lg__top_sum(vals, G, B);
@@ -176,6 +178,9 @@ lg_status lg__batcher_init(lg__batcher *b, const lg_dataset *ds, const lg_featur
     LG__TAKE(b->labels, b->n_cap, "batch labels");
     LG__TAKE(b->gptr, B + 1, "batch graph offsets");
     LG__TAKE(b->targets, b->t_cap, "batch targets");
+    LG__TAKE(b->iota, b->t_cap, "batch targets");
+    if (!plan)
+        for (lg_idx k = 0; k < b->t_cap; k++) b->iota[k] = k;
     LG__TAKE(b->work, LG_MAX(b->n_cap, F), "batch workspace");
     lg__free(vals);
     lg__free(cnt);
@@ -190,8 +195,8 @@ fail:
 }
 
 lg_idx lg__batcher_count(const lg__batcher *b, int s) {
-    lg_idx total = s < 0 ? b->ds->n_graphs : b->ng[s];
-    return (total + b->B - 1) / b->B;
+    if (s < 0) return b->ds->n_graphs;
+    return (b->ng[s] + b->B - 1) / b->B;
 }
 
 void lg__batcher_shuffle(lg__batcher *b, uint64_t seed, long epoch) {
@@ -207,8 +212,8 @@ void lg__batcher_fill(lg__batcher *b, int s, int ordered, lg_idx k, lg__batch *o
     const lg_features *x = b->x;
     const lg_idx *gp = ds->graph_ptr, F = x->d;
     const int sparse = x->kind == LG_FEAT_SPARSE;
-    lg_idx total = s < 0 ? ds->n_graphs : b->ng[s];
-    lg_idx lo = k * b->B, cnt = LG_MIN(b->B, total - lo);
+    lg_idx per = s < 0 ? 1 : b->B, total = s < 0 ? ds->n_graphs : b->ng[s];
+    lg_idx lo = k * per, cnt = LG_MIN(per, total - lo);
     lg_idx n = 0, e = 0, xe = 0, t = 0;
     b->g.p[0] = 0;
     if (sparse) b->xb.p[0] = 0;
@@ -235,6 +240,8 @@ void lg__batcher_fill(lg__batcher *b, int s, int ordered, lg_idx k, lg__batch *o
         }
         if (s >= 0)
             for (lg_idx u = b->sp[s][at]; u < b->sp[s][at + 1]; u++) b->targets[t++] = b->sn[s][u] + shift;
+        else
+            for (lg_idx v = a; v < z; v++) b->targets[t++] = v + shift;
         n += z - a;
     }
     b->gptr[cnt] = n;
@@ -255,10 +262,11 @@ void lg__batcher_fill(lg__batcher *b, int s, int ordered, lg_idx k, lg__batch *o
     out->labels = b->labels;
     out->graph_ptr = b->gptr;
     out->n_graphs = cnt;
+    out->read = b->targets;
+    out->n_read = t;
 }
 
 void lg__batcher_span(const lg__batcher *b, lg_idx k, lg_idx *lo, lg_idx *hi) {
-    const lg_idx *gp = b->ds->graph_ptr, G = b->ds->n_graphs;
-    *lo = gp[k * b->B];
-    *hi = gp[LG_MIN((k + 1) * b->B, G)];
+    *lo = b->ds->graph_ptr[k];
+    *hi = b->ds->graph_ptr[k + 1];
 }

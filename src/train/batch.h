@@ -29,15 +29,17 @@ typedef struct lg__batcher {
     lg_idx *sn[LG__SPLITS];   /* the split's nodes grouped by graph (global ids)      */
     lg_idx *order;            /* ng[0] positions: the training order of an epoch      */
     lg_idx n_cap, nnz_cap, xnnz_cap, t_cap; /* largest batch: nodes, edges (after
-                                 self-loops), feature values, targets              */
+                                 self-loops), feature values, targets (or nodes of
+                                 the largest graph, if more)                       */
     /* the current batch */
     lg_graph g, gT;           /* its graph (self-loops as wanted) and transpose      */
     lg_features xb, xt;       /* its features and their transpose (if want_xt)       */
     int32_t *labels;          /* n_cap labels                                         */
     lg_idx *gptr;             /* B+1 graph offsets                                    */
     lg_idx n_graphs;          /* graphs in it                                         */
-    lg_idx *targets;          /* its target nodes (batch ids)                         */
+    lg_idx *targets;          /* its target nodes (batch ids), the nodes read out     */
     lg_idx n_targets;
+    lg_idx *iota;             /* 0, 1, ..., t_cap-1: the read-out rows of the targets  */
     lg_idx *work;             /* transpose cursors: max(n_cap, F)                     */
     size_t bytes;             /* bytes of every buffer above                          */
     int plan;                 /* sizes only                                           */
@@ -60,12 +62,13 @@ lg_idx lg__batcher_count(const lg__batcher *b, int s);
  * the same. */
 void lg__batcher_shuffle(lg__batcher *b, uint64_t seed, long epoch);
 
-/* Fills batch k of split s (s in 0..2: graphs by position in b->order for s = 0
- * when ordered, else ascending; s = -1: all graphs of the data set, ascending,
- * without targets) and describes it in *out. */
+/* Fills batch k of split s (s in 0..2: B graphs, by position in b->order for
+ * s = 0 when ordered, else ascending, targets = the split's nodes; s = -1:
+ * graph k alone, targets = all its nodes) and describes it in *out (read =
+ * the targets). */
 void lg__batcher_fill(lg__batcher *b, int s, int ordered, lg_idx k, lg__batch *out);
 
-/* The nodes of the data set covered by batch k of split -1: [*lo, *hi). */
+/* The nodes of the data set covered by batch k of split -1 (graph k): [*lo, *hi). */
 void lg__batcher_span(const lg__batcher *b, lg_idx k, lg_idx *lo, lg_idx *hi);
 
 #endif

@@ -62,6 +62,13 @@ struct LG_MODEL {
     int batch;             /* 1: a batch model: g, gT, xt, labels, gptr borrowed from
                               the bound batch (lg__model_bind)                    */
     lg_idx n_cap, nnz_cap; /* batch model: largest batch (nodes, edges)           */
+    lg_idx r_cap;          /* batch model: most nodes read out                    */
+    const lg_idx *read;    /* batch model: the nodes read out (logp rows)         */
+    lg_idx nout;           /* rows of logits and logp: n, or the nodes read out   */
+    const int32_t *olabels; /* their labels: labels, or rlabels                   */
+    int32_t *rlabels;      /* batch model: r_cap labels of the nodes read out     */
+    lg_real *hread, *dhread; /* batch model: r_cap x D, their last hidden rows and gradient */
+    lg_real *dlog;         /* batch model: r_cap x classes                        */
 };
 
 static void LG_FN(lg__glorot)(lg_real *w, lg_idx fan_in, lg_idx fan_out, lg_rng *rng) {
@@ -98,6 +105,10 @@ void LG_FN(lg__model_free)(LG_MODEL *m) {
     lg__free(m->logp);
     for (int k = 0; k < 5; k++) lg__free(m->buf[k]);
     lg__free(m->pn_work);
+    lg__free(m->rlabels);
+    lg__free(m->hread);
+    lg__free(m->dhread);
+    lg__free(m->dlog);
     lg__free(m);
 }
 
@@ -161,8 +172,11 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
     if (m->classes < 1) { st = lg__error(LG_EINVAL, "data set %s has no classes", ds->name); goto fail; }
     const lg_idx nnz_g = m->batch ? cap[1] : LG_FN(lg__loops_nnz)(ds->graph, c->self_loops);
     m->nnz_cap = nnz_g;
+    m->r_cap = m->batch ? cap[2] : m->n;
+    m->nout = m->n;
+    m->olabels = m->labels;
     if (m->batch) {
-        m->labels = NULL;
+        m->labels = m->olabels = NULL;
         m->gptr = NULL;
         m->n_graphs = 0;
     } else {
@@ -297,9 +311,19 @@ buffers:
         else y->out = y->z;
         if (pn) LG_TRY(LG_FN(lg__buf)(m, &y->pn_rstd, m->n, 1, &m->act_bytes, "PairNorm statistics"));
     }
-    LG_TRY(LG_FN(lg__buf)(m, &m->logits, m->n, m->classes, &m->act_bytes, "logits"));
-    LG_TRY(LG_FN(lg__buf)(m, &m->logp, m->n, m->classes, &m->act_bytes, "log-probabilities"));
-    m->maxw = LG_MAX(m->maxw, m->classes);
+    LG_TRY(LG_FN(lg__buf)(m, &m->logits, m->r_cap, m->classes, &m->act_bytes, "logits"));
+    LG_TRY(LG_FN(lg__buf)(m, &m->logp, m->r_cap, m->classes, &m->act_bytes, "log-probabilities"));
+    if (m->batch) { /* the outputs of the nodes read out only */
+        lg_idx D = m->layer[m->L - 1].w_out;
+        size_t lb = sizeof(int32_t) * (size_t)LG_MAX(m->r_cap, 1);
+        m->act_bytes += lb;
+        if (!plan && !(m->rlabels = lg__malloc(lb))) { st = lg__nomem("read-out labels"); goto fail; }
+        LG_TRY(LG_FN(lg__buf)(m, &m->hread, m->r_cap, D, &m->act_bytes, "read-out activations"));
+        LG_TRY(LG_FN(lg__buf)(m, &m->dhread, m->r_cap, D, &m->work_bytes, "read-out gradients"));
+        LG_TRY(LG_FN(lg__buf)(m, &m->dlog, m->r_cap, m->classes, &m->work_bytes, "read-out gradients"));
+    } else {
+        m->maxw = LG_MAX(m->maxw, m->classes);
+    }
     for (int k = 0; k < 5; k++) LG_TRY(LG_FN(lg__buf)(m, &m->buf[k], m->n, m->maxw, &m->work_bytes, "backward buffers"));
     LG_TRY(LG_FN(lg__buf)(m, &m->pn_work, m->n, 1, &m->work_bytes, "PairNorm workspace"));
     *out = m;
@@ -315,10 +339,10 @@ lg_status LG_FN(lg__model_init)(LG_MODEL **out, const lg_model_config *c, const 
 }
 
 lg_status LG_FN(lg__model_init_batch)(LG_MODEL **out, const lg_model_config *c, const lg_dataset *ds,
-                                      const lg_features *x, lg_idx n_cap, lg_idx nnz_cap, lg_rng *rng) {
-    const lg_idx cap[2] = {n_cap, nnz_cap};
-    if (n_cap < 1 || nnz_cap < 0) return lg__error(LG_EINVAL, "batch model: capacity %lld nodes, %lld edges",
-                                                   (long long)n_cap, (long long)nnz_cap);
+                                      const lg_features *x, const lg_idx cap[3], lg_rng *rng) {
+    if (cap[0] < 1 || cap[1] < 0 || cap[2] < 1 || cap[2] > cap[0])
+        return lg__error(LG_EINVAL, "batch model: capacity %lld nodes, %lld edges, %lld read out", (long long)cap[0],
+                         (long long)cap[1], (long long)cap[2]);
     return LG_FN(lg__model_build)(out, c, ds, x, rng, 0, cap);
 }
 
@@ -331,6 +355,17 @@ lg_status LG_FN(lg__model_bind)(LG_MODEL *m, const lg__batch *b) {
                          (long long)b->g->n, (long long)b->g->nnz, (long long)m->n_cap, (long long)m->nnz_cap);
     if (b->x->n != b->g->n || b->x->d != m->f || b->x->kind != m->x->kind || (m->sparse_in && !b->xt))
         return lg__error(LG_EINVAL, "lg__model_bind: batch features do not match the model");
+    if (!b->read || b->n_read < 0 || b->n_read > m->r_cap)
+        return lg__error(LG_EINVAL, "lg__model_bind: %lld nodes read out, capacity %lld", (long long)b->n_read,
+                         (long long)m->r_cap);
+    for (lg_idx k = 0; k < b->n_read; k++) {
+        if (b->read[k] < 0 || b->read[k] >= b->g->n)
+            return lg__error(LG_EINVAL, "lg__model_bind: read-out node %lld outside the batch", (long long)b->read[k]);
+        m->rlabels[k] = b->labels[b->read[k]];
+    }
+    m->read = b->read;
+    m->nout = b->n_read;
+    m->olabels = m->rlabels;
     m->n = b->g->n;
     m->g = (lg_graph *)b->g; /* borrowed: a batch model never frees them */
     m->gT = (lg_graph *)b->gT;
@@ -393,17 +428,24 @@ lg_status LG_FN(lg__model_forward)(LG_MODEL *m, int training, uint64_t seed, uin
         cur = y->out;
     }
     const LG_FN(lg__layer) *last = &m->layer[m->L - 1];
+    if (m->batch) { /* the read-out rows only */
+        lg_real *h = m->w_out_off >= 0 ? m->hread : m->logits;
+        for (lg_idx k = 0; k < m->nout; k++)
+            memcpy(h + k * last->w_out, cur + m->read[k] * last->w_out, sizeof(lg_real) * (size_t)last->w_out);
+        cur = m->hread;
+    }
+    const lg_idx no = m->nout;
     if (m->w_out_off >= 0)
-        LG_CHECK(LG_FN(lg_linear_forward)(m->logits, cur, m->params + m->w_out_off, m->params + m->b_out_off, n,
+        LG_CHECK(LG_FN(lg_linear_forward)(m->logits, cur, m->params + m->w_out_off, m->params + m->b_out_off, no,
                                           last->w_out, m->classes));
-    else
+    else if (!m->batch)
         memcpy(m->logits, cur, sizeof(lg_real) * (size_t)(n * m->classes));
-    return LG_FN(lg_log_softmax_forward)(m->logp, m->logits, n, m->classes);
+    return LG_FN(lg_log_softmax_forward)(m->logp, m->logits, no, m->classes);
 }
 
 lg_status LG_FN(lg__model_eval)(const LG_MODEL *m, const lg_idx *nodes, lg_idx count, double *loss, double *acc) {
-    if (loss) LG_CHECK(LG_FN(lg_nll_forward)(loss, m->logp, m->n, m->classes, m->labels, nodes, count));
-    if (acc) LG_CHECK(LG_FN(lg_accuracy)(acc, m->logp, m->n, m->classes, m->labels, nodes, count));
+    if (loss) LG_CHECK(LG_FN(lg_nll_forward)(loss, m->logp, m->nout, m->classes, m->olabels, nodes, count));
+    if (acc) LG_CHECK(LG_FN(lg_accuracy)(acc, m->logp, m->nout, m->classes, m->olabels, nodes, count));
     return LG_OK;
 }
 
@@ -412,11 +454,24 @@ lg_status LG_FN(lg__model_backward)(LG_MODEL *m, const lg_idx *nodes, lg_idx cou
     const lg_idx n = m->n;
     int pn = m->c.node_norm == LG_NODE_NORM_PAIRNORM || m->c.node_norm == LG_NODE_NORM_PAIRNORM_SI;
     memset(m->grads, 0, sizeof(lg_real) * (size_t)m->n_params);
-    lg_real *dlog = m->buf[4], *dcur = m->buf[0], *dprev = m->buf[1];
-    memset(dlog, 0, sizeof(lg_real) * (size_t)(n * m->classes));
-    LG_CHECK(LG_FN(lg_log_softmax_nll_backward)(dlog, m->logp, n, m->classes, m->labels, nodes, count, 1.0));
+    const lg_idx no = m->nout;
+    lg_real *dlog = m->batch ? m->dlog : m->buf[4], *dcur = m->buf[0], *dprev = m->buf[1];
+    memset(dlog, 0, sizeof(lg_real) * (size_t)(no * m->classes));
+    LG_CHECK(LG_FN(lg_log_softmax_nll_backward)(dlog, m->logp, no, m->classes, m->olabels, nodes, count, 1.0));
     const LG_FN(lg__layer) *last = &m->layer[m->L - 1];
-    if (m->w_out_off >= 0) {
+    if (m->batch) { /* back through the read-out rows */
+        const lg_idx D = last->w_out;
+        const lg_real *dh = dlog;
+        if (m->w_out_off >= 0) {
+            memset(m->dhread, 0, sizeof(lg_real) * (size_t)(no * D));
+            LG_CHECK(LG_FN(lg_linear_backward)(m->dhread, m->grads + m->w_out_off, m->grads + m->b_out_off, dlog,
+                                               m->hread, m->params + m->w_out_off, no, D, m->classes));
+            dh = m->dhread;
+        }
+        memset(dcur, 0, sizeof(lg_real) * (size_t)(n * D));
+        for (lg_idx k = 0; k < no; k++)
+            for (lg_idx q = 0; q < D; q++) dcur[m->read[k] * D + q] += dh[k * D + q];
+    } else if (m->w_out_off >= 0) {
         const lg_real *hL = last->out;
         memset(dcur, 0, sizeof(lg_real) * (size_t)(n * last->w_out));
         LG_CHECK(LG_FN(lg_linear_backward)(dcur, m->grads + m->w_out_off, m->grads + m->b_out_off, dlog, hL,

@@ -307,7 +307,8 @@ lg_status lg_trainer_init(lg_trainer **out, const lg_model_config *mc, const lg_
     t->batch = tc->batch_size > 0;
     if (t->batch) {
         LG_TRY(lg__batcher_init(&t->bat, ds, t->x, mc, tc->batch_size, 0));
-        LG_TRY(lg__model_init_batch_f32(&t->model, mc, ds, t->x, t->bat.n_cap, t->bat.nnz_cap, &rng));
+        const lg_idx cap[3] = {t->bat.n_cap, t->bat.nnz_cap, t->bat.t_cap};
+        LG_TRY(lg__model_init_batch_f32(&t->model, mc, ds, t->x, cap, &rng));
     } else {
         LG_TRY(lg__model_init_f32(&t->model, mc, ds, t->x, &rng));
     }
@@ -396,8 +397,8 @@ static lg_status lg__train_batches(lg_trainer *t, long epoch, const lg_adam *a, 
         lg__batcher_fill(b, 0, 1, (lg_idx)k, &bt);
         LG_CHECK(lg__model_bind_f32(t->model, &bt));
         LG_CHECK(lg__model_forward_f32(t->model, 1, seed, step));
-        LG_CHECK(lg__model_eval_f32(t->model, b->targets, b->n_targets, &loss, NULL));
-        LG_CHECK(lg__model_backward_f32(t->model, b->targets, b->n_targets, 1, seed, step));
+        LG_CHECK(lg__model_eval_f32(t->model, b->iota, b->n_targets, &loss, NULL));
+        LG_CHECK(lg__model_backward_f32(t->model, b->iota, b->n_targets, 1, seed, step));
         sum += loss * (double)b->n_targets;
         total += b->n_targets;
         lg__layer_norms(t, g, t->bnorm, t->batt);
@@ -428,7 +429,7 @@ static lg_status lg__eval_batches(lg_trainer *t, int s, long epoch, double *loss
         lg__batcher_fill(b, s, 0, k, &bt);
         LG_CHECK(lg__model_bind_f32(t->model, &bt));
         LG_CHECK(lg__model_forward_f32(t->model, 0, t->tc.seed, (uint64_t)epoch));
-        LG_CHECK(lg__model_eval_f32(t->model, b->targets, b->n_targets, &l, &a));
+        LG_CHECK(lg__model_eval_f32(t->model, b->iota, b->n_targets, &l, &a));
         sum += l * (double)b->n_targets;
         right += llround(a * (double)b->n_targets); /* a = right / count exactly */
         total += b->n_targets;
@@ -750,7 +751,7 @@ fail:
 
 lg_status lg_trainer_predict(lg_trainer *t, float *logp, float *hidden) {
     if (!t) return lg__error(LG_EINVAL, "lg_trainer_predict: NULL argument");
-    if (t->batch) { /* every graph, B at a time; batch k covers nodes [lo, hi) */
+    if (t->batch) { /* graph by graph: graph k is nodes [lo, hi), all read out */
         const lg_idx C = t->ds->n_classes, H = lg__model_hidden_width_f32(t->model);
         for (lg_idx k = 0; k < lg__batcher_count(&t->bat, -1); k++) {
             lg__batch bt;
@@ -814,7 +815,7 @@ lg_status lg_trainer_estimate(const lg_model_config *mc, const lg_train_config *
     lg__batcher b;
     memset(&b, 0, sizeof b);
     if (tc->batch_size > 0) LG_CHECK(lg__batcher_init(&b, ds, ds->features, mc, tc->batch_size, 1));
-    const lg_idx cap[2] = {b.n_cap, b.nnz_cap};
+    const lg_idx cap[3] = {b.n_cap, b.nnz_cap, b.t_cap};
     LG_CHECK(lg__model_plan_f32(mc, ds, ds->features, tc->batch_size > 0 ? cap : NULL, &np, &m->activations,
                                 &m->workspace, &m->other));
     m->params = sizeof(float) * (size_t)np * 4;
