@@ -404,7 +404,30 @@ static void trees_config(lg_model_config *mc, lg_train_config *tc, int depth, in
     tc->batch_size = batch;
 }
 
-/* Runs epochs epochs; losses[e] = training-pass loss, norms[e*L + l] = grad norm. */
+/* Records epoch e: losses[e] = the training pass's loss, evals[4e..4e+3] =
+ * train loss and accuracy, test loss and accuracy (either may be NULL). */
+static void record(const lg_epoch_stats *es, int e, double *losses, double *evals) {
+    if (losses) losses[e] = es->train_loss_step;
+    if (evals) {
+        evals[4 * e] = es->train_loss;
+        evals[4 * e + 1] = es->train_acc;
+        evals[4 * e + 2] = es->test_loss;
+        evals[4 * e + 3] = es->test_acc;
+    }
+}
+
+/* Both trainers predict the same bits for every node of ds. */
+static void assert_same_predictions(lg_trainer *a, lg_trainer *b, const lg_dataset *ds) {
+    lg_idx n = ds->graph->n, C = ds->n_classes;
+    float *pa = malloc(sizeof(float) * (size_t)(n * C)), *pb = malloc(sizeof(float) * (size_t)(n * C));
+    assert_ok(lg_trainer_predict(a, pa, NULL));
+    assert_ok(lg_trainer_predict(b, pb, NULL));
+    assert_memory_equal(pa, pb, sizeof(float) * (size_t)(n * C));
+    free(pa);
+    free(pb);
+}
+
+/* Runs epochs epochs; losses, evals as record(); norms[e*L + l] = grad norm. */
 static lg_trainer *run_norms(const lg_dataset *ds, const lg_model_config *mc, const lg_train_config *tc, int epochs,
                              double *losses, double *evals, double *norms) {
     lg_trainer *t = NULL;
@@ -412,13 +435,7 @@ static lg_trainer *run_norms(const lg_dataset *ds, const lg_model_config *mc, co
     lg_epoch_stats es;
     for (int e = 0; e < epochs; e++) {
         assert_ok(lg_trainer_epoch(t, &es));
-        if (losses) losses[e] = es.train_loss_step;
-        if (evals) {
-            evals[4 * e] = es.train_loss;
-            evals[4 * e + 1] = es.train_acc;
-            evals[4 * e + 2] = es.test_loss;
-            evals[4 * e + 3] = es.test_acc;
-        }
+        record(&es, e, losses, evals);
         if (norms)
             for (int l = 0; l < es.layers; l++) {
                 norms[e * es.layers + l] = es.grad_norm[l];
@@ -442,11 +459,7 @@ static void test_batch_deterministic(void **state) {
     assert_memory_equal(l1, l2, sizeof l1);
     assert_memory_equal(v1, v2, sizeof v1);
     assert_memory_equal(n1, n2, sizeof n1);
-    lg_idx n = ds->graph->n, C = ds->n_classes;
-    float *pa = malloc(sizeof(float) * (size_t)(n * C)), *pb = malloc(sizeof(float) * (size_t)(n * C));
-    assert_ok(lg_trainer_predict(a, pa, NULL));
-    assert_ok(lg_trainer_predict(b, pb, NULL));
-    assert_memory_equal(pa, pb, sizeof(float) * (size_t)(n * C));
+    assert_same_predictions(a, b, ds);
     lg_trainer_free(b);
     /* the training changed something, and every batch took a step: the loss moved */
     assert_true(l1[E - 1] != l1[0]);
@@ -459,8 +472,6 @@ static void test_batch_deterministic(void **state) {
     b = run_norms(ds, &mc, &tc, E, l3, NULL, NULL);
     assert_true(memcmp(l1, l3, sizeof l1) != 0);
     lg_trainer_free(b);
-    free(pa);
-    free(pb);
     lg_trainer_free(a);
     lg_dataset_free(ds);
 }
@@ -631,21 +642,11 @@ static void test_batch_resume(void **state) {
     lg_epoch_stats es;
     for (int e = 3; e < E; e++) {
         assert_ok(lg_trainer_epoch(b, &es));
-        resumed[e] = es.train_loss_step;
-        vr[4 * e] = es.train_loss;
-        vr[4 * e + 1] = es.train_acc;
-        vr[4 * e + 2] = es.test_loss;
-        vr[4 * e + 3] = es.test_acc;
+        record(&es, e, resumed, vr);
     }
     assert_memory_equal(straight, resumed, sizeof straight);
     assert_memory_equal(vs, vr, sizeof vs);
-    lg_idx n = ds->graph->n, C = ds->n_classes;
-    float *pa = malloc(sizeof(float) * (size_t)(n * C)), *pb = malloc(sizeof(float) * (size_t)(n * C));
-    assert_ok(lg_trainer_predict(a, pa, NULL));
-    assert_ok(lg_trainer_predict(b, pb, NULL));
-    assert_memory_equal(pa, pb, sizeof(float) * (size_t)(n * C));
-    free(pa);
-    free(pb);
+    assert_same_predictions(a, b, ds);
     lg_trainer_free(b);
     lg_train_config other = tc;
     other.batch_size = 5;
@@ -682,6 +683,35 @@ static void test_batch_resume(void **state) {
     lg_trainer_free(b);
     unlink(path);
     lg_trainer_free(a);
+    lg_dataset_free(ds);
+}
+
+static void count_batches(void *ctx, long done, long total) {
+    long *c = ctx;
+    assert_int_equal(done, c[0] + 1); /* one call per batch, in order */
+    c[0] = done;
+    c[1] = total;
+}
+
+/* The progress hook: called after every batch, training then evaluation. */
+static void test_batch_progress(void **state) {
+    (void)state;
+    lg_dataset *ds = trees(2, 30, 3); /* 24 training trees, 6 test trees */
+    lg_model_config mc;
+    lg_train_config tc;
+    trees_config(&mc, &tc, 2, 5);
+    lg_trainer *t = NULL;
+    assert_ok(lg_trainer_init(&t, &mc, &tc, ds));
+    long c[2] = {0, 0};
+    lg_trainer_set_progress(t, count_batches, c);
+    lg_epoch_stats es;
+    assert_ok(lg_trainer_epoch(t, &es));
+    assert_int_equal(c[0], 5 + 5 + 2); /* 5 training batches, evaluation: 5 + 2 */
+    assert_int_equal(c[1], 12);
+    c[0] = 0;
+    assert_ok(lg_trainer_epoch(t, &es));
+    assert_int_equal(c[0], 12);
+    lg_trainer_free(t);
     lg_dataset_free(ds);
 }
 
@@ -729,6 +759,24 @@ static void test_batch_errors(void **state) {
     lg_dataset_free(ds);
 }
 
+/* The estimate for (mc, tc, ds) equals what lg_trainer_init allocates; returns
+ * the trainer (caller frees) and the estimate. */
+static lg_trainer *estimate_equals_memory(const lg_model_config *mc, const lg_train_config *tc, const lg_dataset *ds,
+                                          lg_trainer_mem *est) {
+    lg_trainer_mem got;
+    assert_ok(lg_trainer_estimate(mc, tc, ds, est));
+    lg_trainer *t = NULL;
+    assert_ok(lg_trainer_init(&t, mc, tc, ds));
+    lg_trainer_memory(t, &got);
+    assert_int_equal(est->params, got.params);
+    assert_int_equal(est->activations, got.activations);
+    assert_int_equal(est->workspace, got.workspace);
+    assert_int_equal(est->other, got.other);
+    assert_int_equal(est->total, got.total);
+    assert_true(est->total > est->params && est->activations > 0);
+    return t;
+}
+
 /* The estimate equals what the trainer allocates, for every model kind. */
 static void test_memory_estimate(void **state) {
     (void)state;
@@ -745,19 +793,8 @@ static void test_memory_estimate(void **state) {
             mc.node_norm = cases[c].nn;
             mc.residual = cases[c].residual;
             if (cases[c].k != LG_MODEL_GAT_CLASSIC) { mc.layers = 3; mc.hidden = 5; mc.heads = 2; }
-            lg_trainer_mem est, got;
-            lg_dataset *ds = d ? de : sp;
-            assert_ok(lg_trainer_estimate(&mc, &tc, ds, &est));
-            lg_trainer *t = NULL;
-            assert_ok(lg_trainer_init(&t, &mc, &tc, ds));
-            lg_trainer_memory(t, &got);
-            assert_int_equal(est.params, got.params);
-            assert_int_equal(est.activations, got.activations);
-            assert_int_equal(est.workspace, got.workspace);
-            assert_int_equal(est.other, got.other);
-            assert_int_equal(est.total, got.total);
-            assert_true(est.total > est.params && est.activations > 0);
-            lg_trainer_free(t);
+            lg_trainer_mem est;
+            lg_trainer_free(estimate_equals_memory(&mc, &tc, d ? de : sp, &est));
         }
     lg_dataset_free(sp);
     lg_dataset_free(de);
@@ -773,16 +810,8 @@ static void test_memory_estimate(void **state) {
             lg_model_config_default(&mc, cases[c].k);
             mc.node_norm = cases[c].nn;
             mc.residual = cases[c].residual;
-            lg_trainer_mem est, got, full;
-            assert_ok(lg_trainer_estimate(&mc, &tc, tr, &est));
-            lg_trainer *t = NULL;
-            assert_ok(lg_trainer_init(&t, &mc, &tc, tr));
-            lg_trainer_memory(t, &got);
-            assert_int_equal(est.params, got.params);
-            assert_int_equal(est.activations, got.activations);
-            assert_int_equal(est.workspace, got.workspace);
-            assert_int_equal(est.other, got.other);
-            assert_int_equal(est.total, got.total);
+            lg_trainer_mem est, full;
+            lg_trainer *t = estimate_equals_memory(&mc, &tc, tr, &est);
             lg_epoch_stats es;
             assert_ok(lg_trainer_epoch(t, &es));
             lg_trainer_free(t);
@@ -793,54 +822,43 @@ static void test_memory_estimate(void **state) {
     lg_dataset_free(tr);
 }
 
+/* Fails the k-th allocation of init + one epoch for k = 1, 2, ... until one
+ * succeeds: every failure is LG_ENOMEM without a leak, and the epoch itself
+ * allocates nothing. */
+static void oom_sweep(const lg_dataset *ds, const lg_model_config *mc, const lg_train_config *tc) {
+    int ok = 0;
+    for (long k = 1; k < 3000 && !ok; k++) {
+        lg_test_alloc_fail_at(k);
+        lg_trainer *t = NULL;
+        lg_status st = lg_trainer_init(&t, mc, tc, ds);
+        if (st == LG_OK) {
+            lg_epoch_stats es;
+            st = lg_trainer_epoch(t, &es);
+            assert_int_equal(st, LG_OK); /* no allocation inside an epoch */
+            ok = 1;
+        } else {
+            assert_int_equal(st, LG_ENOMEM);
+            assert_null(t);
+        }
+        lg_trainer_free(t);
+        assert_int_equal(lg_test_alloc_live(), 0);
+        lg_test_alloc_reset();
+    }
+    assert_true(ok);
+}
+
 static void test_out_of_memory(void **state) {
     (void)state;
     lg_dataset *ds = random_dataset(20, 5, 3, 1, 6);
     lg_model_config mc;
     lg_train_config tc;
     small_config(&mc, &tc);
-    int ok = 0;
-    for (long k = 1; k < 2000 && !ok; k++) {
-        lg_test_alloc_fail_at(k);
-        lg_trainer *t = NULL;
-        lg_status st = lg_trainer_init(&t, &mc, &tc, ds);
-        if (st == LG_OK) {
-            lg_epoch_stats es;
-            st = lg_trainer_epoch(t, &es);
-            assert_int_equal(st, LG_OK); /* no allocation inside an epoch */
-            ok = 1;
-        } else {
-            assert_int_equal(st, LG_ENOMEM);
-            assert_null(t);
-        }
-        lg_trainer_free(t);
-        assert_int_equal(lg_test_alloc_live(), 0);
-        lg_test_alloc_reset();
-    }
-    assert_true(ok);
+    oom_sweep(ds, &mc, &tc);
     lg_dataset_free(ds);
     /* the same in mini-batch mode */
     ds = trees(2, 12, 2);
     trees_config(&mc, &tc, 2, 5);
-    ok = 0;
-    for (long k = 1; k < 3000 && !ok; k++) {
-        lg_test_alloc_fail_at(k);
-        lg_trainer *t = NULL;
-        lg_status st = lg_trainer_init(&t, &mc, &tc, ds);
-        if (st == LG_OK) {
-            lg_epoch_stats es;
-            st = lg_trainer_epoch(t, &es);
-            assert_int_equal(st, LG_OK); /* no allocation inside an epoch */
-            ok = 1;
-        } else {
-            assert_int_equal(st, LG_ENOMEM);
-            assert_null(t);
-        }
-        lg_trainer_free(t);
-        assert_int_equal(lg_test_alloc_live(), 0);
-        lg_test_alloc_reset();
-    }
-    assert_true(ok);
+    oom_sweep(ds, &mc, &tc);
     lg_dataset_free(ds);
 }
 
@@ -852,7 +870,7 @@ int main(void) {
         cmocka_unit_test(test_out_of_memory), cmocka_unit_test(test_batch_deterministic),
         cmocka_unit_test(test_batch_matches_full), cmocka_unit_test(test_batch_roots_only),
         cmocka_unit_test(test_batch_resume), cmocka_unit_test(test_batch_errors),
-        cmocka_unit_test(test_batch_model_gradients),
+        cmocka_unit_test(test_batch_model_gradients), cmocka_unit_test(test_batch_progress),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

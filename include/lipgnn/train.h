@@ -1,7 +1,8 @@
 /*
  * lipgnn/train.h: deep attention models and their training: DeepGAT, DeepGT
- * and the classic 2-layer GAT (attention-spec.md section 6), full-batch Adam
- * training with per-layer gradient norms, explosion detection and checkpoints.
+ * and the classic 2-layer GAT (attention-spec.md section 6), Adam training
+ * (full batch, or mini-batches of whole graphs such as TREES' trees) with
+ * per-layer gradient norms, explosion detection and checkpoints.
  *
  * Part of the umbrella header <lipgnn.h>; include that one.
  *
@@ -84,7 +85,7 @@ lg_status lg_model_config_check(const lg_model_config *c);
 
 /* Training hyper-parameters. */
 typedef struct lg_train_config {
-    int epochs;            /* full-batch epochs (200)                                   */
+    int epochs;            /* epochs (200)                                              */
     double lr;             /* Adam learning rate (0.005)                               */
     double weight_decay;   /* L2 added to the gradient (5e-4)                          */
     int plateau;           /* 1: ReduceLROnPlateau(factor 0.1, patience 10) on val loss */
@@ -171,6 +172,12 @@ void lg_trainer_free(lg_trainer *t);
  * as one pass: graphs do not interact). Buffers are sized once for the
  * largest batch; nothing is allocated in an epoch. */
 lg_status lg_trainer_epoch(lg_trainer *t, lg_epoch_stats *st);
+
+/* Called by a mini-batch trainer after each batch of an epoch (training and
+ * evaluation batches: done of total), e.g. to show progress within a long
+ * epoch. fn NULL: none (the default). */
+typedef void (*lg_progress_fn)(void *ctx, long done, long total);
+void lg_trainer_set_progress(lg_trainer *t, lg_progress_fn fn, void *ctx);
 
 /* 1 when training should stop: early stopping, or an explosion with
  * stop_on_explosion. */

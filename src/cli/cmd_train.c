@@ -295,6 +295,19 @@ static void lg__print_json(const lg_train_opts *o, const lg_dataset *ds, const l
            interrupted ? "true" : "false");
 }
 
+/* Progress within an epoch of mini-batches, on a terminal. */
+typedef struct lg__batch_progress {
+    long epoch; /* the epoch running */
+    int epochs; /* of --epochs       */
+} lg__batch_progress;
+
+static void lg__on_batch(void *ctx, long done, long total) {
+    const lg__batch_progress *p = ctx;
+    fprintf(stderr, "\r\033[Kepoch %ld/%d: batch %ld of %ld (training, then evaluation)", p->epoch, p->epochs, done,
+            total);
+    fflush(stderr);
+}
+
 /* Trains on ds as o says: logs, progress, explosion messages, signals,
  * checkpoint. Fills *sum and *interrupted; returns the exit status. */
 int lg_cli_train_run(const char *cmd, const lg_train_opts *o, const lg_dataset *ds, lg_train_summary *sum,
@@ -348,8 +361,12 @@ int lg_cli_train_run(const char *cmd, const lg_train_opts *o, const lg_dataset *
     int tty = isatty(fileno(stderr)) && !o->quiet;
     lg_epoch_stats es;
     long start = lg_trainer_epochs_done(t);
+    lg__batch_progress bp = {start, o->tc.epochs};
+    if (tty && o->tc.batch_size > 0) lg_trainer_set_progress(t, lg__on_batch, &bp);
     for (long e = start; e < o->tc.epochs && !lg_trainer_done(t) && !lg__stop_signal; e++) {
+        bp.epoch = e + 1;
         st = lg_trainer_epoch(t, &es);
+        if (tty && o->tc.batch_size > 0) fputs("\r\033[K", stderr);
         if (st != LG_OK) {
             lg_cli_errorf(cmd, "epoch %ld: %s", e + 1, lg_last_error());
             status = lg_cli_exit_for(st);

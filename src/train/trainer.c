@@ -191,7 +191,22 @@ struct lg_trainer {
     int batch;                   /* 1: mini-batches of graphs (tc.batch_size)    */
     lg__batcher bat;             /* their buffers                                */
     double *bnorm, *batt;        /* per layer, one batch's gradient norms        */
+    lg_progress_fn progress;     /* called after each batch (or NULL)            */
+    void *progress_ctx;
+    long done, total;            /* batches of this epoch: done, in all          */
 };
+
+void lg_trainer_set_progress(lg_trainer *t, lg_progress_fn fn, void *ctx) {
+    if (!t) return;
+    t->progress = fn;
+    t->progress_ctx = ctx;
+}
+
+/* One more batch of the epoch done. */
+static void lg__tick(lg_trainer *t) {
+    t->done++;
+    if (t->progress) t->progress(t->progress_ctx, t->done, t->total);
+}
 
 /* A copy of f with rows scaled to sum to 1 (rows summing to 0 stay). */
 static lg_status lg__features_copy(lg_features **out, const lg_features *f) {
@@ -407,6 +422,7 @@ static lg_status lg__train_batches(lg_trainer *t, long epoch, const lg_adam *a, 
             t->att_norm[l] += t->batt[l];
         }
         lg__adam_step(a, (long)step, p, g, t->m1, t->m2, np);
+        lg__tick(t);
     }
     for (int l = 0; l < t->L; l++) {
         t->norm[l] /= (double)nb;
@@ -433,6 +449,7 @@ static lg_status lg__eval_batches(lg_trainer *t, int s, long epoch, double *loss
         sum += l * (double)b->n_targets;
         right += llround(a * (double)b->n_targets); /* a = right / count exactly */
         total += b->n_targets;
+        lg__tick(t);
     }
     *loss = total ? sum / (double)total : 0;
     *acc = total ? (double)right / (double)total : 0;
@@ -453,6 +470,9 @@ lg_status lg_trainer_epoch(lg_trainer *t, lg_epoch_stats *es) {
     /* training: forward, backward, gradient norms, Adam (per batch) */
     lg_adam a = {s->lr, 0.9, 0.999, 1e-8, t->tc.weight_decay};
     if (t->batch) {
+        t->done = 0;
+        t->total = lg__batcher_count(&t->bat, 0); /* training, then evaluation of every split */
+        for (int q = 0; q < LG__SPLITS; q++) t->total += lg__batcher_count(&t->bat, q);
         LG_CHECK(lg__train_batches(t, epoch, &a, &es->train_loss_step));
     } else {
         LG_CHECK(lg__model_forward_f32(t->model, 1, seed, (uint64_t)epoch));
