@@ -166,6 +166,35 @@ train)
   run train --data "$tiny" --dropout 1.5; expect_rc 2 "--dropout 1.5"
   run train --data "$tiny" --norm layernorm; expect_rc 2 "layernorm on gat"
   run train --help; expect_rc 0 "train --help"; grep -q -- "--grad-log FILE" "$tmp/out" || fail "train --help"
+  grep -q -- "--batch-size N" "$tmp/out" || fail "train --help lacks --batch-size"
+  # TREES in mini-batches: the defaults (d+1 layers of 32, batches of 1024), determinism, resume, predict
+  tr=(train --trees 2 --trees-count 60 --epochs 4 --batch-size 7 --norm lipschitz --json)
+  run "${tr[@]}"; expect_rc 0 "train --trees --batch-size 7"; tail -1 "$tmp/out" > "$tmp/t1.json"
+  grep -q '"layers":3,"hidden":32' "$tmp/t1.json" || fail "--trees 2: not 3 layers of 32: $(cat "$tmp/t1.json")"
+  grep -q '"batch_size":7,"graphs":60' "$tmp/t1.json" || fail "--batch-size 7 not in the JSON: $(cat "$tmp/t1.json")"
+  grep -q '"dropout":0,' "$tmp/t1.json" || fail "--trees: dropout is not 0 by default"
+  run "${tr[@]}"; tail -1 "$tmp/out" > "$tmp/t2.json"
+  [ "$(strip "$tmp/t1.json")" = "$(strip "$tmp/t2.json")" ] || fail "batch training: same seed, different results"
+  run train --trees 2 --trees-count 60 --epochs 2 --batch-size 7 --norm lipschitz --json --save "$tmp/b.ckpt" --grad-log "$tmp/bg.csv"
+  expect_rc 0 "batch train --save"
+  [ "$(wc -l < "$tmp/bg.csv")" = 13 ] || fail "batch grad log: $(wc -l < "$tmp/bg.csv") lines, expected 1 + 2 epochs x 3 layers x 2"
+  run "${tr[@]}" --resume "$tmp/b.ckpt"; expect_rc 0 "batch train --resume"; tail -1 "$tmp/out" > "$tmp/t3.json"
+  [ "$(strip "$tmp/t1.json")" = "$(strip "$tmp/t3.json")" ] || fail "batch training: resumed run differs from the straight one"
+  run train --trees 2 --trees-count 60 --epochs 4 --batch-size 8 --norm lipschitz --resume "$tmp/b.ckpt"
+  expect_rc 2 "resume with another batch size"; grep -q -- "--batch-size 7" "$tmp/err" || fail "batch-size mismatch message: $(cat "$tmp/err")"
+  run predict --resume "$tmp/b.ckpt" --trees 2 --trees-count 60 --out "$tmp/bp.csv"; expect_rc 0 "predict a batch model"
+  [ "$(wc -l < "$tmp/bp.csv")" = 421 ] || fail "batch predict: $(wc -l < "$tmp/bp.csv") lines for 420 nodes"
+  run predict --resume "$tmp/b.ckpt" --trees 2 --trees-count 60 --attention "$tmp/bw.csv"
+  expect_rc 2 "predict --attention of a batch model"; grep -q "mini-batches" "$tmp/err" || fail "batch --attention message: $(cat "$tmp/err")"
+  run train --trees 3 --trees-count 50 --epochs 1 --json; expect_rc 0 "train --trees 3 defaults"
+  grep -q '"layers":4,"hidden":32.*"batch_size":1024' "$tmp/out" || fail "--trees 3 defaults: $(tail -1 "$tmp/out")"
+  run train --trees 3 --trees-count 50 --epochs 1 --layers 2 --hidden 8 --batch-size 0 --json; expect_rc 0 "--batch-size 0"
+  grep -q '"layers":2,"hidden":8.*"batch_size":0' "$tmp/out" || fail "given options lost: $(tail -1 "$tmp/out")"
+  for b in -1 x 1.5 "" 100000001; do
+    run train --trees 2 --trees-count 20 --epochs 1 --batch-size "$b"; expect_rc 2 "--batch-size '$b'"
+    grep -q -- "--batch-size" "$tmp/err" || fail "--batch-size '$b': message does not name the option: $(cat "$tmp/err")"
+  done
+  run train --trees 2 --trees-count 20 --epochs 1 --batch-size; expect_rc 2 "--batch-size without a value"
   # SIGTERM: stops at the end of an epoch, writes the checkpoint, status 143
   "$bin" train --trees 3 --trees-count 200 --layers 2 --hidden 8 --epochs 1000000 --save "$tmp/s.ckpt" \
       >"$tmp/out" 2>"$tmp/err" & pid=$!

@@ -20,20 +20,20 @@ wellformed() {
 }
 count() { grep -o "$1" "$2" | wc -l | tr -d ' '; }
 rows() { echo $(($(wc -l <"$1") - 1)); }
-# every line of a file ends with a newline and has 16 fields
+# every line of a file ends with a newline and has 17 fields
 complete_lines() {
   [ -z "$(tail -c 1 "$1")" ] || fail "$1: last line has no newline"
-  awk -F, 'NF != 16 { bad = 1 } END { exit bad }' "$1" || fail "$1: a line without 16 fields"
+  awk -F, 'NF != 17 { bad = 1 } END { exit bad }' "$1" || fail "$1: a line without 17 fields"
 }
 # the key and results of each row, without the timing column
-results() { cut -d, -f1-15 "$1" | sort; }
+results() { cut -d, -f1-16 "$1" | sort; }
 
-header="model,layers,norm,residual,missing,seed,epochs_run,train_acc,val_acc,test_acc,best_val_acc,test_acc_at_best_val,exploded,first_explosion_epoch,max_layer_grad_norm,epoch_ms_median"
+header="model,trees,layers,norm,residual,missing,seed,epochs_run,train_acc,val_acc,test_acc,best_val_acc,test_acc_at_best_val,exploded,first_explosion_epoch,max_layer_grad_norm,epoch_ms_median"
 out=$tmp/study
 args=(depth-study --trees 2 --trees-count 40 --layers 1,2 --norms none,lipschitz --seeds 2 --epochs 3 --hidden 8)
 
 run depth-study --help; expect_rc 0 "depth-study --help"
-for o in --layers --norms --model --residual --missing --seeds --out --metric --json --grad-logs --trees; do
+for o in --layers --norms --model --residual --missing --seeds --out --metric --json --grad-logs --trees "A..B" "d+1"; do
   grep -q -- "$o" "$tmp/out" || fail "depth-study --help lacks $o"
 done
 run --help; grep -q "depth-study" "$tmp/out" || fail "lipgnn --help does not list depth-study"
@@ -44,7 +44,7 @@ run "${args[@]}" --out "$out"; expect_rc 0 "depth-study"; no_sanitizer "depth-st
 [ "$(rows "$out/runs.csv")" = 8 ] || fail "runs.csv: $(rows "$out/runs.csv") rows, expected 8"
 complete_lines "$out/runs.csv"
 for n in none lipschitz; do for l in 1 2; do for s in 0 1; do
-  grep -q "^gat,$l,$n,0,0,$s,3," "$out/runs.csv" || fail "runs.csv lacks gat L=$l $n seed $s"
+  grep -q "^gat,2,$l,$n,0,0,$s,3," "$out/runs.csv" || fail "runs.csv lacks gat L=$l $n seed $s"
 done; done; done
 grep -q "8 to do" "$tmp/err" || fail "first run does not say '8 to do': $(head -3 "$tmp/err")"
 # summary.md: a row per depth, a column per norm, n=2 in each cell
@@ -55,8 +55,8 @@ grep -q '^| layers |.*gat none.*|.*gat lipschitz.*|$' "$sm" || fail "summary.md 
 grep -q '^| 1 |' "$sm" && grep -q '^| 2 |' "$sm" || fail "summary.md: rows are not layers 1 and 2"
 [ "$(count '(n=2)' "$sm")" = 4 ] || fail "summary.md: $(count '(n=2)' "$sm") cells with n=2, expected 4"
 grep -q 'train accuracy' "$sm" || fail "summary.md: --trees is not scored by train accuracy"
-# the mean and std of one cell, recomputed from runs.csv (train_acc is field 8)
-want=$(awk -F, '$1=="gat" && $2==2 && $3=="none" { x[n++] = $8 } END { m = (x[0] + x[1]) / 2;
+# the mean and std of one cell, recomputed from runs.csv (train_acc is field 9)
+want=$(awk -F, '$1=="gat" && $3==2 && $4=="none" { x[n++] = $9 } END { m = (x[0] + x[1]) / 2;
   s = sqrt(((x[0] - m)^2 + (x[1] - m)^2) / 1); printf "%.3f ± %.3f", m, s }' "$out/runs.csv")
 grep '^| 2 |' "$sm" | grep -qF "$want" || fail "summary.md L=2 none is not '$want': $(grep '^| 2 |' "$sm")"
 # depth.svg
@@ -110,13 +110,45 @@ run depth-study --trees 2 --trees-count 40 --model gat,gt --layers 2 --norms lip
     --epochs 2 --hidden 8 --metric test --grad-logs --out "$out2"
 expect_rc 0 "depth-study two models"; no_sanitizer "two models"
 [ "$(rows "$out2/runs.csv")" = 4 ] || fail "two models: $(rows "$out2/runs.csv") rows, expected 4"
-grep -q "^gt,2,lipschitz,1,0,0," "$out2/runs.csv" || fail "two models: no gt residual row"
+grep -q "^gt,2,2,lipschitz,1,0,0," "$out2/runs.csv" || fail "two models: no gt residual row"
 [ "$(ls "$out2" | grep -c '^grad_.*\.csv$')" = 4 ] || fail "--grad-logs: not 4 grad logs: $(ls "$out2")"
 grep -q 'test accuracy' "$out2/summary.md" || fail "--metric test not used"
 grep -q 'gt lipschitz res=1' "$out2/summary.md" || fail "summary.md lacks the gt residual column"
 [ "$(count 'class="series"' "$out2/depth.svg")" = 0 ] || fail "one depth: no polyline expected"
 [ "$(count 'class="marker"' "$out2/depth.svg")" = 4 ] || fail "one depth: not 4 markers"
 wellformed "$out2/depth.svg"
+
+# TREES depths on the x axis: d+1 layers each, runs keyed by the depth
+out4=$tmp/study4
+targs=(depth-study --trees 2..4 --trees-count 40 --norms lipschitz --seeds 1 --epochs 2 --hidden 8 --batch-size 8)
+run "${targs[@]}" --out "$out4" --grad-logs; expect_rc 0 "depth-study --trees 2..4"; no_sanitizer "--trees 2..4"
+[ "$(rows "$out4/runs.csv")" = 3 ] || fail "--trees 2..4: $(rows "$out4/runs.csv") rows, expected 3"
+complete_lines "$out4/runs.csv"
+for d in 2 3 4; do
+  grep -q "^gat,$d,$((d + 1)),lipschitz,0,0,0,2," "$out4/runs.csv" || fail "--trees 2..4: no row for d=$d with $((d + 1)) layers"
+  [ -f "$out4/grad_gat_lipschitz_r0_m0_d${d}_L$((d + 1))_seed0.csv" ] || fail "--trees 2..4: no grad log for d=$d: $(ls "$out4")"
+done
+grep -q '^| depth |' "$out4/summary.md" || fail "--trees 2..4: summary.md rows are not depths"
+[ "$(grep -c '^| [2-4] |.*(n=1)' "$out4/summary.md")" = 3 ] || fail "--trees 2..4: summary.md lacks depth rows"
+grep -q 'd+1 layers' "$out4/summary.md" || fail "--trees 2..4: summary.md does not say d+1 layers"
+grep -q 'train accuracy' "$out4/summary.md" || fail "--trees 2..4: not scored by train accuracy"
+grep -q '>tree depth d (d+1 layers)</text>' "$out4/depth.svg" || fail "--trees 2..4: depth.svg x axis is not the tree depth"
+[ "$(count 'class="marker"' "$out4/depth.svg")" = 3 ] || fail "--trees 2..4: not 3 markers"
+wellformed "$out4/depth.svg"
+cp "$out4/runs.csv" "$tmp/runs4.csv"
+grep -v '^gat,3,' "$tmp/runs4.csv" >"$out4/runs.csv"
+run "${targs[@]}" --out "$out4"; expect_rc 0 "--trees 2..4 after a deleted depth"
+grep -q "2 already in .*1 to do" "$tmp/err" || fail "--trees 2..4 resume: not '1 to do': $(head -2 "$tmp/err")"
+[ "$(results "$out4/runs.csv")" = "$(results "$tmp/runs4.csv")" ] || fail "--trees 2..4: the redone depth differs"
+run "${targs[@]}" --out "$out4" --json; expect_rc 0 "--trees 2..4 --json"
+grep -q '"trees":4,"layers":5' "$tmp/out" || fail "--trees --json: no cell with trees 4 and 5 layers"
+# a depth list with --layers: one series per number of layers
+out5=$tmp/study5
+run depth-study --trees 2,4 --layers 2,3 --trees-count 30 --norms none --seeds 1 --epochs 1 --hidden 4 --out "$out5"
+expect_rc 0 "depth-study --trees 2,4 --layers 2,3"
+[ "$(rows "$out5/runs.csv")" = 4 ] || fail "--trees 2,4 --layers 2,3: $(rows "$out5/runs.csv") rows, expected 4"
+grep -q '^gat,4,2,none,' "$out5/runs.csv" || fail "--trees 2,4 --layers 2,3: no d=4 L=2 row"
+grep -q '^| depth | gat none L=2 | gat none L=3 |$' "$out5/summary.md" || fail "--layers series: $(grep depth "$out5/summary.md")"
 
 # a wrong header
 mkdir -p "$tmp/bad"
@@ -152,6 +184,12 @@ bad --layers 2 --hidden 0
 bad --layers 2 --bogus-option
 bad --layers 2 --model gat-classic --layers 5
 bad --layers 2 --trees 3 --dataset cora
+bad --trees 1..3
+bad --trees 5..3
+bad --trees 2,2
+bad --trees 2,x
+bad --trees 11
+bad --trees 2 --batch-size -1
 run depth-study --trees 2 --layers 2; expect_rc 2 "depth-study without --out"
 grep -q -- "--out" "$tmp/err" || fail "missing --out: message does not say --out"
 run depth-study --out "$tmp/x" --layers 2; expect_rc 2 "depth-study without data"

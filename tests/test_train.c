@@ -11,6 +11,7 @@
 
 #include "testutil.h"
 #include "core/internal.h"
+#include "train/batch.h"
 #include "train/checkpoint.h"
 #include "train/model.h"
 
@@ -70,13 +71,16 @@ static lg_dataset *random_dataset(lg_idx n, lg_idx d, int c, int sparse, uint64_
     return ds;
 }
 
-/* Loss of the double model at its current parameters. */
-static double loss64(lg__model_f64 *m, const lg_dataset *ds) {
+/* Loss of the double model at its current parameters, over nodes. */
+static double loss64(lg__model_f64 *m, const lg_idx *nodes, lg_idx count) {
     double loss;
     assert_ok(lg__model_forward_f64(m, 1, 11, 3));
-    assert_ok(lg__model_eval_f64(m, ds->train, ds->n_train, &loss, NULL));
+    assert_ok(lg__model_eval_f64(m, nodes, count, &loss, NULL));
     return loss;
 }
+
+static int fd_model(lg__model_f64 *m, lg_rng *r, const lg_idx *nodes, lg_idx count, double tol, double *worst,
+                    int corrupt);
 
 /* Central differences of the loss against the backward pass for every
  * parameter. Returns the number of mismatches; tol is relative. */
@@ -85,13 +89,21 @@ static int fd_check(const lg_model_config *mc, const lg_dataset *ds, double tol,
     lg_rng r;
     lg_rng_seed(&r, 5);
     assert_ok(lg__model_init_f64(&m, mc, ds, ds->features, &r));
+    int bad = fd_model(m, &r, ds->train, ds->n_train, tol, worst, corrupt);
+    lg__model_free_f64(m);
+    return bad;
+}
+
+/* fd_check on a built model: parameters moved by r, loss over nodes. */
+static int fd_model(lg__model_f64 *m, lg_rng *r, const lg_idx *nodes, lg_idx count, double tol, double *worst,
+                    int corrupt) {
     double *p = lg__model_params_f64(m);
     lg_idx np = lg__model_nparams_f64(m);
     /* biases start at 0 and LayerNorm at (1, 0): move every parameter off its
      * initial value so that every path carries signal */
-    for (lg_idx k = 0; k < np; k++) p[k] += 0.1 * (lg_rng_double(&r) - 0.5);
-    loss64(m, ds);
-    assert_ok(lg__model_backward_f64(m, ds->train, ds->n_train, 1, 11, 3));
+    for (lg_idx k = 0; k < np; k++) p[k] += 0.1 * (lg_rng_double(r) - 0.5);
+    loss64(m, nodes, count);
+    assert_ok(lg__model_backward_f64(m, nodes, count, 1, 11, 3));
     double *g = malloc(sizeof(double) * (size_t)np);
     memcpy(g, lg__model_grads_f64(m), sizeof(double) * (size_t)np);
     if (corrupt) g[np / 2] += 1e-3 + 0.01 * fabs(g[np / 2]); /* a deliberately wrong gradient */
@@ -104,9 +116,9 @@ static int fd_check(const lg_model_config *mc, const lg_dataset *ds, double tol,
     for (lg_idx k = 0; k < np; k++) {
         double keep = p[k];
         p[k] = keep + h;
-        double lp = loss64(m, ds);
+        double lp = loss64(m, nodes, count);
         p[k] = keep - h;
-        double lm = loss64(m, ds);
+        double lm = loss64(m, nodes, count);
         p[k] = keep;
         double num = (lp - lm) / (2 * h), err = fabs(num - g[k]) / fmax(1e-4, fmax(fabs(num), fabs(g[k])));
         if (fabs(num - g[k]) < 1e-11) err = 0; /* below the central difference's rounding floor (~eps/h) */
@@ -114,7 +126,6 @@ static int fd_check(const lg_model_config *mc, const lg_dataset *ds, double tol,
         if (err > tol) bad++;
     }
     free(g);
-    lg__model_free_f64(m);
     return bad;
 }
 
@@ -400,6 +411,409 @@ static void test_configs(void **state) {
     assert_true(mc.layers == 2 && mc.hidden == 16 && mc.self_loops && mc.feature_norm_row);
 }
 
+
+/* ---- mini-batches of trees ---- */
+
+static lg_dataset *trees(int depth, lg_idx count, uint64_t seed) {
+    lg_trees_opts o;
+    lg_trees_opts_default(&o);
+    o.depth = depth;
+    o.count = count;
+    o.seed = seed;
+    lg_dataset *ds = NULL;
+    assert_ok(lg_trees_generate(&ds, &o));
+    return ds;
+}
+
+static void trees_config(lg_model_config *mc, lg_train_config *tc, int depth, int batch) {
+    lg_model_config_default(mc, LG_MODEL_GAT);
+    mc->layers = depth + 1;
+    mc->hidden = 8;
+    mc->heads = 2;
+    mc->att_norm = LG_ATT_NORM_LIPSCHITZ;
+    mc->node_norm = LG_NODE_NORM_PAIRNORM;
+    mc->residual = 1;
+    mc->dropout = 0.2;
+    mc->att_dropout = 0.1;
+    lg_train_config_default(tc);
+    tc->seed = 9;
+    tc->lr = 0.01;
+    tc->batch_size = batch;
+}
+
+/* Records epoch e: losses[e] = the training pass's loss, evals[4e..4e+3] =
+ * train loss and accuracy, test loss and accuracy (either may be NULL). */
+static void record(const lg_epoch_stats *es, int e, double *losses, double *evals) {
+    if (losses) losses[e] = es->train_loss_step;
+    if (evals) {
+        evals[4 * e] = es->train_loss;
+        evals[4 * e + 1] = es->train_acc;
+        evals[4 * e + 2] = es->test_loss;
+        evals[4 * e + 3] = es->test_acc;
+    }
+}
+
+/* Both trainers predict the same bits for every node of ds. */
+static void assert_same_predictions(lg_trainer *a, lg_trainer *b, const lg_dataset *ds) {
+    lg_idx n = ds->graph->n, C = ds->n_classes;
+    float *pa = malloc(sizeof(float) * (size_t)(n * C)), *pb = malloc(sizeof(float) * (size_t)(n * C));
+    assert_ok(lg_trainer_predict(a, pa, NULL));
+    assert_ok(lg_trainer_predict(b, pb, NULL));
+    assert_memory_equal(pa, pb, sizeof(float) * (size_t)(n * C));
+    free(pa);
+    free(pb);
+}
+
+/* Runs epochs epochs; losses, evals as record(); norms[e*L + l] = grad norm. */
+static lg_trainer *run_norms(const lg_dataset *ds, const lg_model_config *mc, const lg_train_config *tc, int epochs,
+                             double *losses, double *evals, double *norms) {
+    lg_trainer *t = NULL;
+    assert_ok(lg_trainer_init(&t, mc, tc, ds));
+    lg_epoch_stats es;
+    for (int e = 0; e < epochs; e++) {
+        assert_ok(lg_trainer_epoch(t, &es));
+        record(&es, e, losses, evals);
+        if (norms)
+            for (int l = 0; l < es.layers; l++) {
+                norms[e * es.layers + l] = es.grad_norm[l];
+                assert_true(isfinite(es.grad_norm[l]) && es.grad_norm[l] > 0);
+            }
+    }
+    return t;
+}
+
+/* Batch training is deterministic: same seed, same bits (losses, norms,
+ * evaluation, predictions); another seed or batch size, another run. */
+static void test_batch_deterministic(void **state) {
+    (void)state;
+    lg_dataset *ds = trees(2, 60, 3);
+    lg_model_config mc;
+    lg_train_config tc;
+    trees_config(&mc, &tc, 2, 7);
+    enum { E = 6, L = 3 };
+    double l1[E], l2[E], l3[E], v1[4 * E], v2[4 * E], n1[E * L], n2[E * L];
+    lg_trainer *a = run_norms(ds, &mc, &tc, E, l1, v1, n1), *b = run_norms(ds, &mc, &tc, E, l2, v2, n2);
+    assert_memory_equal(l1, l2, sizeof l1);
+    assert_memory_equal(v1, v2, sizeof v1);
+    assert_memory_equal(n1, n2, sizeof n1);
+    assert_same_predictions(a, b, ds);
+    lg_trainer_free(b);
+    /* the training changed something, and every batch took a step: the loss moved */
+    assert_true(l1[E - 1] != l1[0]);
+    tc.seed = 10;
+    b = run_norms(ds, &mc, &tc, E, l3, NULL, NULL);
+    assert_true(memcmp(l1, l3, sizeof l1) != 0);
+    lg_trainer_free(b);
+    tc.seed = 9;
+    tc.batch_size = 5;
+    b = run_norms(ds, &mc, &tc, E, l3, NULL, NULL);
+    assert_true(memcmp(l1, l3, sizeof l1) != 0);
+    lg_trainer_free(b);
+    lg_trainer_free(a);
+    lg_dataset_free(ds);
+}
+
+/* Relative difference, with a floor for values near 0. */
+static double rel(double a, double b) { return fabs(a - b) / fmax(1e-3, fmax(fabs(a), fabs(b))); }
+
+/* A one-tree data set: batches of 1 tree and the full-batch path are the same
+ * computation (same graph, same dropout streams, same Adam steps) except that
+ * the batch model reads out the root alone (a product over 1 row instead of
+ * 15, rounded differently): the same losses, norms, accuracies and
+ * predictions up to rounding. And one batch holding every training tree (no
+ * dropout) gives the full-batch loss and gradient norms up to rounding. */
+static void test_batch_matches_full(void **state) {
+    (void)state;
+    enum { E = 5, L = 4 };
+    lg_model_config mc;
+    lg_train_config tc;
+    lg_dataset *one = trees(3, 1, 4);
+    assert_int_equal(one->n_train, 1);
+    trees_config(&mc, &tc, 3, 0);
+    double lf[E], lb[E], vf[4 * E], vb[4 * E], nf[E * L], nb[E * L];
+    lg_trainer *f = run_norms(one, &mc, &tc, E, lf, vf, nf);
+    tc.batch_size = 1;
+    lg_trainer *b = run_norms(one, &mc, &tc, E, lb, vb, nb);
+    for (int e = 0; e < E; e++) {
+        assert_true(rel(lf[e], lb[e]) < 1e-5);
+        for (int k = 0; k < 4; k++) assert_true(rel(vf[4 * e + k], vb[4 * e + k]) < 1e-5);
+        for (int l = 0; l < L; l++) assert_true(rel(nf[e * L + l], nb[e * L + l]) < 1e-4);
+    }
+    assert_true(lf[E - 1] != lf[0]); /* it trained */
+    float pf[15 * 8], pb[15 * 8];
+    assert_ok(lg_trainer_predict(f, pf, NULL));
+    assert_ok(lg_trainer_predict(b, pb, NULL));
+    for (int k = 0; k < 15 * 8; k++) assert_true(fabs(pf[k] - pb[k]) < 1e-4);
+    lg_trainer_free(f);
+    lg_trainer_free(b);
+    lg_dataset_free(one);
+
+    lg_dataset *ds = trees(3, 40, 5);
+    trees_config(&mc, &tc, 3, 0);
+    mc.dropout = mc.att_dropout = 0;
+    f = run_norms(ds, &mc, &tc, 1, lf, vf, nf);
+    tc.batch_size = (int)ds->n_train;
+    b = run_norms(ds, &mc, &tc, 1, lb, vb, nb);
+    assert_true(fabs(lf[0] - lb[0]) <= 1e-6 * fabs(lf[0]));
+    for (int l = 0; l < L; l++) assert_true(fabs(nf[l] - nb[l]) <= 1e-4 * fabs(nf[l]));
+    for (int k = 0; k < 4; k++) assert_true(fabs(vf[k] - vb[k]) <= 1e-5 * fmax(1e-3, fabs(vf[k])));
+    lg_trainer_free(f);
+    lg_trainer_free(b);
+    lg_dataset_free(ds);
+}
+
+/* The loss and the accuracy are taken at the roots only: labels given to
+ * every other node change nothing, and the reported loss is the mean NLL of
+ * the training roots in the predictions. */
+static void test_batch_roots_only(void **state) {
+    (void)state;
+    enum { E = 3 };
+    lg_dataset *ds = trees(2, 50, 6);
+    lg_model_config mc;
+    lg_train_config tc;
+    trees_config(&mc, &tc, 2, 8);
+    double l1[E], l2[E], v1[4 * E], v2[4 * E];
+    lg_trainer *a = run_norms(ds, &mc, &tc, E, l1, v1, NULL);
+    lg_idx n = ds->graph->n, C = ds->n_classes;
+    float *lp = malloc(sizeof(float) * (size_t)(n * C));
+    assert_ok(lg_trainer_predict(a, lp, NULL));
+    double sum = 0;
+    lg_idx right = 0;
+    for (lg_idx k = 0; k < ds->n_train; k++) {
+        lg_idx r = ds->train[k];
+        assert_int_equal(r, ds->roots[r / 7]); /* a root */
+        sum -= lp[r * C + ds->labels[r]];
+        lg_idx best = 0;
+        for (lg_idx c = 1; c < C; c++)
+            if (lp[r * C + c] > lp[r * C + best]) best = c;
+        right += best == ds->labels[r];
+    }
+    assert_true(fabs(v1[4 * (E - 1)] - sum / (double)ds->n_train) <= 1e-6 * fabs(v1[4 * (E - 1)]));
+    assert_true(v1[4 * (E - 1) + 1] == (double)right / (double)ds->n_train);
+    /* label every non-root node (a loss over all nodes would change) */
+    for (lg_idx i = 0; i < n; i++)
+        if (ds->labels[i] < 0) ds->labels[i] = (int32_t)(i % C);
+    lg_trainer *b = run_norms(ds, &mc, &tc, E, l2, v2, NULL);
+    assert_memory_equal(l1, l2, sizeof l1);
+    assert_memory_equal(v1, v2, sizeof v1);
+    free(lp);
+    lg_trainer_free(a);
+    lg_trainer_free(b);
+    lg_dataset_free(ds);
+}
+
+/* The batch model (read-out rows, borrowed batch graphs) against central
+ * differences, in double, on a batch of 3 trees out of 6. */
+static void test_batch_model_gradients(void **state) {
+    (void)state;
+    lg_dataset *ds = trees(2, 6, 12);
+    struct { lg_model_kind kind; lg_att_norm att; lg_node_norm node; int residual; } cases[] = {
+        {LG_MODEL_GAT, LG_ATT_NORM_LIPSCHITZ, LG_NODE_NORM_PAIRNORM, 1},
+        {LG_MODEL_GAT, LG_ATT_NORM_NONE, LG_NODE_NORM_NONE, 0},
+        {LG_MODEL_GAT_CLASSIC, LG_ATT_NORM_LIPSCHITZ, LG_NODE_NORM_NONE, 0},
+        {LG_MODEL_GT, LG_ATT_NORM_LIPSCHITZ, LG_NODE_NORM_LAYERNORM, 1},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+        for (int corrupt = 0; corrupt < 2; corrupt++) {
+            lg_model_config mc;
+            lg_model_config_default(&mc, cases[c].kind);
+            mc.att_norm = cases[c].att;
+            mc.node_norm = cases[c].node;
+            mc.residual = cases[c].residual;
+            mc.hidden = 3;
+            mc.heads = 2;
+            if (mc.kind != LG_MODEL_GAT_CLASSIC) mc.layers = 3;
+            mc.dropout = 0.3;
+            mc.att_dropout = 0.2;
+            lg__batcher b;
+            assert_ok(lg__batcher_init(&b, ds, ds->features, &mc, 3, 0));
+            lg__batch bt;
+            lg__batcher_fill(&b, 0, 0, 0, &bt);
+            assert_true(bt.n_graphs == 3 && bt.n_read == 3 && bt.g->n == 21);
+            const lg_idx cap[3] = {b.n_cap, b.nnz_cap, b.t_cap};
+            lg__model_f64 *m = NULL;
+            lg_rng r;
+            lg_rng_seed(&r, 5);
+            assert_ok(lg__model_init_batch_f64(&m, &mc, ds, ds->features, cap, &r));
+            assert_ok(lg__model_bind_f64(m, &bt));
+            double worst;
+            int bad = fd_model(m, &r, b.iota, b.n_targets, 1e-5, &worst, corrupt);
+            if (!corrupt && bad)
+                fail_msg("batch case %zu (%s): %d gradients differ from central differences (worst %.3g)", c,
+                         lg_model_kind_name(mc.kind), bad, worst);
+            if (corrupt) assert_true(bad >= 1); /* the check catches a wrong gradient */
+            else print_message("batch case %zu: worst relative error %.2e\n", c, worst);
+            lg__model_free_f64(m);
+            lg__batcher_destroy(&b);
+        }
+    lg_dataset_free(ds);
+}
+
+static char *tmp_path(void) {
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/lg_batch_XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    return path;
+}
+
+/* Save after 3 epochs, load into a new trainer, 5 more: the same bits as 8 in
+ * a row. A checkpoint of another batch size is refused. */
+static void test_batch_resume(void **state) {
+    (void)state;
+    enum { E = 8 };
+    lg_dataset *ds = trees(2, 45, 7);
+    lg_model_config mc;
+    lg_train_config tc;
+    trees_config(&mc, &tc, 2, 6);
+    tc.plateau = 1;
+    double straight[E], resumed[E], vs[4 * E], vr[4 * E];
+    lg_trainer *a = run_norms(ds, &mc, &tc, E, straight, vs, NULL);
+    lg_trainer *b = run_norms(ds, &mc, &tc, 3, resumed, vr, NULL);
+    const char *path = tmp_path();
+    assert_ok(lg_trainer_save(b, path));
+    lg_trainer_free(b);
+    assert_ok(lg_trainer_init(&b, &mc, &tc, ds));
+    assert_ok(lg_trainer_load(b, path));
+    lg_epoch_stats es;
+    for (int e = 3; e < E; e++) {
+        assert_ok(lg_trainer_epoch(b, &es));
+        record(&es, e, resumed, vr);
+    }
+    assert_memory_equal(straight, resumed, sizeof straight);
+    assert_memory_equal(vs, vr, sizeof vs);
+    assert_same_predictions(a, b, ds);
+    lg_trainer_free(b);
+    lg_train_config other = tc;
+    other.batch_size = 5;
+    assert_ok(lg_trainer_init(&b, &mc, &other, ds));
+    assert_int_equal(lg_trainer_load(b, path), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "--batch-size 6"));
+    lg_trainer_free(b);
+
+    /* a checkpoint from before batch_size existed (its training section ends
+     * there) is a full-batch one */
+    lg_ckpt *ck = NULL;
+    assert_ok(lg__ckpt_load(&ck, path));
+    lg_ckpt_section sec[16];
+    assert_true(ck->count <= 16);
+    for (uint32_t k = 0; k < ck->count; k++) {
+        sec[k] = ck->sections[k];
+        if (sec[k].tag == 2) sec[k].length = offsetof(lg_train_config, batch_size);
+    }
+    assert_ok(lg__ckpt_save(path, sec, ck->count, -1));
+    lg__ckpt_free(ck);
+    lg_model_config mc2;
+    lg_train_config tc2;
+    assert_ok(lg_checkpoint_config(path, &mc2, &tc2));
+    assert_int_equal(tc2.batch_size, 0);
+    assert_true(tc2.seed == tc.seed);
+    assert_ok(lg_trainer_init(&b, &mc, &tc, ds));
+    assert_int_equal(lg_trainer_load(b, path), LG_EINVAL); /* batch 6 vs 0 */
+    lg_trainer_free(b);
+    tc2 = tc;
+    tc2.batch_size = 0;
+    assert_ok(lg_trainer_init(&b, &mc, &tc2, ds));
+    assert_ok(lg_trainer_load(b, path));
+    assert_int_equal(lg_trainer_epochs_done(b), 3);
+    lg_trainer_free(b);
+    unlink(path);
+    lg_trainer_free(a);
+    lg_dataset_free(ds);
+}
+
+static void count_batches(void *ctx, long done, long total) {
+    long *c = ctx;
+    assert_int_equal(done, c[0] + 1); /* one call per batch, in order */
+    c[0] = done;
+    c[1] = total;
+}
+
+/* The progress hook: called after every batch, training then evaluation. */
+static void test_batch_progress(void **state) {
+    (void)state;
+    lg_dataset *ds = trees(2, 30, 3); /* 24 training trees, 6 test trees */
+    lg_model_config mc;
+    lg_train_config tc;
+    trees_config(&mc, &tc, 2, 5);
+    lg_trainer *t = NULL;
+    assert_ok(lg_trainer_init(&t, &mc, &tc, ds));
+    long c[2] = {0, 0};
+    lg_trainer_set_progress(t, count_batches, c);
+    lg_epoch_stats es;
+    assert_ok(lg_trainer_epoch(t, &es));
+    assert_int_equal(c[0], 5 + 5 + 2); /* 5 training batches, evaluation: 5 + 2 */
+    assert_int_equal(c[1], 12);
+    c[0] = 0;
+    assert_ok(lg_trainer_epoch(t, &es));
+    assert_int_equal(c[0], 12);
+    lg_trainer_free(t);
+    lg_dataset_free(ds);
+}
+
+/* Batch mode refuses what it cannot do: a negative batch size, a data set
+ * whose graphs are joined by an edge; a batch trainer has no whole-graph
+ * attention. */
+static void test_batch_errors(void **state) {
+    (void)state;
+    lg_dataset *ds = trees(2, 10, 8);
+    lg_model_config mc;
+    lg_train_config tc;
+    trees_config(&mc, &tc, 2, -1);
+    lg_trainer *t = NULL;
+    assert_int_equal(lg_trainer_init(&t, &mc, &tc, ds), LG_EINVAL);
+    assert_null(t);
+    assert_non_null(strstr(lg_last_error(), "--batch-size"));
+    tc.batch_size = 3;
+    assert_ok(lg_trainer_init(&t, &mc, &tc, ds));
+    assert_null(lg_trainer_graph(t));
+    float att[64];
+    assert_int_equal(lg_trainer_attention(t, 0, att), LG_EUNSUPPORTED);
+    lg_trainer_free(t);
+    /* an edge from tree 1's root into tree 0 */
+    lg_graph *g = ds->graph;
+    lg_idx *src = malloc(sizeof(lg_idx) * (size_t)(g->nnz + 1)), *dst = malloc(sizeof(lg_idx) * (size_t)(g->nnz + 1));
+    lg_idx m = 0;
+    for (lg_idx i = 0; i < g->n; i++)
+        for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) { src[m] = g->j[e]; dst[m++] = i; }
+    src[m] = ds->roots[1];
+    dst[m++] = 3;
+    lg_graph *h = NULL;
+    assert_ok(lg_graph_from_edges(&h, g->n, m, src, dst, 0));
+    ds->graph = h;
+    assert_int_equal(lg_trainer_init(&t, &mc, &tc, ds), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "joins two graphs"));
+    lg_trainer_mem est;
+    assert_int_equal(lg_trainer_estimate(&mc, &tc, ds, &est), LG_EINVAL);
+    tc.batch_size = 0; /* full batch does not care */
+    assert_ok(lg_trainer_init(&t, &mc, &tc, ds));
+    lg_trainer_free(t);
+    ds->graph = g;
+    lg_graph_free(h);
+    free(src);
+    free(dst);
+    lg_dataset_free(ds);
+}
+
+/* The estimate for (mc, tc, ds) equals what lg_trainer_init allocates; returns
+ * the trainer (caller frees) and the estimate. */
+static lg_trainer *estimate_equals_memory(const lg_model_config *mc, const lg_train_config *tc, const lg_dataset *ds,
+                                          lg_trainer_mem *est) {
+    lg_trainer_mem got;
+    assert_ok(lg_trainer_estimate(mc, tc, ds, est));
+    lg_trainer *t = NULL;
+    assert_ok(lg_trainer_init(&t, mc, tc, ds));
+    lg_trainer_memory(t, &got);
+    assert_int_equal(est->params, got.params);
+    assert_int_equal(est->activations, got.activations);
+    assert_int_equal(est->workspace, got.workspace);
+    assert_int_equal(est->other, got.other);
+    assert_int_equal(est->total, got.total);
+    assert_true(est->total > est->params && est->activations > 0);
+    return t;
+}
+
 /* The estimate equals what the trainer allocates, for every model kind. */
 static void test_memory_estimate(void **state) {
     (void)state;
@@ -419,35 +833,44 @@ static void test_memory_estimate(void **state) {
             mc.residual = cases[c].residual;
             if (cases[c].k != LG_MODEL_GAT_CLASSIC) { mc.layers = 3; mc.hidden = 5; mc.heads = 2; }
             if (cases[c].k == LG_MODEL_GIN) mc.train_eps = 1;
-            lg_trainer_mem est, got;
-            lg_dataset *ds = d ? de : sp;
-            assert_ok(lg_trainer_estimate(&mc, &tc, ds, &est));
-            lg_trainer *t = NULL;
-            assert_ok(lg_trainer_init(&t, &mc, &tc, ds));
-            lg_trainer_memory(t, &got);
-            assert_int_equal(est.params, got.params);
-            assert_int_equal(est.activations, got.activations);
-            assert_int_equal(est.workspace, got.workspace);
-            assert_int_equal(est.other, got.other);
-            assert_int_equal(est.total, got.total);
-            assert_true(est.total > est.params && est.activations > 0);
-            lg_trainer_free(t);
+            lg_trainer_mem est;
+            lg_trainer_free(estimate_equals_memory(&mc, &tc, d ? de : sp, &est));
         }
     lg_dataset_free(sp);
     lg_dataset_free(de);
+    /* mini-batches of trees: every model kind, batch sizes 1, 7 and more
+     * than the trees; a batch of 7 needs less than the whole forest */
+    lg_dataset *tr = trees(3, 30, 1);
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+        for (int bs = 0; bs < 4; bs++) {
+            static const int sizes[4] = {0, 1, 7, 100};
+            lg_model_config mc;
+            lg_train_config tc;
+            trees_config(&mc, &tc, 3, sizes[bs]);
+            lg_model_config_default(&mc, cases[c].k);
+            mc.node_norm = cases[c].nn;
+            mc.residual = cases[c].residual;
+            lg_trainer_mem est, full;
+            lg_trainer *t = estimate_equals_memory(&mc, &tc, tr, &est);
+            lg_epoch_stats es;
+            assert_ok(lg_trainer_epoch(t, &es));
+            lg_trainer_free(t);
+            tc.batch_size = 0;
+            assert_ok(lg_trainer_estimate(&mc, &tc, tr, &full));
+            if (sizes[bs] == 7) assert_true(est.activations * 3 < full.activations);
+        }
+    lg_dataset_free(tr);
 }
 
-static void test_out_of_memory(void **state) {
-    (void)state;
-    lg_dataset *ds = random_dataset(20, 5, 3, 1, 6);
-    lg_model_config mc;
-    lg_train_config tc;
-    small_config(&mc, &tc);
+/* Fails the k-th allocation of init + one epoch for k = 1, 2, ... until one
+ * succeeds: every failure is LG_ENOMEM without a leak, and the epoch itself
+ * allocates nothing. */
+static void oom_sweep(const lg_dataset *ds, const lg_model_config *mc, const lg_train_config *tc) {
     int ok = 0;
-    for (long k = 1; k < 2000 && !ok; k++) {
+    for (long k = 1; k < 3000 && !ok; k++) {
         lg_test_alloc_fail_at(k);
         lg_trainer *t = NULL;
-        lg_status st = lg_trainer_init(&t, &mc, &tc, ds);
+        lg_status st = lg_trainer_init(&t, mc, tc, ds);
         if (st == LG_OK) {
             lg_epoch_stats es;
             st = lg_trainer_epoch(t, &es);
@@ -462,6 +885,20 @@ static void test_out_of_memory(void **state) {
         lg_test_alloc_reset();
     }
     assert_true(ok);
+}
+
+static void test_out_of_memory(void **state) {
+    (void)state;
+    lg_dataset *ds = random_dataset(20, 5, 3, 1, 6);
+    lg_model_config mc;
+    lg_train_config tc;
+    small_config(&mc, &tc);
+    oom_sweep(ds, &mc, &tc);
+    lg_dataset_free(ds);
+    /* the same in mini-batch mode */
+    ds = trees(2, 12, 2);
+    trees_config(&mc, &tc, 2, 5);
+    oom_sweep(ds, &mc, &tc);
     lg_dataset_free(ds);
 }
 
@@ -616,7 +1053,10 @@ int main(void) {
         cmocka_unit_test(test_resume_bit_identical), cmocka_unit_test(test_missing_features),
         cmocka_unit_test(test_configs), cmocka_unit_test(test_memory_estimate),
         cmocka_unit_test(test_out_of_memory), cmocka_unit_test(test_restored_values),
-        cmocka_unit_test(test_nonfinite_located),
+        cmocka_unit_test(test_nonfinite_located), cmocka_unit_test(test_batch_deterministic),
+        cmocka_unit_test(test_batch_matches_full), cmocka_unit_test(test_batch_roots_only),
+        cmocka_unit_test(test_batch_resume), cmocka_unit_test(test_batch_errors),
+        cmocka_unit_test(test_batch_model_gradients), cmocka_unit_test(test_batch_progress),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /*
  * lipgnn/train.h: deep attention models and their training: DeepGAT, DeepGT
- * and the classic 2-layer GAT (attention-spec.md section 6), full-batch Adam
- * training with per-layer gradient norms, explosion detection and checkpoints.
+ * and the classic 2-layer GAT (attention-spec.md section 6), Adam training
+ * (full batch, or mini-batches of whole graphs such as TREES' trees) with
+ * per-layer gradient norms, explosion detection and checkpoints.
  *
  * Part of the umbrella header <lipgnn.h>; include that one.
  *
@@ -97,7 +98,7 @@ lg_status lg_model_config_check(const lg_model_config *c);
 
 /* Training hyper-parameters. */
 typedef struct lg_train_config {
-    int epochs;            /* full-batch epochs (200)                                   */
+    int epochs;            /* epochs (200)                                              */
     double lr;             /* Adam learning rate (0.005)                               */
     double weight_decay;   /* L2 added to the gradient (5e-4)                          */
     double layer_weight_decay; /* L2 on the layers' parameters instead (not the input and
@@ -112,6 +113,8 @@ typedef struct lg_train_config {
     double explode_growth;    /* ... or growth by this factor ... (1e3)                */
     int explode_window;       /* ... within this many epochs (10)                      */
     int stop_on_explosion; /* 1: lg_trainer_done() becomes true at an explosion         */
+    int batch_size;        /* graphs per mini-batch (0: full batch, the default); for a
+                              data set of many graphs (TREES): see lg_trainer_epoch  */
 } lg_train_config;
 
 void lg_train_config_default(lg_train_config *c);
@@ -170,8 +173,27 @@ void lg_trainer_free(lg_trainer *t);
 /* One epoch: training forward, backward, gradient norms, explosion check, Adam
  * step, evaluation, scheduler. Fills *st. Deterministic for a seed and a
  * thread count; lipgnn's own kernels give the same bits whatever the thread
- * count (OpenBLAS's sgemm may round differently at another count). */
+ * count (OpenBLAS's sgemm may round differently at another count).
+ *
+ * Mini-batches (tc.batch_size = B > 0; the data set must be a disjoint union
+ * of graphs, ds->graph_ptr, as TREES is): the training graphs (those holding
+ * training nodes) are visited in an order shuffled from (seed, epoch), B at a
+ * time; each batch is the disjoint union of its graphs, its loss the mean NLL
+ * over its training nodes (TREES: the roots), followed by one Adam step (step
+ * number = batches done so far, dropout masks drawn per batch). Then:
+ * train_loss_step = the mean loss over all training nodes of the epoch's
+ * batches; att_grad_norm / grad_norm = per layer, the MEAN over the epoch's
+ * batches of each batch's gradient norm (a non-finite batch makes it
+ * non-finite); the evaluation runs in batches of B graphs too (same results
+ * as one pass: graphs do not interact). Buffers are sized once for the
+ * largest batch; nothing is allocated in an epoch. */
 lg_status lg_trainer_epoch(lg_trainer *t, lg_epoch_stats *st);
+
+/* Called by a mini-batch trainer after each batch of an epoch (training and
+ * evaluation batches: done of total), e.g. to show progress within a long
+ * epoch. fn NULL: none (the default). */
+typedef void (*lg_progress_fn)(void *ctx, long done, long total);
+void lg_trainer_set_progress(lg_trainer *t, lg_progress_fn fn, void *ctx);
 
 /* 1 when training should stop: early stopping, or an explosion with
  * stop_on_explosion. */
@@ -199,9 +221,10 @@ lg_status lg_trainer_load(lg_trainer *t, const char *path);
 lg_status lg_checkpoint_config(const char *path, lg_model_config *mc, lg_train_config *tc);
 
 /* Evaluation pass (no dropout): writes the log-probabilities (n x classes) and
- * the last hidden representation (n x lg_trainer_hidden_width) when not NULL.
- * LG_ENUMERIC, naming the first layer whose output is not finite, when the
- * pass overflows (NaN or +infinity among the log-probabilities). */
+ * the last hidden representation (n x lg_trainer_hidden_width) when not NULL
+ * (in batches of graphs for a mini-batch trainer). LG_ENUMERIC, naming the
+ * first layer whose output is not finite, when the pass overflows (NaN or
+ * +infinity among the log-probabilities). */
 lg_status lg_trainer_predict(lg_trainer *t, float *logp, float *hidden);
 
 /* Number of classes and width of the last hidden representation. */
@@ -211,7 +234,8 @@ lg_idx lg_trainer_hidden_width(const lg_trainer *t);
 /* Number of attention layers and heads of layer l, and the attention weights
  * (nnz x heads, edge-major over the model's graph) of layer l after the last
  * forward pass. The model's graph (with the self-loops it added) is returned by
- * lg_trainer_graph. */
+ * lg_trainer_graph. A mini-batch trainer has no graph of the whole data set:
+ * lg_trainer_graph returns NULL and lg_trainer_attention LG_EUNSUPPORTED. */
 int lg_trainer_layers(const lg_trainer *t);
 lg_idx lg_trainer_layer_heads(const lg_trainer *t, int l);
 lg_status lg_trainer_attention(const lg_trainer *t, int l, float *att);

@@ -70,6 +70,12 @@ int lg_cli_exit_for(lg_status st);
 /* JSON output: a string with escapes. */
 void lg_json_string(FILE *f, const char *s);
 
+/* The TREES setting of `lipgnn train --trees D` where not given: D+1 layers
+ * of this width (the paper's), no dropout (as the demo), and mini-batches of
+ * this many trees (Alon & Yahav's batch size for NeighborsMatch). */
+#define LG_CLI_TREES_HIDDEN 32
+#define LG_CLI_TREES_BATCH 1024
+
 /* Options of a training run (train, demo; the base options of depth-study). */
 typedef struct lg_train_opts {
     lg_cli_data data;   /* where the data set comes from                      */

@@ -17,14 +17,20 @@
 #include "cli/svg.h"
 
 static const char lg__depth_help[] =
-    "Usage: lipgnn depth-study (--dataset NAME | --data DIR | --trees D) --out DIR [OPTIONS]\n"
+    "Usage: lipgnn depth-study (--dataset NAME | --data DIR | --trees D[,D2|..Dn]) --out DIR [OPTIONS]\n"
     "Trains every combination of model x layers x norm x residual x missing x seed and\n"
     "plots accuracy against depth (the paper's Fig. 3/4 style). Seeds are the outer loop,\n"
     "so an interrupted study already covers every cell with its first seeds.\n"
     "\n"
     "Grid (comma-separated lists):\n"
     "  --model M[,M2]       gat, gt, gat-classic, gcn, gin, ggnn, gcnii (default gat)\n"
-    "  --layers L1,L2,...   depths (each 1..1000; required)\n"
+    "  --layers L1,L2,...   depths (each 1..1000; required, except with --trees)\n"
+    "  --trees D1,D2,... | --trees A..B  TREES of these depths (2..10): the x axis is then\n"
+    "                       the tree depth d, each run with d+1 layers (the paper's TREES\n"
+    "                       setting) or, with --layers, with each listed number of layers\n"
+    "                       (one series each). A single depth with --layers keeps layers\n"
+    "                       on the x axis. The trees are mini-batched as in 'train --trees'\n"
+    "                       (--batch-size, default 1024)\n"
     "  --norms N1,N2,...    norms as for 'train --norm' (none, lipschitz, lipschitz+pairnorm,\n"
     "                       ...; default none,lipschitz); --norm is a synonym\n"
     "  --residual 0,1       without / with residual connections (default 0)\n"
@@ -39,7 +45,7 @@ static const char lg__depth_help[] =
     "                       depth.svg (metric against depth with +- std error bars)\n"
     "  --metric M           test, val or train accuracy at the last epoch (default test;\n"
     "                       with --trees train, as in the paper)\n"
-    "  --grad-logs          also write DIR/grad_<model>_<norm>_r<res>_m<missing>_L<layers>_seed<s>.csv\n"
+    "  --grad-logs          also write DIR/grad_<model>_<norm>_r<res>_m<missing>[_d<depth>]_L<layers>_seed<s>.csv\n"
     "                       (the per-epoch gradient norms of 'train --grad-log')\n"
     "  --json               print one JSON object at the end (the cells' means and stds)\n"
     "  --verbose            one line per finished run on stderr (also when not on a terminal)\n"
@@ -52,15 +58,16 @@ static const char lg__depth_help[] =
     "not recorded, summary.md and depth.svg are written, and the exit status is 130 / 143.\n"
     "\n";
 
-enum { LG__MAX_LIST = 256, LG__KEY = 64, LG__NFIELDS = 16 };
+enum { LG__MAX_LIST = 256, LG__KEY = 64, LG__NFIELDS = 17 };
 
 static const char lg__csv_header[] =
-    "model,layers,norm,residual,missing,seed,epochs_run,train_acc,val_acc,test_acc,best_val_acc,"
+    "model,trees,layers,norm,residual,missing,seed,epochs_run,train_acc,val_acc,test_acc,best_val_acc,"
     "test_acc_at_best_val,exploded,first_explosion_epoch,max_layer_grad_norm,epoch_ms_median\n";
 
 /* One run recorded in runs.csv (its key and its accuracies). */
 typedef struct lg__rec {
     char model[LG__KEY];   /* canonical model name                     */
+    int trees;             /* TREES depth (0: another data set)        */
     int layers;            /* attention layers                         */
     char norm[LG__KEY];    /* canonical norm spelling                  */
     int residual;          /* 0 or 1                                   */
@@ -73,6 +80,9 @@ typedef struct lg__rec {
 typedef struct lg__grid {
     lg_model_kind models[LG__MAX_LIST]; int nmodels;       /* --model        */
     int layers[LG__MAX_LIST]; int nlayers;                 /* --layers       */
+    int depths[LG__MAX_LIST]; int ndepths;                 /* --trees (0: none) */
+    int xdepth;            /* 1: the x axis is the tree depth (layers d+1, or
+                              each of --layers as a series); 0: the layers  */
     lg_att_norm att[LG__MAX_LIST]; lg_node_norm node[LG__MAX_LIST];
     char norm[LG__MAX_LIST][LG__KEY]; int nnorms;          /* --norms        */
     int residual[2]; int nresidual;                        /* --residual     */
@@ -100,12 +110,22 @@ static int lg__recs_push(lg__recs *rs, const lg__rec *r) {
     return 0;
 }
 
+/* Points on the x axis; layer series per (model, residual, missing, norm). */
+static int lg__npoints(const lg__grid *g) { return g->xdepth ? g->ndepths : g->nlayers; }
+static int lg__nlser(const lg__grid *g) { return g->xdepth && g->nlayers ? g->nlayers : 1; }
+/* The layers and the tree depth of point pi of layer series lj. */
+static int lg__cell_layers(const lg__grid *g, int lj, int pi) {
+    return g->xdepth ? (g->nlayers ? g->layers[lj] : g->depths[pi] + 1) : g->layers[pi];
+}
+static int lg__cell_depth(const lg__grid *g, int pi) { return g->xdepth ? g->depths[pi] : g->depths[0]; }
+
 /* The record with this key, or NULL. O(n). */
-static const lg__rec *lg__recs_find(const lg__recs *rs, const char *model, int layers, const char *norm, int residual,
-                                    const char *missing, uint64_t seed) {
+static const lg__rec *lg__recs_find(const lg__recs *rs, const char *model, int trees, int layers, const char *norm,
+                                    int residual, const char *missing, uint64_t seed) {
     for (size_t i = 0; i < rs->n; i++) {
         const lg__rec *r = &rs->r[i];
-        if (r->layers == layers && r->residual == residual && r->seed == seed && !strcmp(r->model, model) &&
+        if (r->layers == layers && r->trees == trees && r->residual == residual && r->seed == seed &&
+            !strcmp(r->model, model) &&
             !strcmp(r->norm, norm) && !strcmp(r->missing, missing))
             return r;
     }
@@ -153,7 +173,8 @@ static int lg__parse_lists(const char *cmd, lg__grid *g, char *models, char *lay
             if (g->models[j] == g->models[i]) { lg_cli_errorf(cmd, "--model: '%s' given twice", it[i]); return -1; }
     }
     g->nmodels = n;
-    if (lg__split(cmd, "--layers", layers, it, &n)) return -1;
+    n = 0;
+    if (layers && lg__split(cmd, "--layers", layers, it, &n)) return -1;
     for (int i = 0; i < n; i++) {
         if (lg_cli_parse_ll(cmd, "--layers", it[i], 1, 1000, &v)) return -1;
         g->layers[i] = (int)v;
@@ -219,24 +240,29 @@ static int lg__parse_rec(char *line, lg__rec *r) {
     if (lg_model_kind_parse(f[0], &k) != LG_OK) return -1;
     snprintf(r->model, LG__KEY, "%s", lg_model_kind_name(k));
     errno = 0;
-    long l = strtol(f[1], &end, 10);
-    if (errno || *end || !*f[1] || l < 1 || l > 1000) return -1;
-    r->layers = (int)l;
-    if (lg_norm_parse(f[2], &a, &nn) != LG_OK) return -1;
-    lg_norm_format(r->norm, LG__KEY, a, nn);
-    if (strcmp(f[3], "0") && strcmp(f[3], "1")) return -1;
-    r->residual = f[3][0] == '1';
-    double m = strtod(f[4], &end);
-    if (!*f[4] || *end || !(m >= 0 && m <= 1)) return -1;
-    snprintf(r->missing, LG__KEY, "%g", m);
-    if (!*f[5] || f[5][0] == '-') return -1;
+    long d = strtol(f[1], &end, 10);
+    if (errno || *end || !*f[1] || !(d == 0 || (d >= 2 && d <= 10))) return -1;
+    r->trees = (int)d;
+    char **f1 = f + 1; /* the fields after the tree depth */
     errno = 0;
-    unsigned long long s = strtoull(f[5], &end, 10);
+    long l = strtol(f1[1], &end, 10);
+    if (errno || *end || !*f1[1] || l < 1 || l > 1000) return -1;
+    r->layers = (int)l;
+    if (lg_norm_parse(f1[2], &a, &nn) != LG_OK) return -1;
+    lg_norm_format(r->norm, LG__KEY, a, nn);
+    if (strcmp(f1[3], "0") && strcmp(f1[3], "1")) return -1;
+    r->residual = f1[3][0] == '1';
+    double m = strtod(f1[4], &end);
+    if (!*f1[4] || *end || !(m >= 0 && m <= 1)) return -1;
+    snprintf(r->missing, LG__KEY, "%g", m);
+    if (!*f1[5] || f1[5][0] == '-') return -1;
+    errno = 0;
+    unsigned long long s = strtoull(f1[5], &end, 10);
     if (errno || *end) return -1;
     r->seed = (uint64_t)s;
     for (int i = 0; i < 3; i++) {
-        r->acc[i] = strtod(f[7 + i], &end);
-        if (!*f[7 + i] || *end) return -1;
+        r->acc[i] = strtod(f1[7 + i], &end);
+        if (!*f1[7 + i] || *end) return -1;
     }
     return 0;
 }
@@ -302,7 +328,7 @@ static FILE *lg__runs_open(const char *cmd, const char *path, lg__recs *rs, int 
                     free(buf);
                     return NULL;
                 }
-                if (!lg__recs_find(rs, r.model, r.layers, r.norm, r.residual, r.missing, r.seed) &&
+                if (!lg__recs_find(rs, r.model, r.trees, r.layers, r.norm, r.residual, r.missing, r.seed) &&
                     lg__recs_push(rs, &r)) {
                     free(buf);
                     lg_cli_errorf(cmd, "out of memory");
@@ -346,13 +372,13 @@ typedef struct lg__stat {
 } lg__stat;
 
 static lg__stat lg__cell_stat(const lg__grid *g, const lg__recs *rs, int metric, int mi, int ri, int xi, int ni,
-                              int li) {
+                              int lj, int pi) {
     lg__stat s = {0, NAN, NAN};
     double sum = 0, sq = 0;
     const char *model = lg_model_kind_name(g->models[mi]);
     for (long long k = 0; k < g->seeds; k++) {
-        const lg__rec *r = lg__recs_find(rs, model, g->layers[li], g->norm[ni], g->residual[ri], g->missing_s[xi],
-                                         g->base_seed + (uint64_t)k);
+        const lg__rec *r = lg__recs_find(rs, model, lg__cell_depth(g, pi), lg__cell_layers(g, lj, pi), g->norm[ni],
+                                         g->residual[ri], g->missing_s[xi], g->base_seed + (uint64_t)k);
         if (!r) continue;
         s.n++;
         sum += r->acc[metric];
@@ -360,8 +386,8 @@ static lg__stat lg__cell_stat(const lg__grid *g, const lg__recs *rs, int metric,
     if (!s.n) return s;
     s.mean = sum / s.n;
     for (long long k = 0; k < g->seeds; k++) {
-        const lg__rec *r = lg__recs_find(rs, model, g->layers[li], g->norm[ni], g->residual[ri], g->missing_s[xi],
-                                         g->base_seed + (uint64_t)k);
+        const lg__rec *r = lg__recs_find(rs, model, lg__cell_depth(g, pi), lg__cell_layers(g, lj, pi), g->norm[ni],
+                                         g->residual[ri], g->missing_s[xi], g->base_seed + (uint64_t)k);
         if (r) sq += (r->acc[metric] - s.mean) * (r->acc[metric] - s.mean);
     }
     s.std = s.n > 1 ? sqrt(sq / (s.n - 1)) : 0;
@@ -372,8 +398,10 @@ static const char *const lg__metric_names[3] = {"train", "val", "test"};
 
 /* The label of a series (model, norm, and residual / missing when they vary
  * or are not the default). */
-static void lg__series_label(const lg__grid *g, int mi, int ri, int xi, int ni, char *buf, size_t cap) {
+static void lg__series_label(const lg__grid *g, int mi, int ri, int xi, int ni, int lj, char *buf, size_t cap) {
     int n = snprintf(buf, cap, "%s %s", lg_model_kind_name(g->models[mi]), g->norm[ni]);
+    if (n < 0 || (size_t)n >= cap) return;
+    if (g->xdepth && g->nlayers) n += snprintf(buf + n, cap - (size_t)n, " L=%d", g->layers[lj]);
     if (n < 0 || (size_t)n >= cap) return;
     if (g->nresidual > 1 || g->residual[ri]) n += snprintf(buf + n, cap - (size_t)n, " res=%d", g->residual[ri]);
     if (n < 0 || (size_t)n >= cap) return;
@@ -416,12 +444,14 @@ typedef struct lg__study {
     int epochs;            /* --epochs               */
 } lg__study;
 
-/* Visits the series in a fixed order: model, residual, missing, norm. */
+/* Visits the series in a fixed order: model, residual, missing, norm, and
+ * layers (when the x axis is the tree depth and --layers is given). */
 #define LG__FOR_SERIES(g)                                  \
     for (int mi = 0; mi < (g)->nmodels; mi++)              \
         for (int ri = 0; ri < (g)->nresidual; ri++)        \
             for (int xi = 0; xi < (g)->nmissing; xi++)     \
-                for (int ni = 0; ni < (g)->nnorms; ni++)
+                for (int ni = 0; ni < (g)->nnorms; ni++)   \
+                    for (int lj = 0; lj < lg__nlser(g); lj++)
 
 static void lg__write_summary(FILE *f, const void *ctx) {
     const lg__study *s = ctx;
@@ -432,18 +462,19 @@ static void lg__write_summary(FILE *f, const void *ctx) {
             lg__metric_names[s->metric], s->epochs, s->done, s->total);
     if (g->nresidual == 1 && !g->residual[0] && g->nmissing == 1 && g->missing[0] == 0)
         fprintf(f, "No residual connections, no missing features.\n");
-    fprintf(f, "\n| layers |");
+    if (g->xdepth && !g->nlayers) fprintf(f, "Each run has d+1 layers for trees of depth d.\n");
+    fprintf(f, "\n| %s |", g->xdepth ? "depth" : "layers");
     LG__FOR_SERIES(g) {
-        lg__series_label(g, mi, ri, xi, ni, label, sizeof label);
+        lg__series_label(g, mi, ri, xi, ni, lj, label, sizeof label);
         fprintf(f, " %s |", label);
     }
     fprintf(f, "\n|---:|");
     LG__FOR_SERIES(g) fprintf(f, "---|");
     fputc('\n', f);
-    for (int li = 0; li < g->nlayers; li++) {
-        fprintf(f, "| %d |", g->layers[li]);
+    for (int pi = 0; pi < lg__npoints(g); pi++) {
+        fprintf(f, "| %d |", g->xdepth ? g->depths[pi] : g->layers[pi]);
         LG__FOR_SERIES(g) {
-            lg__stat st = lg__cell_stat(g, s->rs, s->metric, mi, ri, xi, ni, li);
+            lg__stat st = lg__cell_stat(g, s->rs, s->metric, mi, ri, xi, ni, lj, pi);
             if (st.n) fprintf(f, " %.3f ± %.3f (n=%d) |", st.mean, st.std, st.n);
             else fprintf(f, " – (n=0) |");
         }
@@ -461,13 +492,15 @@ static void lg__write_svg(FILE *f, const void *ctx) {
     char buf[256];
     size_t maxlab = 0; /* the legend's width follows its longest label */
     LG__FOR_SERIES(g) {
-        lg__series_label(g, mi, ri, xi, ni, buf, sizeof buf);
+        lg__series_label(g, mi, ri, xi, ni, lj, buf, sizeof buf);
         if (strlen(buf) > maxlab) maxlab = strlen(buf);
     }
     const double L = 70, T = 44, B = 60, pw = 460, ph = 356;
     const double R = fmax(230, 60 + 7.0 * (double)maxlab), W = L + pw + R;
-    const double H = fmax(T + ph + B, T + 20.0 * g->nmodels * g->nresidual * g->nmissing * g->nnorms + 10);
-    double xmin = g->layers[0], xmax = g->layers[g->nlayers - 1];
+    const int np = lg__npoints(g);
+    const int *xv = g->xdepth ? g->depths : g->layers; /* x values, ascending */
+    const double H = fmax(T + ph + B, T + 20.0 * g->nmodels * g->nresidual * g->nmissing * g->nnorms * lg__nlser(g) + 10);
+    double xmin = xv[0], xmax = xv[np - 1];
     if (xmax - xmin < 1) { xmin -= 1; xmax += 1; }
     double pad = 0.04 * (xmax - xmin);
     xmin -= pad;
@@ -488,18 +521,19 @@ static void lg__write_svg(FILE *f, const void *ctx) {
         lg_svg_text(f, L - 8, y + 4, 11, "end", "class=\"ytick-label\"", buf);
     }
     double last = -1e300;
-    for (int li = 0; li < g->nlayers; li++) {
-        double x = LG__X(g->layers[li]);
+    for (int li = 0; li < np; li++) {
+        double x = LG__X(xv[li]);
         lg_svg_line(f, x, T + ph, x, T + ph + 5, "#000000", 1, "class=\"xtick\"");
         if (x - last >= 22) {
-            snprintf(buf, sizeof buf, "%d", g->layers[li]);
+            snprintf(buf, sizeof buf, "%d", xv[li]);
             lg_svg_text(f, x, T + ph + 18, 11, "middle", "class=\"xtick-label\"", buf);
             last = x;
         }
     }
     lg_svg_line(f, L, T + ph, L + pw, T + ph, "#000000", 1, "class=\"axis\"");
     lg_svg_line(f, L, T, L, T + ph, "#000000", 1, "class=\"axis\"");
-    lg_svg_text(f, L + pw / 2, H - 16, 13, "middle", "class=\"axis-title\"", "layers");
+    lg_svg_text(f, L + pw / 2, H - 16, 13, "middle", "class=\"axis-title\"",
+                g->xdepth ? (g->nlayers ? "tree depth d" : "tree depth d (d+1 layers)") : "layers");
     snprintf(buf, sizeof buf, "%s accuracy", lg__metric_names[s->metric]);
     fprintf(f, "<g transform=\"translate(18 ");
     lg_svg_num(f, T + ph / 2);
@@ -509,23 +543,23 @@ static void lg__write_svg(FILE *f, const void *ctx) {
     lg_svg_group_end(f);
     /* series */
     int si = 0;
-    double *xs = malloc((size_t)g->nlayers * sizeof *xs), *ys = malloc((size_t)g->nlayers * sizeof *ys);
+    double *xs = malloc((size_t)np * sizeof *xs), *ys = malloc((size_t)np * sizeof *ys);
     LG__FOR_SERIES(g) {
         const char *col = lg__colors[si % 10];
         const char *dash = g->residual[ri] ? " stroke-dasharray=\"6 3\"" : "";
-        lg__series_label(g, mi, ri, xi, ni, buf, sizeof buf);
+        lg__series_label(g, mi, ri, xi, ni, lj, buf, sizeof buf);
         lg_svg_group_begin(f, "class=\"series-group\"");
         if (xs && ys) {
-            for (int li = 0; li < g->nlayers; li++) {
-                lg__stat st = lg__cell_stat(g, s->rs, s->metric, mi, ri, xi, ni, li);
-                xs[li] = LG__X(g->layers[li]);
+            for (int li = 0; li < np; li++) {
+                lg__stat st = lg__cell_stat(g, s->rs, s->metric, mi, ri, xi, ni, lj, li);
+                xs[li] = LG__X(xv[li]);
                 ys[li] = st.n ? LG__Y(fmin(1, fmax(0, st.mean))) : NAN;
             }
             char attrs[96];
             snprintf(attrs, sizeof attrs, "class=\"series\"%s", dash);
-            lg_svg_polyline(f, xs, ys, (size_t)g->nlayers, col, 2, attrs);
-            for (int li = 0; li < g->nlayers; li++) {
-                lg__stat st = lg__cell_stat(g, s->rs, s->metric, mi, ri, xi, ni, li);
+            lg_svg_polyline(f, xs, ys, (size_t)np, col, 2, attrs);
+            for (int li = 0; li < np; li++) {
+                lg__stat st = lg__cell_stat(g, s->rs, s->metric, mi, ri, xi, ni, lj, li);
                 if (!st.n) continue;
                 double x = xs[li], lo = LG__Y(fmax(0, st.mean - st.std)), hi = LG__Y(fmin(1, st.mean + st.std));
                 lg_svg_line(f, x, lo, x, hi, col, 1.5, "class=\"errbar\"");
@@ -616,10 +650,10 @@ static void lg__print_json(const char *dir, const lg__study *s) {
            s->total, s->done);
     int first = 1;
     LG__FOR_SERIES(g)
-    for (int li = 0; li < g->nlayers; li++) {
-        lg__stat st = lg__cell_stat(g, s->rs, s->metric, mi, ri, xi, ni, li);
-        printf("%s{\"model\":\"%s\",\"layers\":%d,\"norm\":", first ? "" : ",", lg_model_kind_name(g->models[mi]),
-               g->layers[li]);
+    for (int pi = 0; pi < lg__npoints(g); pi++) {
+        lg__stat st = lg__cell_stat(g, s->rs, s->metric, mi, ri, xi, ni, lj, pi);
+        printf("%s{\"model\":\"%s\",\"trees\":%d,\"layers\":%d,\"norm\":", first ? "" : ",",
+               lg_model_kind_name(g->models[mi]), lg__cell_depth(g, pi), lg__cell_layers(g, lj, pi));
         lg_json_string(stdout, g->norm[ni]);
         printf(",\"residual\":%d,\"missing\":%s,\"n\":%d,", g->residual[ri], g->missing_s[xi], st.n);
         if (st.n) printf("\"mean\":%.6f,\"std\":%.6f}", st.mean, st.std);
@@ -628,6 +662,36 @@ static void lg__print_json(const char *dir, const lg__study *s) {
     }
     printf("]}\n");
     fflush(stdout);
+}
+
+/* Parses --trees: "A..B" or a comma list of depths in 2..10, into g->depths
+ * (ascending, distinct); -1 after a message. */
+static int lg__parse_depths(const char *cmd, const char *val, lg__grid *g) {
+    char buf[1024], *it[LG__MAX_LIST];
+    int n;
+    long long a, b;
+    if (snprintf(buf, sizeof buf, "%s", val) >= (int)sizeof buf) { lg_cli_errorf(cmd, "--trees: list too long"); return -1; }
+    char *dots = strstr(buf, "..");
+    g->ndepths = 0;
+    if (dots) {
+        *dots = 0;
+        if (lg_cli_parse_ll(cmd, "--trees", buf, 2, 10, &a) || lg_cli_parse_ll(cmd, "--trees", dots + 2, 2, 10, &b)) return -1;
+        if (b < a) { lg_cli_errorf(cmd, "--trees: %s..%s is an empty range", buf, dots + 2); return -1; }
+        for (long long d = a; d <= b; d++) g->depths[g->ndepths++] = (int)d;
+        return 0;
+    }
+    if (lg__split(cmd, "--trees", buf, it, &n)) return -1;
+    for (int i = 0; i < n; i++) {
+        if (lg_cli_parse_ll(cmd, "--trees", it[i], 2, 10, &a)) return -1;
+        for (int j = 0; j < i; j++)
+            if (g->depths[j] == (int)a) { lg_cli_errorf(cmd, "--trees: %lld given twice", a); return -1; }
+        g->depths[i] = (int)a;
+        for (int j = i; j > 0 && g->depths[j - 1] > g->depths[j]; j--) {
+            int t = g->depths[j]; g->depths[j] = g->depths[j - 1]; g->depths[j - 1] = t;
+        }
+    }
+    g->ndepths = n;
+    return 0;
 }
 
 /* Options of depth-study itself (the rest go to lg_cli_train_parse). */
@@ -663,12 +727,12 @@ static void lg__depth_args_free(lg__depth_args *a) {
  * status after a message. a is to be freed with lg__depth_args_free. */
 static int lg__depth_parse(const char *cmd, int argc, char **argv, lg__depth_args *a) {
     static const char *const valued[] = {"--model", "--layers", "--norms", "--norm", "--residual", "--missing",
-                                         "--seeds", "--out", "--metric"};
+                                         "--seeds", "--out", "--metric", "--trees"};
     static const char *const refused[] = {"--save", "--resume", "--log", "--grad-log"};
-    const char *vals[9] = {"gat", NULL, "none,lipschitz", NULL, "0", "0", "3", NULL, NULL};
+    const char *vals[10] = {"gat", NULL, "none,lipschitz", NULL, "0", "0", "3", NULL, NULL, NULL};
     memset(a, 0, sizeof *a);
     a->metric = -1;
-    char **rest = a->rest = malloc(((size_t)argc + 4) * sizeof *rest);
+    char **rest = a->rest = malloc(((size_t)argc + 6) * sizeof *rest);
     int nrest = 0;
     if (!rest) { lg_cli_errorf(cmd, "out of memory"); return LG_EXIT_FAIL; }
     rest[nrest++] = (char *)cmd;
@@ -704,14 +768,28 @@ static int lg__depth_parse(const char *cmd, int argc, char **argv, lg__depth_arg
     }
     if (!vals[7] || !*vals[7]) { lg_cli_errorf(cmd, "--out DIR is required"); return LG_EXIT_USAGE; }
     if (strlen(vals[7]) > 3900) { lg_cli_errorf(cmd, "--out: path too long"); return LG_EXIT_USAGE; }
-    if (!vals[1]) { lg_cli_errorf(cmd, "--layers L1,L2,... is required"); return LG_EXIT_USAGE; }
+    if (!vals[1] && !vals[9]) {
+        lg_cli_errorf(cmd, "--layers L1,L2,... is required (or --trees D1,D2,...)");
+        return LG_EXIT_USAGE;
+    }
     a->dir = vals[7];
     lg__grid *g = a->g = calloc(1, sizeof *g);
     if (!g) { lg_cli_errorf(cmd, "out of memory"); return LG_EXIT_FAIL; }
+    char first_depth[8]; /* lives as long as rest is used: this function */
+    g->depths[0] = 0;
+    g->ndepths = 1;
+    if (vals[9]) {
+        if (lg__parse_depths(cmd, vals[9], g)) return LG_EXIT_USAGE;
+        g->xdepth = g->ndepths > 1 || !vals[1];
+        /* the train options see one depth (its data options, its TREES defaults) */
+        snprintf(first_depth, sizeof first_depth, "%d", g->depths[0]);
+        rest[nrest++] = "--trees";
+        rest[nrest++] = first_depth;
+    }
     {
         char *lists[5];
-        for (int i = 0; i < 5; i++) lists[i] = strdup(vals[i == 0 ? 0 : i == 1 ? 1 : i == 2 ? 2 : i + 1]);
-        int bad = !lists[0] || !lists[1] || !lists[2] || !lists[3] || !lists[4];
+        for (int i = 0; i < 5; i++) lists[i] = i == 1 && !vals[1] ? NULL : strdup(vals[i == 0 ? 0 : i == 1 ? 1 : i == 2 ? 2 : i + 1]);
+        int bad = !lists[0] || (vals[1] && !lists[1]) || !lists[2] || !lists[3] || !lists[4];
         if (bad) lg_cli_errorf(cmd, "out of memory");
         else bad = lg__parse_lists(cmd, g, lists[0], lists[1], lists[2], lists[3], lists[4]);
         for (int i = 0; i < 5; i++) free(lists[i]);
@@ -742,9 +820,9 @@ static int lg__depth_parse(const char *cmd, int argc, char **argv, lg__depth_arg
     }
     /* every cell's configuration must be valid before anything runs */
     LG__FOR_SERIES(g)
-    for (int li = 0; li < g->nlayers; li++) {
+    for (int pi = 0; pi < lg__npoints(g); pi++) {
         lg_train_opts o = opts[mi];
-        o.mc.layers = g->layers[li];
+        o.mc.layers = lg__cell_layers(g, lj, pi);
         o.mc.att_norm = g->att[ni];
         o.mc.node_norm = g->node[ni];
         o.mc.residual = g->residual[ri];
@@ -757,19 +835,6 @@ static int lg__depth_parse(const char *cmd, int argc, char **argv, lg__depth_arg
     }
     g->base_seed = opts[0].data.seed;
     return LG_EXIT_OK;
-}
-
-int lg_cli_depth_parse(int argc, char **argv) {
-    lg__depth_args a;
-    int status = lg__depth_parse("depth-study", argc, argv, &a);
-    if (status == LG_EXIT_OK && !a.help) {
-        /* what the parse promises */
-        if (!a.g || !a.opts || !a.dir || a.g->nmodels < 1 || a.g->nlayers < 1 || a.g->nnorms < 1 ||
-            a.g->nresidual < 1 || a.g->nmissing < 1 || a.g->seeds < 1)
-            status = -1;
-    }
-    lg__depth_args_free(&a);
-    return status;
 }
 
 int lg_cmd_depth_study(int argc, char **argv) {
@@ -790,6 +855,7 @@ int lg_cmd_depth_study(int argc, char **argv) {
     lg_set_threads(opts[0].threads);
     status = lg_cli_data_load(cmd, &opts[0].data, &ds);
     if (status) goto done;
+    int ds_depth = opts[0].data.trees; /* the depth of the TREES in ds (0: not TREES) */
     status = LG_EXIT_USAGE;
     if (metric < 0) metric = opts[0].data.trees ? 0 : 2;
     if (metric == 1 && ds->n_val == 0) {
@@ -802,15 +868,22 @@ int lg_cmd_depth_study(int argc, char **argv) {
     runs = lg__runs_open(cmd, path, &rs, &status);
     if (!runs) goto done;
 
-    lg__study study = {g, &rs, metric, ds->name, 0, 0, opts[0].tc.epochs};
-    long long cells = (long long)g->nmodels * g->nresidual * g->nmissing * g->nnorms * g->nlayers;
+    char dsname[128];
+    if (g->xdepth)
+        snprintf(dsname, sizeof dsname, "TREES, depths %d..%d, %lld trees", g->depths[0], g->depths[g->ndepths - 1],
+                 (long long)ds->n_graphs);
+    else
+        snprintf(dsname, sizeof dsname, "%s", ds->name);
+    lg__study study = {g, &rs, metric, dsname, 0, 0, opts[0].tc.epochs};
+    long long cells = (long long)g->nmodels * g->nresidual * g->nmissing * g->nnorms * lg__nlser(g) * lg__npoints(g);
     study.total = cells * g->seeds;
     /* runs of this grid already recorded */
     for (long long k = 0; k < g->seeds; k++)
         LG__FOR_SERIES(g)
-    for (int li = 0; li < g->nlayers; li++)
-        study.done += lg__recs_find(&rs, lg_model_kind_name(g->models[mi]), g->layers[li], g->norm[ni],
-                                    g->residual[ri], g->missing_s[xi], g->base_seed + (uint64_t)k) != NULL;
+    for (int pi = 0; pi < lg__npoints(g); pi++)
+        study.done += lg__recs_find(&rs, lg_model_kind_name(g->models[mi]), lg__cell_depth(g, pi),
+                                    lg__cell_layers(g, lj, pi), g->norm[ni], g->residual[ri], g->missing_s[xi],
+                                    g->base_seed + (uint64_t)k) != NULL;
     long long todo = study.total - study.done, session = 0;
     if (!quiet)
         fprintf(stderr, "lipgnn %s: %s, %lld runs (%lld cells x %lld seeds), %lld already in %s, %lld to do\n", cmd,
@@ -821,12 +894,23 @@ int lg_cmd_depth_study(int argc, char **argv) {
     status = LG_EXIT_OK;
     for (long long k = 0; k < g->seeds && status == LG_EXIT_OK; k++)
         LG__FOR_SERIES(g)
-    for (int li = 0; li < g->nlayers && status == LG_EXIT_OK; li++) {
+    for (int pi = 0; pi < lg__npoints(g) && status == LG_EXIT_OK; pi++) {
         const char *model = lg_model_kind_name(g->models[mi]);
         uint64_t seed = g->base_seed + (uint64_t)k;
-        if (lg__recs_find(&rs, model, g->layers[li], g->norm[ni], g->residual[ri], g->missing_s[xi], seed)) continue;
+        const int layers = lg__cell_layers(g, lj, pi), depth = lg__cell_depth(g, pi);
+        if (lg__recs_find(&rs, model, depth, layers, g->norm[ni], g->residual[ri], g->missing_s[xi], seed)) continue;
+        if (depth != ds_depth) { /* TREES of another depth: one data set in memory at a time */
+            lg_dataset_free(ds);
+            ds = NULL;
+            opts[0].data.trees = depth;
+            status = lg_cli_data_load(cmd, &opts[0].data, &ds);
+            if (status) break;
+            ds_depth = depth;
+        }
+        char dstr[16] = ""; /* " d=5" for TREES */
+        if (depth) snprintf(dstr, sizeof dstr, " d=%d", depth);
         lg_train_opts o = opts[mi];
-        o.mc.layers = g->layers[li];
+        o.mc.layers = layers;
         o.mc.att_norm = g->att[ni];
         o.mc.node_norm = g->node[ni];
         o.mc.residual = g->residual[ri];
@@ -834,8 +918,10 @@ int lg_cmd_depth_study(int argc, char **argv) {
         o.tc.seed = seed;
         char glog[4400];
         if (grad_logs) {
-            int n = snprintf(glog, sizeof glog, "%s/grad_%s_%s_r%d_m%s_L%d_seed%llu.csv", dir, model, g->norm[ni],
-                             g->residual[ri], g->missing_s[xi], g->layers[li], (unsigned long long)seed);
+            char dpart[16] = "";
+            if (depth) snprintf(dpart, sizeof dpart, "_d%d", depth);
+            int n = snprintf(glog, sizeof glog, "%s/grad_%s_%s_r%d_m%s%s_L%d_seed%llu.csv", dir, model, g->norm[ni],
+                             g->residual[ri], g->missing_s[xi], dpart, layers, (unsigned long long)seed);
             if (n < 0 || (size_t)n >= sizeof glog) { lg_cli_errorf(cmd, "--out: path too long"); status = LG_EXIT_USAGE; break; }
             o.grad_log = glog;
         }
@@ -844,8 +930,8 @@ int lg_cmd_depth_study(int argc, char **argv) {
             double mean = session ? run_time / (double)session : NAN;
             lg__fmt_time(lg__now() - t0, el, sizeof el);
             lg__fmt_time(mean * (double)(todo - session), eta, sizeof eta);
-            fprintf(stderr, "\r\033[K[%lld/%lld] %s %s L=%d%s seed %llu | %s elapsed, ETA %s\r", study.done,
-                    study.total, model, g->norm[ni], g->layers[li], g->residual[ri] ? " res" : "",
+            fprintf(stderr, "\r\033[K[%lld/%lld] %s %s%s L=%d%s seed %llu | %s elapsed, ETA %s\r", study.done,
+                    study.total, model, g->norm[ni], dstr, layers, g->residual[ri] ? " res" : "",
                     (unsigned long long)seed, el, eta);
             fflush(stderr);
         }
@@ -857,7 +943,7 @@ int lg_cmd_depth_study(int argc, char **argv) {
          * next one stop before its first epoch, with the signal's status) */
         if (interrupted) { status = rc ? rc : LG_EXIT_FAIL; break; }
         if (rc != LG_EXIT_OK && rc != LG_EXIT_EXPLODED) { status = rc; break; }
-        fprintf(runs, "%s,%d,%s,%d,%s,%llu,%ld,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%ld,%.6g,%.4f\n", model, g->layers[li],
+        fprintf(runs, "%s,%d,%d,%s,%d,%s,%llu,%ld,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%ld,%.6g,%.4f\n", model, depth, layers,
                 g->norm[ni], g->residual[ri], g->missing_s[xi], (unsigned long long)seed, s.epochs_run, s.train_acc,
                 s.val_acc, s.test_acc, s.best_val_acc, s.test_acc_at_best_val, s.exploded,
                 s.exploded ? s.first_explosion_epoch : -1L, s.max_layer_grad_norm, s.epoch_ms_median);
@@ -869,7 +955,8 @@ int lg_cmd_depth_study(int argc, char **argv) {
         lg__rec r;
         memset(&r, 0, sizeof r);
         snprintf(r.model, LG__KEY, "%s", model);
-        r.layers = g->layers[li];
+        r.trees = depth;
+        r.layers = layers;
         snprintf(r.norm, LG__KEY, "%s", g->norm[ni]);
         r.residual = g->residual[ri];
         snprintf(r.missing, LG__KEY, "%s", g->missing_s[xi]);
@@ -884,8 +971,8 @@ int lg_cmd_depth_study(int argc, char **argv) {
         run_time += dt;
         if (verbose) {
             if (tty) fputs("\r\033[K", stderr);
-            fprintf(stderr, "[%lld/%lld] %s %s L=%d res=%d missing=%s seed %llu: train %.4f val %.4f test %.4f%s (%.1f s)\n",
-                    study.done, study.total, model, g->norm[ni], g->layers[li], g->residual[ri], g->missing_s[xi],
+            fprintf(stderr, "[%lld/%lld] %s %s%s L=%d res=%d missing=%s seed %llu: train %.4f val %.4f test %.4f%s (%.1f s)\n",
+                    study.done, study.total, model, g->norm[ni], dstr, layers, g->residual[ri], g->missing_s[xi],
                     (unsigned long long)seed, s.train_acc, s.val_acc, s.test_acc, s.exploded ? " EXPLODED" : "", dt);
         }
         if (lg__write_outputs(cmd, dir, &study)) { status = LG_EXIT_FAIL; break; }
@@ -906,6 +993,19 @@ done:
     }
     lg_dataset_free(ds);
     free(rs.r);
+    lg__depth_args_free(&a);
+    return status;
+}
+
+int lg_cli_depth_parse(int argc, char **argv) {
+    lg__depth_args a;
+    int status = lg__depth_parse("depth-study", argc, argv, &a);
+    if (status == LG_EXIT_OK && !a.help) {
+        /* what the parse promises */
+        if (!a.g || !a.opts || !a.dir || a.g->nmodels < 1 || (a.g->nlayers < 1 && !a.g->xdepth) ||
+            a.g->ndepths < 1 || a.g->nnorms < 1 || a.g->nresidual < 1 || a.g->nmissing < 1 || a.g->seeds < 1)
+            status = -1;
+    }
     lg__depth_args_free(&a);
     return status;
 }

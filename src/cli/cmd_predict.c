@@ -125,6 +125,12 @@ int lg_cmd_predict(int argc, char **argv) {
     }
     if (att) {
         const lg_graph *g = lg_trainer_graph(t);
+        if (!g) { /* a mini-batch model has no graph of the whole data set */
+            lg_cli_errorf(cmd, "--attention: this checkpoint was trained in mini-batches (--batch-size %d); per-edge "
+                          "attention weights are written for full-batch models (--batch-size 0) only", tc.batch_size);
+            status = LG_EXIT_USAGE;
+            goto done;
+        }
         if (!(f = fopen(att, "w"))) { lg_cli_errorf(cmd, "%s: cannot write: %s", att, strerror(errno)); status = LG_EXIT_USAGE; goto done; }
         fprintf(f, "layer,head,source,target,weight\n");
         for (int l = 0; l < lg_trainer_layers(t) && status == LG_EXIT_OK; l++) {

@@ -14,9 +14,13 @@
 
 static const char lg__train_help[] =
     "Usage: lipgnn train (--data DIR | --dataset NAME | --trees DEPTH) [OPTIONS]\n"
-    "Trains a deep attention model or a baseline GNN (full batch, Adam) and reports\n"
-    "accuracies,\n"
-    "per-layer gradient norms and gradient explosions.\n"
+    "Trains a deep attention model or a baseline GNN (Adam; full batch, or mini-batches\n"
+    "of graphs for TREES) and reports accuracies, per-layer gradient norms and gradient\n"
+    "explosions.\n"
+    "\n"
+    "TREES (--trees D) defaults: D+1 layers of width 32 (--hidden 32), no dropout\n"
+    "(--dropout 0 --att-dropout 0), mini-batches of 1024 trees (--batch-size 1024);\n"
+    "loss and accuracies at the roots; the reported metric is training accuracy.\n"
     "\n"
     "Model:\n"
     "  --model M            gat (DeepGAT, default), gt (DeepGT), gat-classic (2-layer GAT),\n"
@@ -40,6 +44,10 @@ static const char lg__train_help[] =
     "\n"
     "Training:\n"
     "  --epochs E           epochs (default 200)\n"
+    "  --batch-size N       graphs (trees) per mini-batch, 0 = full batch (default 0;\n"
+    "                       --trees: 1024). Each epoch visits the training graphs in an\n"
+    "                       order shuffled from the seed, one Adam step per batch; the\n"
+    "                       per-epoch gradient norms are the mean over the batches\n"
     "  --lr X               Adam learning rate (default 0.005; gcn, gcnii 0.01)\n"
     "  --weight-decay X     L2 added to the gradient (default 5e-4)\n"
     "  --layer-weight-decay X  L2 on the layers' parameters instead, not on the input and\n"
@@ -80,7 +88,7 @@ enum {
     O_MODEL = 1000, O_LAYERS, O_HIDDEN, O_HEADS, O_NORM, O_LIPS, O_RESID, O_GATE, O_DROP, O_ATTDROP, O_LOOPS,
     O_FNORM, O_EPOCHS, O_LR, O_WD, O_PLATEAU, O_PATIENCE, O_MISSING, O_THREADS, O_GRADLOG, O_XTHR, O_XGROW,
     O_XWIN, O_XSTOP, O_LOG, O_SAVE, O_RESUME, O_JSON, O_VERBOSE, O_QUIET, O_DATA, O_MAXMEM, O_TEPS, O_ALPHA,
-    O_LAMBDA, O_LWD
+    O_LAMBDA, O_LWD, O_BATCH /* O_BATCH last: it sizes given[] */
 };
 
 static const struct option lg__train_options[] = {
@@ -104,6 +112,7 @@ static const struct option lg__train_options[] = {
     {"quiet", no_argument, 0, O_QUIET},            {"max-memory", required_argument, 0, O_MAXMEM},
     {"train-eps", no_argument, 0, O_TEPS},         {"alpha", required_argument, 0, O_ALPHA},
     {"lambda", required_argument, 0, O_LAMBDA},   {"layer-weight-decay", required_argument, 0, O_LWD},
+    {"batch-size", required_argument, 0, O_BATCH},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
 };
@@ -142,11 +151,13 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
     lg_train_config_default(&o->tc);
     if (kind == LG_MODEL_GCN || kind == LG_MODEL_GCNII) o->tc.lr = 0.01; /* Kipf & Welling; Chen et al. */
     if (kind == LG_MODEL_GCNII) o->tc.layer_weight_decay = 0.01;         /* Chen et al.: 0.01 on the convolutions */
+    int given[O_BATCH + 1] = {0}; /* options given, by id */
     optind = 0; /* glibc: a full restart (1 would keep a half-read "-xy" group of an earlier parse) */
     while ((c = getopt_long(argc, argv, "h", lg__train_options, &idx)) != -1) {
         const char *name = lg__train_options[idx].name;
         char opt[64];
         snprintf(opt, sizeof opt, "--%s", name);
+        if (c >= O_MODEL && c <= O_BATCH) given[c] = 1;
         switch (c) {
         case O_DATA:
             if (lg_cli_data_option(cmd, &o->data, name, optarg) < 0) return -1;
@@ -205,11 +216,22 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
         case O_MAXMEM:
             if (lg_cli_parse_size(cmd, opt, optarg, &o->max_memory)) return -1;
             break;
+        case O_BATCH:
+            if (lg_cli_parse_ll(cmd, opt, optarg, 0, 100000000, &v)) return -1;
+            o->tc.batch_size = (int)v;
+            break;
         default: break;
         }
     }
     o->tc.seed = o->data.seed;
     if (lg_cli_data_check(cmd, &o->data)) return -1;
+    if (o->data.trees && kind != LG_MODEL_GAT_CLASSIC) { /* the TREES setting, where not given */
+        if (!given[O_LAYERS]) o->mc.layers = o->data.trees + 1;
+        if (!given[O_HIDDEN]) o->mc.hidden = LG_CLI_TREES_HIDDEN;
+        if (!given[O_DROP]) o->mc.dropout = 0;
+        if (!given[O_ATTDROP]) o->mc.att_dropout = 0;
+    }
+    if (o->data.trees && !given[O_BATCH]) o->tc.batch_size = LG_CLI_TREES_BATCH;
     if (lg_model_config_check(&o->mc) != LG_OK || lg_train_config_check(&o->tc) != LG_OK) {
         lg_cli_errorf(cmd, "%s", lg_last_error());
         return -1;
@@ -237,6 +259,7 @@ static void lg__print_json(const lg_train_opts *o, const lg_dataset *ds, const l
     lg_json_string(stdout, ds->name);
     printf(",\"model\":\"%s\",\"norm\":\"%s\",\"layers\":%d,\"hidden\":%d,\"heads\":%d,\"epochs\":%d,\"seed\":%llu",
            lg_model_kind_name(m->kind), norm, m->layers, m->hidden, m->heads, t->epochs, (unsigned long long)t->seed);
+    printf(",\"batch_size\":%d,\"graphs\":%lld", t->batch_size, (long long)ds->n_graphs);
     printf(",\"config\":{\"residual\":%s,\"lip_scale\":%.17g,\"gate\":%s,\"dropout\":%.17g,\"att_dropout\":%.17g,"
            "\"self_loops\":%s,\"feature_norm\":\"%s\",\"lr\":%.17g,\"weight_decay\":%.17g,\"layer_weight_decay\":%.17g,\"plateau\":%s,"
            "\"patience\":%d,\"missing\":%.17g,\"explode_threshold\":%.17g,\"explode_growth\":%.17g,"
@@ -263,6 +286,19 @@ static void lg__print_json(const lg_train_opts *o, const lg_dataset *ds, const l
     for (int l = 0; l < s->layers; l++) printf("%s%.6g", l ? "," : "", s->max_att_grad_norm_per_layer[l]);
     printf("],\"stopped_early\":%s,\"interrupted\":%s}\n", s->stopped_early ? "true" : "false",
            interrupted ? "true" : "false");
+}
+
+/* Progress within an epoch of mini-batches, on a terminal. */
+typedef struct lg__batch_progress {
+    long epoch; /* the epoch running */
+    int epochs; /* of --epochs       */
+} lg__batch_progress;
+
+static void lg__on_batch(void *ctx, long done, long total) {
+    const lg__batch_progress *p = ctx;
+    fprintf(stderr, "\r\033[Kepoch %ld/%d: batch %ld of %ld (training, then evaluation)", p->epoch, p->epochs, done,
+            total);
+    fflush(stderr);
 }
 
 /* Trains on ds as o says: logs, progress, explosion messages, signals,
@@ -300,8 +336,12 @@ int lg_cli_train_run(const char *cmd, const lg_train_opts *o, const lg_dataset *
     int tty = isatty(fileno(stderr)) && !o->quiet;
     lg_epoch_stats es;
     long start = lg_trainer_epochs_done(t);
+    lg__batch_progress bp = {start, o->tc.epochs};
+    if (tty && o->tc.batch_size > 0) lg_trainer_set_progress(t, lg__on_batch, &bp);
     for (long e = start; e < o->tc.epochs && !lg_trainer_done(t) && !lg__stop_signal; e++) {
+        bp.epoch = e + 1;
         st = lg_trainer_epoch(t, &es);
+        if (tty && o->tc.batch_size > 0) fputs("\r\033[K", stderr);
         if (st != LG_OK) {
             lg_cli_errorf(cmd, "epoch %ld: %s", e + 1, lg_last_error());
             status = lg_cli_exit_for(st);
@@ -375,9 +415,11 @@ int lg_cmd_train(int argc, char **argv) {
     if (s.epochs_run > 0 && !o.json) {
         char norm[64];
         lg_norm_format(norm, sizeof norm, o.mc.att_norm, o.mc.node_norm);
-        printf("model %s, %d layers, hidden %d, %d head(s), norm %s%s; %s, seed %llu\n", lg_model_kind_name(o.mc.kind),
+        printf("model %s, %d layers, hidden %d, %d head(s), norm %s%s; %s, seed %llu", lg_model_kind_name(o.mc.kind),
                o.mc.kind == LG_MODEL_GAT_CLASSIC ? 2 : o.mc.layers, o.mc.hidden, o.mc.heads, norm,
                o.mc.residual ? ", residual" : "", ds->name, (unsigned long long)o.tc.seed);
+        if (o.tc.batch_size > 0) printf(", mini-batches of %d of its %lld graphs", o.tc.batch_size, (long long)ds->n_graphs);
+        putchar('\n');
         if (ds->n_val)
             printf("epochs %ld: train %.4f  val %.4f  test %.4f (last epoch)\n"
                    "best validation %.4f at epoch %ld: test %.4f\n",

@@ -102,21 +102,27 @@ fail:
     return st;
 }
 
+void lg__graph_transpose_into(lg_graph *t, lg_idx *next, const lg_graph *g) {
+    /* counting sort by source: rows of t come out ascending because rows of g
+     * are visited in order */
+    t->n = g->n;
+    t->nnz = g->nnz;
+    memset(t->p, 0, sizeof(lg_idx) * ((size_t)g->n + 1));
+    for (lg_idx e = 0; e < g->nnz; e++) t->p[g->j[e] + 1]++;
+    for (lg_idx i = 0; i < g->n; i++) t->p[i + 1] += t->p[i];
+    if (g->n) memcpy(next, t->p, sizeof(lg_idx) * (size_t)g->n);
+    for (lg_idx i = 0; i < g->n; i++)
+        for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) t->j[next[g->j[e]]++] = i;
+}
+
 lg_status lg_graph_transpose(const lg_graph *g, lg_graph **out) {
     lg_status st = LG_OK;
     lg_idx *next = NULL;
     if (!out || !g) return lg__error(LG_EINVAL, "lg_graph_transpose: NULL argument");
     *out = NULL;
     LG_TRY(lg__graph_alloc(out, g->n, g->nnz));
-    lg_graph *t = *out;
-    /* counting sort by source: rows of t come out ascending because rows of g
-     * are visited in order */
-    for (lg_idx e = 0; e < g->nnz; e++) t->p[g->j[e] + 1]++;
-    for (lg_idx i = 0; i < g->n; i++) t->p[i + 1] += t->p[i];
     LG_ALLOC(next, g->n, "transpose workspace");
-    memcpy(next, t->p, sizeof(lg_idx) * (size_t)g->n);
-    for (lg_idx i = 0; i < g->n; i++)
-        for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) t->j[next[g->j[e]]++] = i;
+    lg__graph_transpose_into(*out, next, g);
     lg__free(next);
     return LG_OK;
 fail:
@@ -135,34 +141,40 @@ lg_status lg_graph_copy(const lg_graph *g, lg_graph **out) {
     return LG_OK;
 }
 
+lg_idx lg__graph_row_loops_len(const lg_idx *row, lg_idx len, lg_idx i, int add) {
+    int has = 0;
+    for (lg_idx e = 0; e < len; e++) has |= row[e] == i;
+    return len + (add ? !has : -has);
+}
+
+lg_idx lg__graph_row_loops(lg_idx *dst, const lg_idx *row, lg_idx len, lg_idx i, int add, lg_idx shift) {
+    /* rows are sorted: one merge pass */
+    lg_idx k = 0;
+    int placed = 0;
+    for (lg_idx e = 0; e < len; e++) {
+        lg_idx j = row[e];
+        if (add && !placed && j >= i) {
+            dst[k++] = i + shift;
+            placed = 1;
+            if (j == i) continue;
+        }
+        if (j == i) continue; /* removing, or already placed */
+        dst[k++] = j + shift;
+    }
+    if (add && !placed) dst[k++] = i + shift;
+    return k;
+}
+
 lg_status lg_graph_self_loops(const lg_graph *g, int add, lg_graph **out) {
     if (!out || !g) return lg__error(LG_EINVAL, "lg_graph_self_loops: NULL argument");
     *out = NULL;
-    /* rows are sorted: one merge pass per row, first counting then filling */
+    /* first counting then filling */
     lg_idx nnz = 0;
-    for (lg_idx i = 0; i < g->n; i++) {
-        int has = 0;
-        for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) has |= g->j[e] == i;
-        nnz += (g->p[i + 1] - g->p[i]) + (add ? !has : -has);
-    }
+    for (lg_idx i = 0; i < g->n; i++) nnz += lg__graph_row_loops_len(g->j + g->p[i], g->p[i + 1] - g->p[i], i, add);
     LG_CHECK(lg__graph_alloc(out, g->n, nnz));
     lg_graph *h = *out;
-    lg_idx k = 0;
-    for (lg_idx i = 0; i < g->n; i++) {
-        int placed = 0;
-        for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) {
-            lg_idx j = g->j[e];
-            if (add && !placed && j >= i) {
-                h->j[k++] = i;
-                placed = 1;
-                if (j == i) continue;
-            }
-            if (j == i) continue; /* removing, or already placed */
-            h->j[k++] = j;
-        }
-        if (add && !placed) h->j[k++] = i;
-        h->p[i + 1] = k;
-    }
+    for (lg_idx i = 0; i < g->n; i++)
+        h->p[i + 1] = h->p[i] + lg__graph_row_loops(h->j + h->p[i], g->j + g->p[i], g->p[i + 1] - g->p[i], i, add, 0);
     return LG_OK;
 }
 

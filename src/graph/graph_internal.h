@@ -17,4 +17,15 @@ int lg__graph_transpose_map(lg_idx *tpos, lg_idx *tedge, lg_idx *tnext, const lg
  * "<fn>: <what>: ". O(n + nnz). */
 lg_status lg__graph_check_arg(const lg_graph *g, const char *what, const char *fn);
 
+/* t = the transpose of g into t's arrays (p: n+1 entries, j: nnz, allocated
+ * by the caller); next: n cursors of workspace. The counting sort of
+ * lg_graph_transpose, without allocating. O(n + nnz). */
+void lg__graph_transpose_into(lg_graph *t, lg_idx *next, const lg_graph *g);
+
+/* Row i of a graph with its self-loop added (add) or removed: the number of
+ * neighbours (row: the len sorted ids of row i), and the row itself written
+ * to dst with shift added to every id (returns the count). O(len). */
+lg_idx lg__graph_row_loops_len(const lg_idx *row, lg_idx len, lg_idx i, int add);
+lg_idx lg__graph_row_loops(lg_idx *dst, const lg_idx *row, lg_idx len, lg_idx i, int add, lg_idx shift);
+
 #endif

@@ -42,6 +42,31 @@ typedef struct lg__layer_range {
                                 0 rows if none): GT's Wq and Wk columns of W      */
 } lg__layer_range;
 
+/* 1 if the model's input linear takes x sparse (its backward then needs x's
+ * transpose); otherwise x is converted to a dense copy: gat-classic and gcn
+ * have no input linear, gcnii drops out its input features. */
+static inline int lg__model_takes_sparse(const lg_model_config *c, const lg_features *x) {
+    return c->kind != LG_MODEL_GAT_CLASSIC && c->kind != LG_MODEL_GCN && c->kind != LG_MODEL_GCNII &&
+           x->kind == LG_FEAT_SPARSE;
+}
+
+/* A mini-batch that a batch model (lg__model_init_batch) runs on, borrowed
+ * until the next bind: the batch's graph with the self-loops the model wants
+ * (c->self_loops) and its transpose, its features (same width and kind as the
+ * model's x) and, when lg__model_takes_sparse, their transpose (else NULL),
+ * its labels and its graph segments (PairNorm works per graph). */
+typedef struct lg__batch {
+    const lg_graph *g, *gT;    /* n nodes, at most the model's capacities     */
+    const lg_features *x, *xt; /* n x F, F x n (or NULL)                      */
+    const int32_t *labels;     /* n                                           */
+    const lg_idx *graph_ptr;   /* n_graphs + 1 offsets                        */
+    lg_idx n_graphs;
+    const lg_idx *read;        /* the nodes whose outputs are computed: logp
+                                  row k is node read[k] (at most the model's
+                                  readout capacity)                          */
+    lg_idx n_read;
+} lg__batch;
+
 /* Builds the model for features x (n x F; the data set's or a modified copy),
  * the data set's graph, labels and segments. Initialises the parameters from
  * rng (Glorot-uniform weights, zero biases, LayerNorm gain 1). */
@@ -49,6 +74,22 @@ lg_status lg__model_init_f32(lg__model_f32 **out, const lg_model_config *c, cons
                              const lg_features *x, lg_rng *rng);
 lg_status lg__model_init_f64(lg__model_f64 **out, const lg_model_config *c, const lg_dataset *ds,
                              const lg_features *x, lg_rng *rng);
+/* A batch model: parameters as lg__model_init (same rng draws), every buffer
+ * sized for batches of up to cap[0] nodes and cap[1] edges (self-loops
+ * included) of which up to cap[2] are read out; it owns no graph:
+ * lg__model_bind gives it each batch. Only the read-out nodes get logits and
+ * log-probabilities (TREES: the roots; the output layer, classes wide, is
+ * the model's largest), so lg__model_logp has n_read rows, and
+ * lg__model_eval / lg__model_backward take row numbers in it (0..n_read-1).
+ * ds and x give only the classes and the features' width and kind. */
+lg_status lg__model_init_batch_f32(lg__model_f32 **out, const lg_model_config *c, const lg_dataset *ds,
+                                   const lg_features *x, const lg_idx cap[3], lg_rng *rng);
+lg_status lg__model_init_batch_f64(lg__model_f64 **out, const lg_model_config *c, const lg_dataset *ds,
+                                   const lg_features *x, const lg_idx cap[3], lg_rng *rng);
+/* Makes the batch model run on b (no allocation; dense input copied into the
+ * model's buffer). LG_EINVAL if b exceeds the capacities or does not match. */
+lg_status lg__model_bind_f32(lg__model_f32 *m, const lg__batch *b);
+lg_status lg__model_bind_f64(lg__model_f64 *m, const lg__batch *b);
 void lg__model_free_f32(lg__model_f32 *m);
 void lg__model_free_f64(lg__model_f64 *m);
 
@@ -79,7 +120,7 @@ lg_status lg__model_backward_f64(lg__model_f64 *m, const lg_idx *nodes, lg_idx c
                                  uint64_t seed, uint64_t epoch);
 
 /* Read-outs of the float model. */
-const float *lg__model_logp_f32(const lg__model_f32 *m);     /* n x classes */
+const float *lg__model_logp_f32(const lg__model_f32 *m);     /* n (or n_read) x classes */
 const float *lg__model_hidden_f32(const lg__model_f32 *m);   /* n x hidden width */
 lg_idx lg__model_hidden_width_f32(const lg__model_f32 *m);
 int lg__model_layers_f32(const lg__model_f32 *m);
@@ -97,10 +138,11 @@ void lg__model_memory_f32(const lg__model_f32 *m, size_t *activations, size_t *w
 int lg__model_first_nonfinite_f32(const lg__model_f32 *m);
 int lg__model_first_nonfinite_f64(const lg__model_f64 *m);
 
-/* The sizes lg__model_init would allocate for (c, ds, x), computed by the same
- * code without allocating the buffers: parameters, activations kept for
+/* The sizes lg__model_init would allocate for (c, ds, x) (cap NULL), or
+ * lg__model_init_batch with these capacities, computed by the
+ * same code without allocating the buffers: parameters, activations kept for
  * backward, backward workspace, and the model's graphs and feature transpose. */
-lg_status lg__model_plan_f32(const lg_model_config *c, const lg_dataset *ds, const lg_features *x, lg_idx *n_params,
-                             size_t *activations, size_t *workspace, size_t *other);
+lg_status lg__model_plan_f32(const lg_model_config *c, const lg_dataset *ds, const lg_features *x, const lg_idx *cap,
+                             lg_idx *n_params, size_t *activations, size_t *workspace, size_t *other);
 
 #endif

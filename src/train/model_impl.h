@@ -75,6 +75,16 @@ struct LG_MODEL {
     size_t act_bytes, work_bytes; /* activations kept for backward; backward scratch */
     size_t other_bytes;    /* the model's graphs and the features' transpose      */
     int plan;              /* 1: sizes only, the big buffers are not allocated    */
+    int batch;             /* 1: a batch model: g, gT, xt, labels, gptr borrowed from
+                              the bound batch (lg__model_bind)                    */
+    lg_idx n_cap, nnz_cap; /* batch model: largest batch (nodes, edges)           */
+    lg_idx r_cap;          /* batch model: most nodes read out                    */
+    const lg_idx *read;    /* batch model: the nodes read out (logp rows)         */
+    lg_idx nout;           /* rows of logits and logp: n, or the nodes read out   */
+    const int32_t *olabels; /* their labels: labels, or rlabels                   */
+    int32_t *rlabels;      /* batch model: r_cap labels of the nodes read out     */
+    lg_real *hread, *dhread; /* batch model: r_cap x D, their last hidden rows and gradient */
+    lg_real *dlog;         /* batch model: r_cap x classes                        */
 };
 
 static void LG_FN(lg__glorot)(lg_real *w, lg_idx fan_in, lg_idx fan_out, lg_rng *rng) {
@@ -99,9 +109,11 @@ void LG_FN(lg__model_free)(LG_MODEL *m) {
             lg__free(y->pn_rstd);
         }
     lg__free(m->layer);
-    lg_graph_free(m->g);
-    lg_graph_free(m->gT);
-    lg_features_free(m->xt);
+    if (!m->batch) {
+        lg_graph_free(m->g);
+        lg_graph_free(m->gT);
+        lg_features_free(m->xt);
+    }
     if (m->h0 != m->xd) lg__free(m->h0);
     lg__free(m->xd);
     lg__free(m->params);
@@ -113,6 +125,10 @@ void LG_FN(lg__model_free)(LG_MODEL *m) {
     lg__free(m->dh0);
     lg__free(m->xdrop);
     lg__free(m->odrop);
+    lg__free(m->rlabels);
+    lg__free(m->hread);
+    lg__free(m->dhread);
+    lg__free(m->dlog);
     lg__free(m);
 }
 
@@ -137,11 +153,24 @@ static lg_idx LG_FN(lg__loops_nnz)(const lg_graph *g, int add) {
     return add ? g->nnz - loops + g->n : g->nnz - loops;
 }
 
+/* xd (n x f, lg_real) = the input features m->x, dense. */
+static void LG_FN(lg__fill_dense)(LG_MODEL *m) {
+    const lg_features *x = m->x;
+    if (x->kind == LG_FEAT_SPARSE) {
+        memset(m->xd, 0, sizeof(lg_real) * (size_t)(m->n * m->f));
+        for (lg_idx i = 0; i < m->n; i++)
+            for (lg_idx e = x->p[i]; e < x->p[i + 1]; e++) m->xd[i * m->f + x->j[e]] = (lg_real)x->x[e];
+    } else {
+        for (lg_idx k = 0; k < m->n * m->f; k++) m->xd[k] = (lg_real)x->x[k];
+    }
+}
+
 /* lg__model_init, or with plan = 1 a model that only knows its sizes
  * (act_bytes, work_bytes, other_bytes, n_params): every big buffer, the
- * graphs and the caches are counted, not allocated. */
+ * graphs and the caches are counted, not allocated. cap (not NULL): a batch
+ * model for up to cap[0] nodes and cap[1] edges, without graphs of its own. */
 static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c, const lg_dataset *ds,
-                                        const lg_features *x, lg_rng *rng, int plan) {
+                                        const lg_features *x, lg_rng *rng, int plan, const lg_idx *cap) {
     lg_status st = LG_OK;
     LG_MODEL *m = NULL;
     *out = NULL;
@@ -149,7 +178,9 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
     LG_CALLOC(m, 1, "model");
     m->plan = plan;
     m->c = *c;
-    m->n = ds->graph->n;
+    m->batch = cap != NULL;
+    m->n = m->batch ? cap[0] : ds->graph->n;
+    m->n_cap = m->n;
     m->f = x->d;
     m->classes = ds->n_classes;
     m->labels = ds->labels;
@@ -162,28 +193,32 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
     m->io_drop = c->kind == LG_MODEL_GCNII;
     const int conv = c->kind >= LG_MODEL_GCN;
     const int pn = c->node_norm == LG_NODE_NORM_PAIRNORM || c->node_norm == LG_NODE_NORM_PAIRNORM_SI;
-    if (x->n != m->n) { st = lg__error(LG_EINVAL, "features have %lld rows for %lld nodes", (long long)x->n, (long long)m->n); goto fail; }
+    if (!m->batch && x->n != m->n) { st = lg__error(LG_EINVAL, "features have %lld rows for %lld nodes", (long long)x->n, (long long)m->n); goto fail; }
     if (m->classes < 1) { st = lg__error(LG_EINVAL, "data set %s has no classes", ds->name); goto fail; }
-    const lg_idx nnz_g = LG_FN(lg__loops_nnz)(ds->graph, c->self_loops);
-    m->other_bytes += 2 * sizeof(lg_idx) * (size_t)(m->n + 1 + nnz_g);
-    if (!plan) {
+    const lg_idx nnz_g = m->batch ? cap[1] : LG_FN(lg__loops_nnz)(ds->graph, c->self_loops);
+    m->nnz_cap = nnz_g;
+    m->r_cap = m->batch ? cap[2] : m->n;
+    m->nout = m->n;
+    m->olabels = m->labels;
+    if (m->batch) {
+        m->labels = m->olabels = NULL;
+        m->gptr = NULL;
+        m->n_graphs = 0;
+    } else {
+        m->other_bytes += 2 * sizeof(lg_idx) * (size_t)(m->n + 1 + nnz_g);
+    }
+    if (!plan && !m->batch) {
         LG_TRY(lg_graph_self_loops(ds->graph, c->self_loops, &m->g));
         LG_TRY(lg_graph_transpose(m->g, &m->gT));
     }
 
     /* input: gat-classic, gcn and dense features need x as lg_real */
     int classic = c->kind == LG_MODEL_GAT_CLASSIC;
-    m->sparse_in = m->io && !m->io_drop && x->kind == LG_FEAT_SPARSE;
+    m->sparse_in = lg__model_takes_sparse(c, x);
     if (!m->sparse_in) {
         LG_TRY(LG_FN(lg__buf)(m, &m->xd, m->n, m->f, &m->act_bytes, "dense features"));
-        if (plan) {
-        } else if (x->kind == LG_FEAT_SPARSE) {
-            for (lg_idx i = 0; i < m->n; i++)
-                for (lg_idx e = x->p[i]; e < x->p[i + 1]; e++) m->xd[i * m->f + x->j[e]] = (lg_real)x->x[e];
-        } else {
-            for (lg_idx k = 0; k < m->n * m->f; k++) m->xd[k] = (lg_real)x->x[k];
-        }
-    } else {
+        if (!plan && !m->batch) LG_FN(lg__fill_dense)(m);
+    } else if (!m->batch) {
         m->other_bytes += sizeof(lg_idx) * (size_t)(m->f + 1 + x->nnz) + sizeof(float) * (size_t)x->nnz;
         if (!plan) LG_TRY(lg_features_transpose(&m->xt, x));
     }
@@ -324,9 +359,19 @@ buffers:
         else y->out = y->z;
         if (y->pn) LG_TRY(LG_FN(lg__buf)(m, &y->pn_rstd, m->n, 1, &m->act_bytes, "PairNorm statistics"));
     }
-    LG_TRY(LG_FN(lg__buf)(m, &m->logits, m->n, m->classes, &m->act_bytes, "logits"));
-    LG_TRY(LG_FN(lg__buf)(m, &m->logp, m->n, m->classes, &m->act_bytes, "log-probabilities"));
-    m->maxw = LG_MAX(m->maxw, m->classes);
+    LG_TRY(LG_FN(lg__buf)(m, &m->logits, m->r_cap, m->classes, &m->act_bytes, "logits"));
+    LG_TRY(LG_FN(lg__buf)(m, &m->logp, m->r_cap, m->classes, &m->act_bytes, "log-probabilities"));
+    if (m->batch) { /* the outputs of the nodes read out only */
+        lg_idx D = m->layer[m->L - 1].w_out;
+        size_t lb = sizeof(int32_t) * (size_t)LG_MAX(m->r_cap, 1);
+        m->act_bytes += lb;
+        if (!plan && !(m->rlabels = lg__malloc(lb))) { st = lg__nomem("read-out labels"); goto fail; }
+        LG_TRY(LG_FN(lg__buf)(m, &m->hread, m->r_cap, D, &m->act_bytes, "read-out activations"));
+        LG_TRY(LG_FN(lg__buf)(m, &m->dhread, m->r_cap, D, &m->work_bytes, "read-out gradients"));
+        LG_TRY(LG_FN(lg__buf)(m, &m->dlog, m->r_cap, m->classes, &m->work_bytes, "read-out gradients"));
+    } else {
+        m->maxw = LG_MAX(m->maxw, m->classes);
+    }
     for (int k = 0; k < 5; k++) LG_TRY(LG_FN(lg__buf)(m, &m->buf[k], m->n, m->maxw, &m->work_bytes, "backward buffers"));
     LG_TRY(LG_FN(lg__buf)(m, &m->pn_work, m->n, 1, &m->work_bytes, "PairNorm workspace"));
     if (c->kind == LG_MODEL_GCNII) LG_TRY(LG_FN(lg__buf)(m, &m->dh0, m->n, m->hid, &m->work_bytes, "initial-residual gradient"));
@@ -343,13 +388,53 @@ fail:
 
 lg_status LG_FN(lg__model_init)(LG_MODEL **out, const lg_model_config *c, const lg_dataset *ds,
                                 const lg_features *x, lg_rng *rng) {
-    return LG_FN(lg__model_build)(out, c, ds, x, rng, 0);
+    return LG_FN(lg__model_build)(out, c, ds, x, rng, 0, NULL);
 }
 
-lg_status LG_FN(lg__model_plan)(const lg_model_config *c, const lg_dataset *ds, const lg_features *x,
+lg_status LG_FN(lg__model_init_batch)(LG_MODEL **out, const lg_model_config *c, const lg_dataset *ds,
+                                      const lg_features *x, const lg_idx cap[3], lg_rng *rng) {
+    if (cap[0] < 1 || cap[1] < 0 || cap[2] < 1 || cap[2] > cap[0])
+        return lg__error(LG_EINVAL, "batch model: capacity %lld nodes, %lld edges, %lld read out", (long long)cap[0],
+                         (long long)cap[1], (long long)cap[2]);
+    return LG_FN(lg__model_build)(out, c, ds, x, rng, 0, cap);
+}
+
+lg_status LG_FN(lg__model_bind)(LG_MODEL *m, const lg__batch *b) {
+    if (!m->batch) return lg__error(LG_EINVAL, "lg__model_bind: not a batch model");
+    if (!b || !b->g || !b->gT || !b->x || !b->labels || !b->graph_ptr)
+        return lg__error(LG_EINVAL, "lg__model_bind: incomplete batch");
+    if (b->g->n > m->n_cap || b->g->nnz > m->nnz_cap || b->gT->n != b->g->n || b->gT->nnz != b->g->nnz)
+        return lg__error(LG_EINVAL, "lg__model_bind: a batch of %lld nodes and %lld edges for a model of %lld and %lld",
+                         (long long)b->g->n, (long long)b->g->nnz, (long long)m->n_cap, (long long)m->nnz_cap);
+    if (b->x->n != b->g->n || b->x->d != m->f || b->x->kind != m->x->kind || (m->sparse_in && !b->xt))
+        return lg__error(LG_EINVAL, "lg__model_bind: batch features do not match the model");
+    if (!b->read || b->n_read < 0 || b->n_read > m->r_cap)
+        return lg__error(LG_EINVAL, "lg__model_bind: %lld nodes read out, capacity %lld", (long long)b->n_read,
+                         (long long)m->r_cap);
+    for (lg_idx k = 0; k < b->n_read; k++) {
+        if (b->read[k] < 0 || b->read[k] >= b->g->n)
+            return lg__error(LG_EINVAL, "lg__model_bind: read-out node %lld outside the batch", (long long)b->read[k]);
+        m->rlabels[k] = b->labels[b->read[k]];
+    }
+    m->read = b->read;
+    m->nout = b->n_read;
+    m->olabels = m->rlabels;
+    m->n = b->g->n;
+    m->g = (lg_graph *)b->g; /* borrowed: a batch model never frees them */
+    m->gT = (lg_graph *)b->gT;
+    m->x = b->x;
+    m->xt = (lg_features *)b->xt;
+    m->labels = b->labels;
+    m->gptr = b->graph_ptr;
+    m->n_graphs = b->n_graphs;
+    if (!m->sparse_in) LG_FN(lg__fill_dense)(m);
+    return LG_OK;
+}
+
+lg_status LG_FN(lg__model_plan)(const lg_model_config *c, const lg_dataset *ds, const lg_features *x, const lg_idx *cap,
                                 lg_idx *n_params, size_t *activations, size_t *workspace, size_t *other) {
     LG_MODEL *m = NULL;
-    LG_CHECK(LG_FN(lg__model_build)(&m, c, ds, x, NULL, 1));
+    LG_CHECK(LG_FN(lg__model_build)(&m, c, ds, x, NULL, 1, cap));
     *n_params = m->n_params;
     *activations = m->act_bytes;
     *workspace = m->work_bytes;
@@ -412,17 +497,24 @@ lg_status LG_FN(lg__model_forward)(LG_MODEL *m, int training, uint64_t seed, uin
                                            training));
         cur = m->odrop;
     }
+    if (m->batch) { /* the read-out rows only */
+        lg_real *h = m->w_out_off >= 0 ? m->hread : m->logits;
+        for (lg_idx k = 0; k < m->nout; k++)
+            memcpy(h + k * last->w_out, cur + m->read[k] * last->w_out, sizeof(lg_real) * (size_t)last->w_out);
+        cur = m->hread;
+    }
+    const lg_idx no = m->nout;
     if (m->w_out_off >= 0)
-        LG_CHECK(LG_FN(lg_linear_forward)(m->logits, cur, m->params + m->w_out_off, m->params + m->b_out_off, n,
+        LG_CHECK(LG_FN(lg_linear_forward)(m->logits, cur, m->params + m->w_out_off, m->params + m->b_out_off, no,
                                           last->w_out, m->classes));
-    else
+    else if (!m->batch)
         memcpy(m->logits, cur, sizeof(lg_real) * (size_t)(n * m->classes));
-    return LG_FN(lg_log_softmax_forward)(m->logp, m->logits, n, m->classes);
+    return LG_FN(lg_log_softmax_forward)(m->logp, m->logits, no, m->classes);
 }
 
 lg_status LG_FN(lg__model_eval)(const LG_MODEL *m, const lg_idx *nodes, lg_idx count, double *loss, double *acc) {
-    if (loss) LG_CHECK(LG_FN(lg_nll_forward)(loss, m->logp, m->n, m->classes, m->labels, nodes, count));
-    if (acc) LG_CHECK(LG_FN(lg_accuracy)(acc, m->logp, m->n, m->classes, m->labels, nodes, count));
+    if (loss) LG_CHECK(LG_FN(lg_nll_forward)(loss, m->logp, m->nout, m->classes, m->olabels, nodes, count));
+    if (acc) LG_CHECK(LG_FN(lg_accuracy)(acc, m->logp, m->nout, m->classes, m->olabels, nodes, count));
     return LG_OK;
 }
 
@@ -431,23 +523,37 @@ lg_status LG_FN(lg__model_backward)(LG_MODEL *m, const lg_idx *nodes, lg_idx cou
     const lg_idx n = m->n;
     memset(m->grads, 0, sizeof(lg_real) * (size_t)m->n_params);
     if (m->dh0) memset(m->dh0, 0, sizeof(lg_real) * (size_t)(n * m->hid));
-    lg_real *dlog = m->buf[4], *dcur = m->buf[0], *dprev = m->buf[1];
-    memset(dlog, 0, sizeof(lg_real) * (size_t)(n * m->classes));
-    LG_CHECK(LG_FN(lg_log_softmax_nll_backward)(dlog, m->logp, n, m->classes, m->labels, nodes, count, 1.0));
+    const lg_idx no = m->nout;
+    lg_real *dlog = m->batch ? m->dlog : m->buf[4], *dcur = m->buf[0], *dprev = m->buf[1];
+    memset(dlog, 0, sizeof(lg_real) * (size_t)(no * m->classes));
+    LG_CHECK(LG_FN(lg_log_softmax_nll_backward)(dlog, m->logp, no, m->classes, m->olabels, nodes, count, 1.0));
     const LG_FN(lg__layer) *last = &m->layer[m->L - 1];
-    if (m->w_out_off >= 0) {
-        const lg_real *hL = m->odrop ? m->odrop : last->out;
-        lg_real *dh = m->odrop ? dprev : dcur;
-        memset(dh, 0, sizeof(lg_real) * (size_t)(n * last->w_out));
-        LG_CHECK(LG_FN(lg_linear_backward)(dh, m->grads + m->w_out_off, m->grads + m->b_out_off, dlog, hL,
-                                           m->params + m->w_out_off, n, last->w_out, m->classes));
-        if (m->odrop) {
-            memset(dcur, 0, sizeof(lg_real) * (size_t)(n * last->w_out));
-            LG_CHECK(LG_FN(lg_dropout_backward)(dcur, dh, n * last->w_out, m->c.dropout, seed, LG_FN(lg__ctr)(epoch, m->L, 0),
-                                                training));
+    const lg_idx D = last->w_out;
+    /* dh = dL/d(the last layer's output after the output dropout, if any) */
+    lg_real *dh = m->odrop ? dprev : dcur;
+    if (m->batch) { /* back through the read-out rows */
+        const lg_real *dr = dlog;
+        if (m->w_out_off >= 0) {
+            memset(m->dhread, 0, sizeof(lg_real) * (size_t)(no * D));
+            LG_CHECK(LG_FN(lg_linear_backward)(m->dhread, m->grads + m->w_out_off, m->grads + m->b_out_off, dlog,
+                                               m->hread, m->params + m->w_out_off, no, D, m->classes));
+            dr = m->dhread;
         }
+        memset(dh, 0, sizeof(lg_real) * (size_t)(n * D));
+        for (lg_idx k = 0; k < no; k++)
+            for (lg_idx q = 0; q < D; q++) dh[m->read[k] * D + q] += dr[k * D + q];
+    } else if (m->w_out_off >= 0) {
+        const lg_real *hL = m->odrop ? m->odrop : last->out;
+        memset(dh, 0, sizeof(lg_real) * (size_t)(n * D));
+        LG_CHECK(LG_FN(lg_linear_backward)(dh, m->grads + m->w_out_off, m->grads + m->b_out_off, dlog, hL,
+                                           m->params + m->w_out_off, n, D, m->classes));
     } else {
-        memcpy(dcur, dlog, sizeof(lg_real) * (size_t)(n * m->classes));
+        memcpy(dh, dlog, sizeof(lg_real) * (size_t)(n * m->classes));
+    }
+    if (m->odrop) {
+        memset(dcur, 0, sizeof(lg_real) * (size_t)(n * D));
+        LG_CHECK(LG_FN(lg_dropout_backward)(dcur, dh, n * D, m->c.dropout, seed, LG_FN(lg__ctr)(epoch, m->L, 0),
+                                            training));
     }
     for (int l = m->L - 1; l >= 0; l--) {
         LG_FN(lg__layer) *y = &m->layer[l];

@@ -4,12 +4,14 @@
  * early stopping, checkpoints.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "core/internal.h"
+#include "train/batch.h"
 #include "train/checkpoint.h"
 #include "train/model.h"
 #include "train/optim.h"
@@ -165,6 +167,7 @@ lg_status lg_train_config_check(const lg_train_config *c) {
     if (!(c->explode_growth > 1)) return lg__error(LG_EINVAL, "--explode-growth must be > 1");
     if (c->explode_window < 0 || c->explode_window > 100000)
         return lg__error(LG_EINVAL, "--explode-window must be in 0..100000");
+    if (c->batch_size < 0) return lg__error(LG_EINVAL, "--batch-size must be >= 0 (0: full batch)");
     return LG_OK;
 }
 
@@ -209,7 +212,25 @@ struct lg_trainer {
     double *max_norm, *max_att;  /* over the run, per layer                    */
     double *ms;                  /* wall time of each epoch run in this process */
     long ms_cap, ms_count;
+    int batch;                   /* 1: mini-batches of graphs (tc.batch_size)    */
+    lg__batcher bat;             /* their buffers                                */
+    double *bnorm, *batt;        /* per layer, one batch's gradient norms        */
+    lg_progress_fn progress;     /* called after each batch (or NULL)            */
+    void *progress_ctx;
+    long done, total;            /* batches of this epoch: done, in all          */
 };
+
+void lg_trainer_set_progress(lg_trainer *t, lg_progress_fn fn, void *ctx) {
+    if (!t) return;
+    t->progress = fn;
+    t->progress_ctx = ctx;
+}
+
+/* One more batch of the epoch done. */
+static void lg__tick(lg_trainer *t) {
+    t->done++;
+    if (t->progress) t->progress(t->progress_ctx, t->done, t->total);
+}
 
 /* A copy of f with rows scaled to sum to 1 (rows summing to 0 stay). */
 static lg_status lg__features_copy(lg_features **out, const lg_features *f) {
@@ -296,6 +317,9 @@ void lg_trainer_free(lg_trainer *t) {
     lg__free(t->max_norm);
     lg__free(t->max_att);
     lg__free(t->ms);
+    lg__batcher_destroy(&t->bat);
+    lg__free(t->bnorm);
+    lg__free(t->batt);
     lg__free(t);
 }
 
@@ -319,7 +343,14 @@ lg_status lg_trainer_init(lg_trainer **out, const lg_model_config *mc, const lg_
     LG_TRY(lg__prepare_features(t));
     lg_rng rng;
     lg_rng_seed(&rng, tc->seed);
-    LG_TRY(lg__model_init_f32(&t->model, mc, ds, t->x, &rng));
+    t->batch = tc->batch_size > 0;
+    if (t->batch) {
+        LG_TRY(lg__batcher_init(&t->bat, ds, t->x, mc, tc->batch_size, 0));
+        const lg_idx cap[3] = {t->bat.n_cap, t->bat.nnz_cap, t->bat.t_cap};
+        LG_TRY(lg__model_init_batch_f32(&t->model, mc, ds, t->x, cap, &rng));
+    } else {
+        LG_TRY(lg__model_init_f32(&t->model, mc, ds, t->x, &rng));
+    }
     lg_idx np = lg__model_nparams_f32(t->model);
     LG_CALLOC(t->m1, np, "Adam moments");
     LG_CALLOC(t->m2, np, "Adam moments");
@@ -328,6 +359,8 @@ lg_status lg_trainer_init(lg_trainer **out, const lg_model_config *mc, const lg_
     LG_CALLOC(t->norm, t->L, "gradient norms");
     LG_CALLOC(t->max_norm, t->L, "gradient norms");
     LG_CALLOC(t->max_att, t->L, "gradient norms");
+    LG_CALLOC(t->bnorm, t->L, "gradient norms");
+    LG_CALLOC(t->batt, t->L, "gradient norms");
     t->ms_cap = tc->epochs > 0 ? LG_MIN(tc->epochs, LG__MS_CAP) : 1;
     LG_CALLOC(t->ms, t->ms_cap, "epoch times");
     lg_explode_opts eo = {tc->explode_threshold, tc->explode_growth, tc->explode_window};
@@ -369,6 +402,100 @@ static double lg__norm(const float *v, lg_idx off, lg_idx len) {
     return sqrt(s);
 }
 
+/* Per layer, the L2 norm of the gradient g of all its parameters (norm) and
+ * of its attention parameters (att). */
+static void lg__layer_norms(const lg_trainer *t, const float *g, double *norm, double *att) {
+    for (int l = 0; l < t->L; l++) {
+        lg__layer_range r = lg__model_layer_range_f32(t->model, l);
+        norm[l] = lg__norm(g, r.off, r.len);
+        double a = lg__norm(g, r.att_off, r.att_len), att2 = a * a;
+        for (lg_idx q = 0; q < r.str_rows; q++) {
+            double x = lg__norm(g, r.str_off + q * r.str_stride, r.str_cols);
+            att2 += x * x;
+        }
+        att[l] = sqrt(att2);
+    }
+}
+
+/* The layers' own L2 (GCNII's split weight decay), added to the gradient g
+ * before Adam, which adds weight_decay to every parameter: g += (layer decay
+ * - weight decay) p over the layers' parameters. */
+static void lg__layer_decay(const lg_trainer *t, const float *p, float *g) {
+    if (!(t->tc.layer_weight_decay >= 0 && t->tc.layer_weight_decay != t->tc.weight_decay)) return;
+    const float dd = (float)(t->tc.layer_weight_decay - t->tc.weight_decay);
+    for (int l = 0; l < t->L; l++) {
+        lg__layer_range r = lg__model_layer_range_f32(t->model, l);
+        for (lg_idx k = r.off; k < r.off + r.len; k++) g[k] += dd * p[k];
+    }
+}
+
+/* The training pass of a mini-batch epoch (see lg_trainer_epoch): batches in
+ * this epoch's order, one Adam step each; the mean loss and mean per-layer
+ * gradient norms; *bad_layer: where the first batch loss that is not finite
+ * started (lg__model_first_nonfinite_f32), or unchanged. */
+static lg_status lg__train_batches(lg_trainer *t, long epoch, const lg_adam *a, double *loss_step, int *bad_layer) {
+    lg__batcher *b = &t->bat;
+    float *p = lg__model_params_f32(t->model), *g = lg__model_grads_f32(t->model);
+    const size_t np = (size_t)lg__model_nparams_f32(t->model);
+    const uint64_t nb = (uint64_t)lg__batcher_count(b, 0), seed = t->tc.seed;
+    double sum = 0;
+    lg_idx total = 0;
+    memset(t->norm, 0, sizeof(double) * (size_t)t->L);
+    memset(t->att_norm, 0, sizeof(double) * (size_t)t->L);
+    lg__batcher_shuffle(b, seed, epoch);
+    for (uint64_t k = 0; k < nb; k++) {
+        const uint64_t step = (uint64_t)(epoch - 1) * nb + k + 1; /* Adam's step, the dropout stream */
+        lg__batch bt;
+        double loss;
+        lg__batcher_fill(b, 0, 1, (lg_idx)k, &bt);
+        LG_CHECK(lg__model_bind_f32(t->model, &bt));
+        LG_CHECK(lg__model_forward_f32(t->model, 1, seed, step));
+        LG_CHECK(lg__model_eval_f32(t->model, b->iota, b->n_targets, &loss, NULL));
+        if (!isfinite(loss) && *bad_layer == -1) *bad_layer = lg__model_first_nonfinite_f32(t->model);
+        LG_CHECK(lg__model_backward_f32(t->model, b->iota, b->n_targets, 1, seed, step));
+        sum += loss * (double)b->n_targets;
+        total += b->n_targets;
+        lg__layer_norms(t, g, t->bnorm, t->batt);
+        for (int l = 0; l < t->L; l++) {
+            t->norm[l] += t->bnorm[l];
+            t->att_norm[l] += t->batt[l];
+        }
+        lg__layer_decay(t, p, g);
+        lg__adam_step(a, (long)step, p, g, t->m1, t->m2, np);
+        lg__tick(t);
+    }
+    for (int l = 0; l < t->L; l++) {
+        t->norm[l] /= (double)nb;
+        t->att_norm[l] /= (double)nb;
+    }
+    *loss_step = total ? sum / (double)total : 0;
+    return LG_OK;
+}
+
+/* Loss and accuracy over split s (0 train, 1 val, 2 test), in batches. */
+static lg_status lg__eval_batches(lg_trainer *t, int s, long epoch, double *loss, double *acc) {
+    lg__batcher *b = &t->bat;
+    const lg_idx nb = lg__batcher_count(b, s);
+    double sum = 0;
+    long long right = 0;
+    lg_idx total = 0;
+    for (lg_idx k = 0; k < nb; k++) {
+        lg__batch bt;
+        double l, a;
+        lg__batcher_fill(b, s, 0, k, &bt);
+        LG_CHECK(lg__model_bind_f32(t->model, &bt));
+        LG_CHECK(lg__model_forward_f32(t->model, 0, t->tc.seed, (uint64_t)epoch));
+        LG_CHECK(lg__model_eval_f32(t->model, b->iota, b->n_targets, &l, &a));
+        sum += l * (double)b->n_targets;
+        right += llround(a * (double)b->n_targets); /* a = right / count exactly */
+        total += b->n_targets;
+        lg__tick(t);
+    }
+    *loss = total ? sum / (double)total : 0;
+    *acc = total ? (double)right / (double)total : 0;
+    return LG_OK;
+}
+
 lg_status lg_trainer_epoch(lg_trainer *t, lg_epoch_stats *es) {
     if (!t || !es) return lg__error(LG_EINVAL, "lg_trainer_epoch: NULL argument");
     const lg_dataset *ds = t->ds;
@@ -380,26 +507,28 @@ lg_status lg_trainer_epoch(lg_trainer *t, lg_epoch_stats *es) {
     es->epoch = epoch;
     es->lr = s->lr;
 
-    /* training pass */
-    LG_CHECK(lg__model_forward_f32(t->model, 1, seed, (uint64_t)epoch));
-    LG_CHECK(lg__model_eval_f32(t->model, ds->train, ds->n_train, &es->train_loss_step, NULL));
-    /* a loss that is not finite: find the layer where it started (before
-     * backward reuses anything), for the detector's report */
-    int bad_layer = isfinite(es->train_loss_step) ? -1 : lg__model_first_nonfinite_f32(t->model);
-    LG_CHECK(lg__model_backward_f32(t->model, ds->train, ds->n_train, 1, seed, (uint64_t)epoch));
-    float *p = lg__model_params_f32(t->model), *g = lg__model_grads_f32(t->model);
+    /* training: forward, backward, gradient norms, Adam (per batch) */
+    lg_adam a = {s->lr, 0.9, 0.999, 1e-8, t->tc.weight_decay};
+    int bad_layer = -1; /* where a loss that is not finite started, for the detector's report */
+    if (t->batch) {
+        t->done = 0;
+        t->total = lg__batcher_count(&t->bat, 0); /* training, then evaluation of every split */
+        for (int q = 0; q < LG__SPLITS; q++) t->total += lg__batcher_count(&t->bat, q);
+        LG_CHECK(lg__train_batches(t, epoch, &a, &es->train_loss_step, &bad_layer));
+    } else {
+        LG_CHECK(lg__model_forward_f32(t->model, 1, seed, (uint64_t)epoch));
+        LG_CHECK(lg__model_eval_f32(t->model, ds->train, ds->n_train, &es->train_loss_step, NULL));
+        /* before backward reuses anything */
+        if (!isfinite(es->train_loss_step)) bad_layer = lg__model_first_nonfinite_f32(t->model);
+        LG_CHECK(lg__model_backward_f32(t->model, ds->train, ds->n_train, 1, seed, (uint64_t)epoch));
+        float *p = lg__model_params_f32(t->model), *g = lg__model_grads_f32(t->model);
+        lg__layer_norms(t, g, t->norm, t->att_norm);
+        lg__layer_decay(t, p, g);
+        lg__adam_step(&a, epoch, p, g, t->m1, t->m2, (size_t)lg__model_nparams_f32(t->model));
+    }
 
-    /* per-layer gradient norms and the detector */
+    /* largest norms and the detector */
     for (int l = 0; l < t->L; l++) {
-        lg__layer_range r = lg__model_layer_range_f32(t->model, l);
-        t->norm[l] = lg__norm(g, r.off, r.len);
-        double att2 = t->att_norm[l] = lg__norm(g, r.att_off, r.att_len);
-        att2 *= att2;
-        for (lg_idx q = 0; q < r.str_rows; q++) {
-            double x = lg__norm(g, r.str_off + q * r.str_stride, r.str_cols);
-            att2 += x * x;
-        }
-        t->att_norm[l] = sqrt(att2);
         if (!(t->norm[l] <= t->max_norm[l])) t->max_norm[l] = t->norm[l]; /* NaN sticks */
         if (!(t->att_norm[l] <= t->max_att[l])) t->max_att[l] = t->att_norm[l];
         if (!(t->norm[l] <= s->max_norm)) s->max_norm = t->norm[l];
@@ -413,22 +542,17 @@ lg_status lg_trainer_epoch(lg_trainer *t, lg_epoch_stats *es) {
         snprintf(s->explode_reason, sizeof s->explode_reason, "%s", t->det.reason);
     }
 
-    /* the layers' own L2 (GCNII's split weight decay): Adam adds weight_decay */
-    if (t->tc.layer_weight_decay >= 0 && t->tc.layer_weight_decay != t->tc.weight_decay) {
-        const float dd = (float)(t->tc.layer_weight_decay - t->tc.weight_decay);
-        for (int l = 0; l < t->L; l++) {
-            lg__layer_range r = lg__model_layer_range_f32(t->model, l);
-            for (lg_idx k = r.off; k < r.off + r.len; k++) g[k] += dd * p[k];
-        }
+    /* evaluation */
+    if (t->batch) {
+        LG_CHECK(lg__eval_batches(t, 0, epoch, &es->train_loss, &es->train_acc));
+        LG_CHECK(lg__eval_batches(t, 1, epoch, &es->val_loss, &es->val_acc));
+        LG_CHECK(lg__eval_batches(t, 2, epoch, &es->test_loss, &es->test_acc));
+    } else {
+        LG_CHECK(lg__model_forward_f32(t->model, 0, seed, (uint64_t)epoch));
+        LG_CHECK(lg__model_eval_f32(t->model, ds->train, ds->n_train, &es->train_loss, &es->train_acc));
+        LG_CHECK(lg__model_eval_f32(t->model, ds->val, ds->n_val, &es->val_loss, &es->val_acc));
+        LG_CHECK(lg__model_eval_f32(t->model, ds->test, ds->n_test, &es->test_loss, &es->test_acc));
     }
-
-    /* Adam, then evaluation */
-    lg_adam a = {s->lr, 0.9, 0.999, 1e-8, t->tc.weight_decay};
-    lg__adam_step(&a, epoch, p, g, t->m1, t->m2, (size_t)lg__model_nparams_f32(t->model));
-    LG_CHECK(lg__model_forward_f32(t->model, 0, seed, (uint64_t)epoch));
-    LG_CHECK(lg__model_eval_f32(t->model, ds->train, ds->n_train, &es->train_loss, &es->train_acc));
-    LG_CHECK(lg__model_eval_f32(t->model, ds->val, ds->n_val, &es->val_loss, &es->val_acc));
-    LG_CHECK(lg__model_eval_f32(t->model, ds->test, ds->n_test, &es->test_loss, &es->test_acc));
 
     /* best validation accuracy; scheduler; early stopping (validation loss,
      * or the training loss when there is no validation split) */
@@ -588,14 +712,28 @@ static lg_status lg__section(const lg_ckpt *c, const char *path, uint32_t tag, u
     return LG_OK;
 }
 
+/* The training configuration of a checkpoint; one written before
+ * batch_size existed (its section ends there) is a full-batch run. */
+static lg_status lg__section_train(const lg_ckpt *c, const char *path, lg_train_config *tc) {
+    const lg_ckpt_section *s = lg__ckpt_find(c, LG__CK_TRAIN);
+    const void *d = NULL;
+    if (s && s->length == offsetof(lg_train_config, batch_size)) {
+        memset(tc, 0, sizeof *tc);
+        memcpy(tc, s->data, (size_t)s->length);
+        return LG_OK;
+    }
+    LG_CHECK(lg__section(c, path, LG__CK_TRAIN, sizeof *tc, &d));
+    memcpy(tc, d, sizeof *tc);
+    return LG_OK;
+}
+
 lg_status lg_checkpoint_config(const char *path, lg_model_config *mc, lg_train_config *tc) {
     lg_ckpt *c = NULL;
     const void *d = NULL;
     LG_CHECK(lg__ckpt_load(&c, path));
     lg_status st = lg__section(c, path, LG__CK_MODEL, sizeof *mc, &d);
     if (st == LG_OK) memcpy(mc, d, sizeof *mc);
-    if (st == LG_OK) st = lg__section(c, path, LG__CK_TRAIN, sizeof *tc, &d);
-    if (st == LG_OK) memcpy(tc, d, sizeof *tc);
+    if (st == LG_OK) st = lg__section_train(c, path, tc);
     if (st == LG_OK) st = lg_model_config_check(mc);
     lg__ckpt_free(c);
     return st;
@@ -666,11 +804,13 @@ lg_status lg_trainer_load(lg_trainer *t, const char *path) {
         goto fail;
     }
     lg_train_config tc;
-    LG_TRY(lg__section(c, path, LG__CK_TRAIN, sizeof tc, &d));
-    memcpy(&tc, d, sizeof tc);
-    if (tc.seed != t->tc.seed || tc.missing != t->tc.missing) {
-        st = lg__error(LG_EINVAL, "%s: checkpoint made with --seed %llu --missing %g, this run has --seed %llu --missing %g",
-                       path, (unsigned long long)tc.seed, tc.missing, (unsigned long long)t->tc.seed, t->tc.missing);
+    LG_TRY(lg__section_train(c, path, &tc));
+    if (tc.seed != t->tc.seed || tc.missing != t->tc.missing || tc.batch_size != t->tc.batch_size) {
+        st = lg__error(LG_EINVAL,
+                       "%s: checkpoint made with --seed %llu --missing %g --batch-size %d, this run has --seed %llu "
+                       "--missing %g --batch-size %d",
+                       path, (unsigned long long)tc.seed, tc.missing, tc.batch_size, (unsigned long long)t->tc.seed,
+                       t->tc.missing, t->tc.batch_size);
         goto fail;
     }
     lg__data_fp fp, mine;
@@ -717,13 +857,12 @@ fail:
 /* Read-outs                                                                  */
 /* ------------------------------------------------------------------------- */
 
-lg_status lg_trainer_predict(lg_trainer *t, float *logp, float *hidden) {
-    LG_CHECK(lg__model_forward_f32(t->model, 0, t->tc.seed, 0));
-    lg_idx n = t->ds->graph->n;
-    /* no silent NaN: outputs that are not finite (weights so large that the
-     * pass overflows) are an error naming where they start */
+/* No silent NaN: LG_ENUMERIC naming where the last forward's outputs (count
+ * log-probabilities) stop being finite, e.g. weights so large that the pass
+ * overflows. O(count). */
+static lg_status lg__check_outputs(const lg_trainer *t, lg_idx count) {
     const float *lp = lg__model_logp_f32(t->model);
-    for (lg_idx k = 0; k < n * t->ds->n_classes; k++)
+    for (lg_idx k = 0; k < count; k++)
         if (isnan(lp[k]) || lp[k] == INFINITY) {
             int at = lg__model_first_nonfinite_f32(t->model);
             char where[64];
@@ -733,10 +872,32 @@ lg_status lg_trainer_predict(lg_trainer *t, float *logp, float *hidden) {
             return lg__error(LG_ENUMERIC, "the model's outputs are not finite numbers (first in %s): its weights "
                              "overflow the forward pass", where);
         }
-    if (logp) memcpy(logp, lg__model_logp_f32(t->model), sizeof(float) * (size_t)(n * t->ds->n_classes));
-    if (hidden)
-        memcpy(hidden, lg__model_hidden_f32(t->model),
-               sizeof(float) * (size_t)(n * lg__model_hidden_width_f32(t->model)));
+    return LG_OK;
+}
+
+lg_status lg_trainer_predict(lg_trainer *t, float *logp, float *hidden) {
+    if (!t) return lg__error(LG_EINVAL, "lg_trainer_predict: NULL argument");
+    const lg_idx C = t->ds->n_classes, H = lg__model_hidden_width_f32(t->model);
+    if (t->batch) { /* graph by graph: graph k is nodes [lo, hi), all read out */
+        for (lg_idx k = 0; k < lg__batcher_count(&t->bat, -1); k++) {
+            lg__batch bt;
+            lg_idx lo, hi;
+            lg__batcher_fill(&t->bat, -1, 0, k, &bt);
+            lg__batcher_span(&t->bat, k, &lo, &hi);
+            LG_CHECK(lg__model_bind_f32(t->model, &bt));
+            LG_CHECK(lg__model_forward_f32(t->model, 0, t->tc.seed, 0));
+            LG_CHECK(lg__check_outputs(t, (hi - lo) * C));
+            if (logp) memcpy(logp + lo * C, lg__model_logp_f32(t->model), sizeof(float) * (size_t)((hi - lo) * C));
+            if (hidden)
+                memcpy(hidden + lo * H, lg__model_hidden_f32(t->model), sizeof(float) * (size_t)((hi - lo) * H));
+        }
+        return LG_OK;
+    }
+    LG_CHECK(lg__model_forward_f32(t->model, 0, t->tc.seed, 0));
+    const lg_idx n = t->ds->graph->n;
+    LG_CHECK(lg__check_outputs(t, n * C));
+    if (logp) memcpy(logp, lg__model_logp_f32(t->model), sizeof(float) * (size_t)(n * C));
+    if (hidden) memcpy(hidden, lg__model_hidden_f32(t->model), sizeof(float) * (size_t)(n * H));
     return LG_OK;
 }
 
@@ -746,8 +907,13 @@ int lg_trainer_layers(const lg_trainer *t) { return t->L; }
 lg_idx lg_trainer_layer_heads(const lg_trainer *t, int l) {
     return (l >= 0 && l < t->L) ? lg__model_layer_heads_f32(t->model, l) : 0;
 }
-lg_status lg_trainer_attention(const lg_trainer *t, int l, float *att) { return lg__model_attention_f32(t->model, l, att); }
-const lg_graph *lg_trainer_graph(const lg_trainer *t) { return lg__model_graph_f32(t->model); }
+lg_status lg_trainer_attention(const lg_trainer *t, int l, float *att) {
+    if (t->batch)
+        return lg__error(LG_EUNSUPPORTED, "attention weights of the whole graph: this model was trained in mini-batches "
+                         "(--batch-size %d); its checkpoint with --batch-size 0 is another run", t->tc.batch_size);
+    return lg__model_attention_f32(t->model, l, att);
+}
+const lg_graph *lg_trainer_graph(const lg_trainer *t) { return t->batch ? NULL : lg__model_graph_f32(t->model); }
 
 /* Bytes of the trainer's copy of the features. */
 static size_t lg__features_bytes(const lg_features *f) {
@@ -760,7 +926,7 @@ void lg_trainer_memory(const lg_trainer *t, lg_trainer_mem *m) {
     lg_idx np = lg__model_nparams_f32(t->model);
     m->params = sizeof(float) * (size_t)np * 4;
     lg__model_memory_f32(t->model, &m->activations, &m->workspace, &m->other);
-    m->other += lg__features_bytes(t->x);
+    m->other += lg__features_bytes(t->x) + t->bat.bytes;
     m->total = m->params + m->activations + m->workspace + m->other;
 }
 
@@ -772,9 +938,14 @@ lg_status lg_trainer_estimate(const lg_model_config *mc, const lg_train_config *
     LG_CHECK(lg_train_config_check(tc));
     lg_idx np;
     /* the features the model sees have the data set's structure */
-    LG_CHECK(lg__model_plan_f32(mc, ds, ds->features, &np, &m->activations, &m->workspace, &m->other));
+    lg__batcher b;
+    memset(&b, 0, sizeof b);
+    if (tc->batch_size > 0) LG_CHECK(lg__batcher_init(&b, ds, ds->features, mc, tc->batch_size, 1));
+    const lg_idx cap[3] = {b.n_cap, b.nnz_cap, b.t_cap};
+    LG_CHECK(lg__model_plan_f32(mc, ds, ds->features, tc->batch_size > 0 ? cap : NULL, &np, &m->activations,
+                                &m->workspace, &m->other));
     m->params = sizeof(float) * (size_t)np * 4;
-    m->other += lg__features_bytes(ds->features);
+    m->other += lg__features_bytes(ds->features) + b.bytes;
     m->total = m->params + m->activations + m->workspace + m->other;
     return LG_OK;
 }
