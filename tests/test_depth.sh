@@ -104,6 +104,22 @@ assert {c["norm"] for c in o["cells"]} == {"none", "lipschitz"}
 ' || fail "--json output: $(tail -1 "$tmp/out")"
 fi
 
+# settings.txt: the options every run shares; a study with others is refused
+grep -q "^data: TREES, 40 trees from seed 0$" "$out/settings.txt" || fail "settings.txt data line: $(head -1 "$out/settings.txt")"
+grep -q "^model gat: hidden=8 .*epochs=3 " "$out/settings.txt" || fail "settings.txt model line: $(cat "$out/settings.txt")"
+cp "$out/runs.csv" "$tmp/runs.before"
+for other in "--hidden 16" "--epochs 4" "--lr 0.01" "--trees-count 41" "--seed 1"; do
+  run "${args[@]}" $other --out "$out"; expect_rc 2 "depth-study $other in a study made without it"
+  grep -q "other settings" "$tmp/err" || fail "depth-study $other: no 'other settings' message: $(head -c 300 "$tmp/err")"
+  cmp -s "$out/runs.csv" "$tmp/runs.before" || fail "depth-study $other changed runs.csv"
+done
+run "${args[@]}" --threads 1 --out "$out"; expect_rc 0 "depth-study --threads 1 (threads change no result)"
+lines=$(wc -l <"$out/settings.txt")
+run depth-study --trees 2 --trees-count 40 --layers 1 --norms none --seeds 1 --epochs 3 --hidden 8 --model gat,gt \
+  --out "$out"
+expect_rc 0 "depth-study adding a model"
+[ "$(wc -l <"$out/settings.txt")" = $((lines + 1)) ] || fail "settings.txt: a new model's line was not appended"
+grep -q "^model gt: " "$out/settings.txt" || fail "settings.txt lacks the gt line"
 # two models, a residual list, --metric, --grad-logs
 out2=$tmp/study2
 run depth-study --trees 2 --trees-count 40 --model gat,gt --layers 2 --norms lipschitz --residual 0,1 --seeds 1 \

@@ -39,8 +39,10 @@ static const char lg__depth_help[] =
     "                       the trees themselves are always generated from --seed\n"
     "\n"
     "Output:\n"
-    "  --out DIR            directory (created if missing) of runs.csv (one row per run,\n"
-    "                       appended as runs finish; runs already in it are skipped),\n"
+    "  --out DIR            directory (created if missing) of settings.txt (the options all\n"
+    "                       runs share: a DIR made with other options is refused),\n"
+    "                       runs.csv (one row per run, appended as runs finish; runs\n"
+    "                       already in it are skipped),\n"
     "                       summary.md (mean +- sample std of the metric per cell) and\n"
     "                       depth.svg (metric against depth with +- std error bars)\n"
     "  --metric M           test, val or train accuracy at the last epoch (default test;\n"
@@ -703,6 +705,83 @@ static int lg__is(const char *a, const char *name, const char **val) {
     return 0;
 }
 
+/* ---- settings.txt: what every run of the study shares ---- */
+
+/* One line of the settings that every run of model mi shares (everything but
+ * the grid's lists, the seed and the thread count, which change no result):
+ * "model gat: hidden=64 heads=8 epochs=200 ...". */
+static void lg__settings_line(const lg__grid *g, const lg_train_opts *o, int mi, char *buf, size_t cap) {
+    const lg_model_config *m = &o->mc;
+    const lg_train_config *t = &o->tc;
+    snprintf(buf, cap,
+             "model %s: hidden=%d heads=%d epochs=%d lr=%.17g weight_decay=%.17g layer_weight_decay=%.17g "
+             "dropout=%.17g att_dropout=%.17g self_loops=%d feature_norm=%s lip_scale=%.17g gate=%d plateau=%d "
+             "patience=%d batch_size=%d train_eps=%d alpha=%.17g lambda=%.17g explode=%.17g,%.17g,%d",
+             lg_model_kind_name(g->models[mi]), m->hidden, m->heads, t->epochs, t->lr, t->weight_decay,
+             t->layer_weight_decay, m->dropout, m->att_dropout, m->self_loops, m->feature_norm_row ? "row" : "none",
+             m->lip_scale, m->gate, t->plateau, t->patience, t->batch_size, m->train_eps, m->alpha, m->lambda,
+             t->explode_threshold, t->explode_growth, t->explode_window);
+}
+
+/* Checks this invocation against DIR/settings.txt, which records the data
+ * line and one line per model of the runs in runs.csv: a line of this
+ * invocation whose key (what precedes ':', "data" or "model M") is recorded
+ * with another value is
+ * refused (its runs would be mixed with the recorded ones in one table); new
+ * models' lines are appended; a missing file is created. 0, or the exit
+ * status after a message. */
+static int lg__settings_check(const char *cmd, const char *dir, const lg__grid *g, const lg_train_opts *opts,
+                              const char *data_line) {
+    char path[4200], want[LG__MAX_LIST + 1][768], line[1024];
+    if (snprintf(path, sizeof path, "%s/settings.txt", dir) >= (int)sizeof path) {
+        lg_cli_errorf(cmd, "--out: path too long");
+        return LG_EXIT_USAGE;
+    }
+    int n = 0;
+    snprintf(want[n++], sizeof want[0], "%s", data_line);
+    for (int mi = 0; mi < g->nmodels; mi++) lg__settings_line(g, &opts[mi], mi, want[n++], sizeof want[0]);
+    int have[LG__MAX_LIST + 1] = {0};
+    FILE *f = fopen(path, "r");
+    if (!f && errno != ENOENT) {
+        lg_cli_errorf(cmd, "%s: cannot read: %s", path, strerror(errno));
+        return LG_EXIT_USAGE;
+    }
+    long lineno = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        lineno++;
+        line[strcspn(line, "\n")] = 0;
+        const char *colon = strchr(line, ':');
+        size_t klen = colon ? (size_t)(colon - line) : strlen(line); /* the key: what precedes ':' */
+        for (int k = 0; k < n; k++) {
+            if (strncmp(want[k], line, klen) || want[k][klen] != ':') continue;
+            if (strcmp(want[k], line)) {
+                lg_cli_errorf(cmd, "%s holds a study made with other settings:\n  %s:%ld: %s\n  this command: %s\n"
+                              "Give another --out, or the same options as that study.", dir, path, lineno, line,
+                              want[k]);
+                fclose(f);
+                return LG_EXIT_USAGE;
+            }
+            have[k] = 1;
+        }
+    }
+    if (f) fclose(f);
+    int missing = 0;
+    for (int k = 0; k < n; k++) missing |= !have[k];
+    if (!missing) return 0;
+    f = fopen(path, "a");
+    if (!f) {
+        lg_cli_errorf(cmd, "%s: cannot write: %s", path, strerror(errno));
+        return LG_EXIT_USAGE;
+    }
+    for (int k = 0; k < n; k++)
+        if (!have[k]) fprintf(f, "%s\n", want[k]);
+    if (fflush(f) != 0 || fsync(fileno(f)) != 0 || fclose(f) != 0) {
+        lg_cli_errorf(cmd, "%s: write error: %s", path, strerror(errno));
+        return LG_EXIT_FAIL;
+    }
+    return 0;
+}
+
 /* What the options of depth-study say (lg__depth_parse). */
 typedef struct lg__depth_args {
     lg__grid *g;           /* the grid (owned)                                  */
@@ -863,6 +942,16 @@ int lg_cmd_depth_study(int argc, char **argv) {
         goto done;
     }
     if (lg__mkdirs(cmd, dir)) goto done;
+    {
+        char data_line[256];
+        if (opts[0].data.trees)
+            snprintf(data_line, sizeof data_line, "data: TREES, %lld trees from seed %llu",
+                     (long long)ds->n_graphs, (unsigned long long)g->base_seed);
+        else
+            snprintf(data_line, sizeof data_line, "data: %s", ds->name);
+        int rc = lg__settings_check(cmd, dir, g, opts, data_line);
+        if (rc) { status = rc; goto done; }
+    }
     char path[4200];
     if (snprintf(path, sizeof path, "%s/runs.csv", dir) >= (int)sizeof path) goto done;
     runs = lg__runs_open(cmd, path, &rs, &status);
