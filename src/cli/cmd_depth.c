@@ -512,7 +512,7 @@ static void lg__write_svg(FILE *f, const void *ctx) {
     lg_svg_begin(f, W, H, NULL);
     snprintf(buf, sizeof buf, "depth-study: %s (%s accuracy, mean ± std over seeds)", s->dsname,
              lg__metric_names[s->metric]);
-    lg_svg_text(f, L + pw / 2, 24, 15, "middle", "class=\"title\"", buf);
+    lg_svg_text(f, W / 2, 24, 15, "middle", "class=\"title\"", buf); /* long titles: the whole width */
     /* axes, grid and ticks */
     lg_svg_group_begin(f, "class=\"axes\"");
     for (int k = 0; k <= 5; k++) {
@@ -959,7 +959,7 @@ int lg_cmd_depth_study(int argc, char **argv) {
 
     char dsname[128];
     if (g->xdepth)
-        snprintf(dsname, sizeof dsname, "TREES, depths %d..%d, %lld trees", g->depths[0], g->depths[g->ndepths - 1],
+        snprintf(dsname, sizeof dsname, "TREES d=%d..%d, %lld trees", g->depths[0], g->depths[g->ndepths - 1],
                  (long long)ds->n_graphs);
     else
         snprintf(dsname, sizeof dsname, "%s", ds->name);
