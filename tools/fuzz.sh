@@ -3,6 +3,7 @@
 # build-fuzz/) and runs each for SECONDS (default 60), one after the other:
 #
 #   tools/fuzz.sh [SECONDS] [HARNESS...]     harnesses: mtx dataset checkpoint cli
+#                                            (tests/fuzz/harnesses.cmake)
 #
 # Each run starts from the seed corpus tests/fuzz/corpus/<h> and the inputs of
 # past findings tests/fuzz/regressions/<h>, keeps what it learns in
@@ -16,7 +17,8 @@ cd "$(dirname "$0")/.."
 secs=${1:-60}
 shift || true
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(mtx dataset checkpoint cli)
+# default: every harness listed in tests/fuzz/harnesses.cmake
+[ ${#harnesses[@]} -gt 0 ] || read -r -a harnesses < <(sed -n 's/^set(LG_FUZZ_HARNESSES \(.*\))$/\1/p' tests/fuzz/harnesses.cmake)
 jobs=$(nproc 2>/dev/null || echo 2)
 B=${LG_FUZZ_BUILD:-build-fuzz}
 CC=clang cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLG_FUZZ=ON \

@@ -761,8 +761,9 @@ static lg_status lg__restored_check(const char *path, const void *params, const 
     for (int a = 0; a < 3; a++) {
         size_t k = lg__bad_float(arrays[a], np, a == 2);
         if (k < np)
-            return lg__error(LG_EPARSE, "%s: checkpoint %s %zu is not a finite number%s (a damaged or crafted file)",
-                             path, names[a], k, a == 2 ? " >= 0" : "");
+            return lg__error(LG_EPARSE,
+                             "%s: checkpoint %s %zu is not a finite number%s (the run that saved it diverged, or the "
+                             "file is damaged or crafted)", path, names[a], k, a == 2 ? " >= 0" : "");
     }
     lg__train_state s;
     int64_t dh[2];
