@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config
       libsuitesparse-dev libopenblas-dev libigraph-dev libcmocka-dev
-      python3 python3-numpy python3-scipy)
+      python3 python3-numpy python3-scipy python3-torch)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

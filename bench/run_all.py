@@ -1,0 +1,168 @@
+#!/usr/bin/python3
+"""Runs the whole model benchmark suite (issue 8) and prints one JSON line per
+measurement, then one per target. Standard library only; the PyTorch peer runs
+where /usr/bin/python3 has torch (else its fields are null and it says why).
+
+  LIPGNN_DATA=/work/shared/data bench/run_all.py [--build build] [--threads 2]
+      [--epochs 10] [--warmup 2] [--configs a,b,...] [--no-peer]
+      [--peer-max-edges N] [--coretype auto|keep|NAME] [--trees-count N]
+
+For every configuration (bench_models --list): lipgnn at --threads (and at 1
+thread for the deep ones, for the thread scaling), then the peer on the same
+data (bench_models --dump), the same hyper-parameters and thread count
+(torch.set_num_threads, OMP_NUM_THREADS and OPENBLAS_NUM_THREADS), both with
+OPENBLAS_CORETYPE set to the best core for this CPU (--coretype auto, the
+default: the Prescott trap avoided on both sides; `keep` leaves the
+environment's setting). The peer is skipped on graphs above --peer-max-edges
+directed edges (default 5e6): its per-edge tensors (edges x width floats, a
+few per layer kept by autograd) would not fit in memory.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEEP = {"narrow", "dense"}
+
+
+def run_json(cmd, env, what):
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode == 77:
+        return None, p.stderr.strip()
+    if p.returncode != 0:
+        sys.stderr.write(p.stderr)
+        raise SystemExit(f"run_all: {what} failed ({p.returncode}): {' '.join(cmd)}")
+    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    return json.loads(lines[-1]), p.stderr.strip()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.path.join(HERE, "..", "build"))
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--epochs", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--configs", default="")
+    ap.add_argument("--no-peer", action="store_true")
+    ap.add_argument("--peer-max-edges", type=float, default=5e6)
+    ap.add_argument("--coretype", default="auto")
+    ap.add_argument("--trees-count", type=int, default=0)
+    a = ap.parse_args()
+    if a.epochs < 10:
+        sys.stderr.write("run_all: fewer than 10 epochs: the figures are not the suite's\n")
+    exe = os.path.join(a.build, "bench", "bench_models")
+    if not os.access(exe, os.X_OK):
+        raise SystemExit(f"run_all: {exe} not found: build the project first (cmake --build build)")
+    env = dict(os.environ)
+    blas = json.loads(subprocess.run([exe, "--blas"], stdout=subprocess.PIPE, text=True, env=env).stdout)
+    if a.coretype == "auto":
+        if blas["best"]:
+            env["OPENBLAS_CORETYPE"] = blas["best"]
+    elif a.coretype != "keep":
+        env["OPENBLAS_CORETYPE"] = a.coretype
+    configs = [l.split() for l in subprocess.run([exe, "--list"], stdout=subprocess.PIPE, text=True).stdout.splitlines()]
+    if a.configs:
+        want = a.configs.split(",")
+        configs = [c for c in configs if c[0] in want]
+    peer = os.path.join(HERE, "peer_torch.py")
+    have_torch = not a.no_peer and subprocess.run(["/usr/bin/python3", "-c", "import torch"],
+                                                  stderr=subprocess.DEVNULL).returncode == 0
+    if not a.no_peer and not have_torch:
+        sys.stderr.write("run_all: /usr/bin/python3 has no torch (apt-get install python3-torch): the peer is skipped\n")
+    print(json.dumps({"suite": "lipgnn models", "threads": a.threads, "epochs": a.epochs, "warmup": a.warmup,
+                      "openblas_coretype": env.get("OPENBLAS_CORETYPE", ""), "blas_detected": blas,
+                      "cpu": cpu_name(), "cores": os.cpu_count()}), flush=True)
+    tmp = tempfile.mkdtemp(prefix="lipgnn-bench-")
+    results = []
+    try:
+        for name, family in configs:
+            base = [exe, "--config", name, "--epochs", str(a.epochs), "--warmup", str(a.warmup)]
+            if a.trees_count:
+                base += ["--trees-count", str(a.trees_count)]
+            ev = dict(env, OMP_NUM_THREADS=str(a.threads))
+            r, err = run_json(base + ["--threads", str(a.threads)], ev, name)
+            if r is None:
+                print(json.dumps({"name": name, "skipped": err}), flush=True)
+                continue
+            r["threads1_epoch_ms"] = r["thread_speedup"] = None
+            if family in DEEP and a.threads > 1:
+                r1, _ = run_json(base + ["--threads", "1"], dict(env, OMP_NUM_THREADS="1"), name)
+                r["threads1_epoch_ms"] = r1["epoch_ms"]
+                r["thread_speedup"] = round(r1["epoch_ms"] / r["epoch_ms"], 3)
+            r["peer_epoch_ms"] = r["peer_infer_ms"] = r["speedup"] = r["infer_speedup"] = None
+            r["peer_blas_core"] = r["peer_peak_rss_bytes"] = None
+            r["peer_note"] = "" if have_torch else "no torch"
+            if have_torch and r["config"]["edges"] > a.peer_max_edges:
+                r["peer_note"] = f"not run: {r['config']['edges']} edges > --peer-max-edges {a.peer_max_edges:.0f}"
+            elif have_torch:
+                d = os.path.join(tmp, name)
+                dump = base[:3] + ["--dump", d] + (["--trees-count", str(a.trees_count)] if a.trees_count else [])
+                subprocess.run(dump, env=ev, check=True)
+                pe = dict(env, OMP_NUM_THREADS=str(a.threads), OPENBLAS_NUM_THREADS=str(a.threads))
+                p, err = run_json(["/usr/bin/python3", peer, "bench", d, "--threads", str(a.threads), "--epochs",
+                                   str(a.epochs), "--warmup", str(a.warmup)], pe, name + " (peer)")
+                shutil.rmtree(d, ignore_errors=True)
+                if p:
+                    r["peer_epoch_ms"], r["peer_infer_ms"] = p["epoch_ms"], p["infer_ms"]
+                    r["speedup"] = round(p["epoch_ms"] / r["epoch_ms"], 3)
+                    r["infer_speedup"] = round(p["infer_ms"] / r["infer_ms"], 3)
+                    r["peer_blas_core"], r["peer_peak_rss_bytes"] = p["blas_core"], p["peak_rss_bytes"]
+                    r["peer_loss_first"] = p["loss_first"]
+                else:
+                    r["peer_note"] = err
+            results.append(r)
+            print(json.dumps(r), flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    for t in targets(results):
+        print(json.dumps(t), flush=True)
+
+
+def targets(results):
+    """The issue's targets, each with the measured figure."""
+    out = []
+    by = {r["name"]: r for r in results}
+
+    def add(target, name, value, met):
+        out.append({"target": target, "config": name, "value": value, "met": met})
+
+    for r in results:
+        fam, n = r["family"], r["name"]
+        if r["speedup"] is not None and fam in DEEP:
+            need = 10 if fam == "narrow" else 2
+            add(f"speed-up over the PyTorch peer >= {need}x", n, r["speedup"], r["speedup"] >= need)
+        if fam in DEEP:
+            lim = 2.0 if fam == "narrow" else 1.3
+            add(f"epoch / floor <= {lim}", n, r["ratio"], r["ratio"] <= lim)
+        if r["thread_speedup"] is not None:
+            add("2 threads vs 1 >= 1.6x", n, r["thread_speedup"], r["thread_speedup"] >= 1.6)
+        add("(peak RSS - RSS before model) / (params + Adam + kept activations) <= 1.5", n, r["mem_ratio"],
+            r["mem_ratio"] <= 1.5)
+        add("no allocation inside the epoch loop", n, r["allocs_in_loop"], r["allocs_in_loop"] == 0)
+    big, small = by.get("sbm1m-gat2-lip"), by.get("sbm100k-gat2-lip")
+    if big:
+        add("1M nodes / 10M edges: epoch < 10 s", big["name"], big["epoch_ms"], big["epoch_ms"] < 10000)
+        add("1M nodes / 10M edges: peak RSS < 8 GiB", big["name"], big["peak_rss_bytes"],
+            big["peak_rss_bytes"] < 8 * 2**30)
+    if big and small:
+        g = big["epoch_ms"] / small["epoch_ms"]
+        add("epoch(10M edges) / epoch(1M edges) <= 12", "sbm", round(g, 3), g <= 12)
+    return out
+
+
+def cpu_name():
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "?"
+
+
+if __name__ == "__main__":
+    main()
