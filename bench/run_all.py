@@ -6,6 +6,7 @@ where /usr/bin/python3 has torch (else its fields are null and it says why).
   LIPGNN_DATA=/work/shared/data bench/run_all.py [--build build] [--threads 2]
       [--epochs 10] [--warmup 2] [--configs a,b,...] [--no-peer]
       [--peer-max-edges N] [--coretype auto|keep|NAME] [--trees-count N]
+  bench/run_all.py --table FILE    the JSON lines of a run as Markdown tables
 
 For every configuration (bench_models --list): lipgnn at --threads (and at 1
 thread for the deep ones, for the thread scaling), then the peer on the same
@@ -51,7 +52,10 @@ def main():
     ap.add_argument("--peer-max-edges", type=float, default=5e6)
     ap.add_argument("--coretype", default="auto")
     ap.add_argument("--trees-count", type=int, default=0)
+    ap.add_argument("--table", metavar="FILE")
     a = ap.parse_args()
+    if a.table:
+        return table(a.table)
     if a.epochs < 10:
         sys.stderr.write("run_all: fewer than 10 epochs: the figures are not the suite's\n")
     exe = os.path.join(a.build, "bench", "bench_models")
@@ -152,6 +156,31 @@ def targets(results):
         g = big["epoch_ms"] / small["epoch_ms"]
         add("epoch(10M edges) / epoch(1M edges) <= 12", "sbm", round(g, 3), g <= 12)
     return out
+
+
+def table(path):
+    rows = [json.loads(l) for l in open(path) if l.startswith("{")]
+    f = lambda v, d=1: "-" if v is None else f"{v:.{d}f}"
+    mib = lambda b: "-" if b is None else f"{b / 2**20:.0f}"
+    print("| configuration | nodes | edges | ms/epoch | floor ms | ratio | ms/inference | 1-thread ms/epoch | "
+          "2 vs 1 thread | peer ms/epoch | speed-up | peak RSS MiB | kept activations MiB | mem ratio |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for r in rows:
+        if "bench" not in r:
+            continue
+        c = r["config"]
+        print(f"| {r['name']} | {c['nodes']} | {c['edges']} | {f(r['epoch_ms'])} | {f(r['floor_ms'])} | "
+              f"{f(r['ratio'], 2)} | {f(r['infer_ms'])} | {f(r['threads1_epoch_ms'])} | {f(r['thread_speedup'], 2)} | "
+              f"{f(r['peer_epoch_ms'])} | {f(r['speedup'], 2)} | {mib(r['peak_rss_bytes'])} | "
+              f"{mib(r['activation_bytes'])} | {f(r['mem_ratio'], 2)} |")
+    print()
+    print("| target | configuration | measured | met |")
+    print("| --- | --- | ---: | --- |")
+    for r in rows:
+        if "target" in r:
+            v = r["value"]
+            v = f"{v:.3g}" if isinstance(v, float) and v < 1e6 else (f"{v / 2**30:.2f} GiB" if v > 1e6 else v)
+            print(f"| {r['target']} | {r['config']} | {v} | {'yes' if r['met'] else '**no**'} |")
 
 
 def cpu_name():
