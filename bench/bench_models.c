@@ -6,8 +6,9 @@
  * A training epoch here is what both sides do per step: the training forward
  * (dropout on), the loss over the training nodes, backward, and Adam (lr
  * 0.005, weight decay 5e-4) on the trainer's own model and memory
- * (lg_trainer_init). The median over --epochs epochs after --warmup. An
- * inference pass is a forward pass without dropout.
+ * (lg_trainer_init). The median over --epochs epochs after --warmup (wall
+ * time; epoch_cpu_ms: the process's CPU time, all threads). An
+ * inference pass is a forward pass without dropout (median of --infer).
  *
  * The floor: during one training epoch and one inference pass every lg__gemm
  * call is recorded (core/gemm.h, lg__gemm_trace); the same calls, at the same
@@ -25,7 +26,7 @@
  *
  * Usage: bench_models --list | --blas (OpenBLAS's core type: current and best)
  *        bench_models --config NAME [--threads T] [--epochs E] [--warmup W]
- *                     [--seed S] [--trees-count N] [--dump DIR]
+ *                     [--infer P] [--seed S] [--trees-count N] [--dump DIR]
  * --dump DIR writes the configuration's data set for the peer (bench/dump.h)
  * and the model's settings to DIR/model.json, and exits.
  */
@@ -92,6 +93,14 @@ static void *cnt_calloc(size_t c, size_t s) {
 static void *cnt_realloc(void *p, size_t s) {
     if (count_allocs) __atomic_add_fetch(&n_allocs, 1, __ATOMIC_RELAXED);
     return realloc(p, s);
+}
+
+/* CPU time of the whole process (all threads), ms: on a shared machine the
+ * wall time includes the time other processes run; this does not. */
+static double cpu_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -315,7 +324,8 @@ static void replay_free(replay *r) {
 
 static void usage(FILE *f) {
     fprintf(f, "Usage: bench_models --list | --blas\n"
-               "       bench_models --config NAME [--threads T] [--epochs E] [--warmup W] [--seed S] [--trees-count N]\n"
+               "       bench_models --config NAME [--threads T] [--epochs E] [--warmup W] [--infer P] [--seed S]\n"
+               "                    [--trees-count N]\n"
                "                    [--dump DIR]\n"
                "One JSON line per run (see bench/README.md). Configurations:\n");
     for (int k = 0; k < N_CFGS; k++) fprintf(f, "  %s\n", cfgs[k].name);
@@ -339,7 +349,7 @@ int main(int argc, char **argv) {
     lg_allocator al = {cnt_malloc, cnt_calloc, cnt_realloc, free};
     lg_set_allocator(&al);
     const char *name = NULL, *dump = NULL;
-    int threads = 0, epochs = 10, warmup = 2;
+    int threads = 0, epochs = 10, warmup = 2, passes = 10;
     uint64_t seed = 1;
     lg_idx trees_count = 1000; /* the paper: 5000 (2.6M nodes; see bench/README.md) */
     for (int k = 1; k < argc; k++) {
@@ -359,6 +369,7 @@ int main(int argc, char **argv) {
         else if (v && !strcmp(a, "--threads")) threads = atoi(argv[++k]);
         else if (v && !strcmp(a, "--epochs")) epochs = atoi(argv[++k]);
         else if (v && !strcmp(a, "--warmup")) warmup = atoi(argv[++k]);
+        else if (v && !strcmp(a, "--infer")) passes = atoi(argv[++k]);
         else if (v && !strcmp(a, "--seed")) seed = strtoull(argv[++k], NULL, 10);
         else if (v && !strcmp(a, "--trees-count")) trees_count = atoll(argv[++k]);
         else if (v && !strcmp(a, "--dump")) dump = argv[++k];
@@ -371,7 +382,7 @@ int main(int argc, char **argv) {
     const bench_cfg *c = NULL;
     for (int q = 0; name && q < N_CFGS; q++)
         if (!strcmp(cfgs[q].name, name)) c = &cfgs[q];
-    if (!c || epochs < 1 || warmup < 0 || trees_count < 1) {
+    if (!c || epochs < 1 || warmup < 0 || passes < 1 || trees_count < 1) {
         fprintf(stderr, "bench_models: %s\n", !name ? "--config is required" : !c ? "unknown configuration" : "bad numbers");
         usage(stderr);
         return 2;
@@ -422,21 +433,25 @@ int main(int argc, char **argv) {
     lg__trainer_moments(t, &m1, &m2);
 
     /* training epochs */
-    double *ep = malloc(sizeof(double) * (size_t)epochs), *inf = malloc(sizeof(double) * (size_t)epochs);
-    if (!ep || !inf) die("alloc", LG_ENOMEM);
+    double *ep = malloc(sizeof(double) * (size_t)epochs), *inf = malloc(sizeof(double) * (size_t)passes);
+    double *epc = malloc(sizeof(double) * (size_t)epochs);
+    if (!ep || !inf || !epc) die("alloc", LG_ENOMEM);
     double loss_first = 0, loss_last = 0;
     count_allocs = 1;
     for (int e = -warmup; e < epochs; e++) {
         long step = e + warmup + 1;
-        double t0 = now_ms();
+        double t0 = now_ms(), c0 = cpu_ms();
         double loss = train_step(m, ds, &tc, m1, m2, step);
-        double t1 = now_ms();
-        if (e >= 0) ep[e] = t1 - t0;
+        double t1 = now_ms(), c1 = cpu_ms();
+        if (e >= 0) {
+            ep[e] = t1 - t0;
+            epc[e] = c1 - c0;
+        }
         if (step == 1) loss_first = loss;
         loss_last = loss;
     }
     /* inference passes */
-    for (int e = -1; e < epochs; e++) {
+    for (int e = -1; e < passes; e++) {
         double t0 = now_ms();
         if ((st = lg__model_forward_f32(m, 0, seed, 0))) die("inference", st);
         if (e >= 0) inf[e] = now_ms() - t0;
@@ -462,8 +477,8 @@ int main(int argc, char **argv) {
             fi[e] = b;
         }
     }
-    double ms = median(ep, epochs), ms_inf = median(inf, epochs), fl = median(ft, epochs), fl_inf = median(fi, epochs);
-    double ms_min = ep[0];
+    double ms = median(ep, epochs), ms_inf = median(inf, passes), fl = median(ft, epochs), fl_inf = median(fi, epochs);
+    double ms_min = ep[0], ms_cpu = median(epc, epochs);
 
     const lg_graph *g = lg_trainer_graph(t);
     char norm[64];
@@ -473,8 +488,8 @@ int main(int argc, char **argv) {
     printf("{\"bench\":\"models\",\"name\":\"%s\",\"family\":\"%s\",\"config\":{\"model\":\"%s\",\"data\":\"%s\","
            "\"nodes\":%lld,\"edges\":%lld,\"features\":%lld,\"feature_nnz\":%lld,\"classes\":%d,\"train_nodes\":%lld,"
            "\"layers\":%d,\"hidden\":%d,\"heads\":%d,\"norm\":\"%s\",\"dropout\":%g,\"att_dropout\":%g,\"params\":%lld},"
-           "\"threads\":%d,\"blas_core\":\"%s\",\"epochs\":%d,\"warmup\":%d,"
-           "\"epoch_ms\":%.3f,\"epoch_ms_min\":%.3f,\"infer_ms\":%.3f,\"floor_ms\":%.3f,\"floor_infer_ms\":%.3f,"
+           "\"threads\":%d,\"blas_core\":\"%s\",\"epochs\":%d,\"warmup\":%d,\"infer_passes\":%d,"
+           "\"epoch_ms\":%.3f,\"epoch_ms_min\":%.3f,\"epoch_cpu_ms\":%.3f,\"infer_ms\":%.3f,\"floor_ms\":%.3f,\"floor_infer_ms\":%.3f,"
            "\"ratio\":%.3f,\"infer_ratio\":%.3f,\"gemm_calls\":%d,\"gemm_gflop\":%.3f,"
            "\"rss_before_bytes\":%lld,\"peak_rss_bytes\":%lld,\"rss_end_bytes\":%lld,\"peak_ok\":%d,"
            "\"params_adam_bytes\":%zu,\"activation_bytes\":%zu,\"workspace_bytes\":%zu,\"other_bytes\":%zu,"
@@ -482,14 +497,14 @@ int main(int argc, char **argv) {
            c->name, c->family, lg_model_kind_name(mc.kind), ds->name, (long long)g->n, (long long)g->nnz,
            (long long)ds->features->d, (long long)ds->features->nnz, ds->n_classes, (long long)ds->n_train,
            c->kind == LG_MODEL_GAT_CLASSIC ? 2 : mc.layers, mc.hidden, mc.heads, norm, mc.dropout, mc.att_dropout,
-           (long long)lg__model_nparams_f32(m), threads, bi.current, epochs, warmup, ms, ms_min, ms_inf, fl, fl_inf,
+           (long long)lg__model_nparams_f32(m), threads, bi.current, epochs, warmup, passes, ms, ms_min, ms_cpu, ms_inf, fl, fl_inf,
            ms / fl, ms_inf / fl_inf, rt.log.count, replay_flops(&rt) * 1e-9, rss_before, rss_peak, rss_end, peak_ok,
            mem.params, mem.activations, mem.workspace, mem.other, (double)grown / (double)budget, allocs, loss_first,
            loss_last, setup_ms);
     fflush(stdout);
     replay_free(&rt);
     replay_free(&ri);
-    free(ep), free(inf), free(ft), free(fi);
+    free(ep), free(inf), free(epc), free(ft), free(fi);
     lg_trainer_free(t);
     lg_dataset_free(ds);
     return 0;

@@ -7,7 +7,7 @@ paper's LipschitzNorm), the classic 2-layer GAT, DeepGT (graph-transformer
 layers with or without the paper's quadratic LipschitzNorm). Message passing is
 index_add_ / scatter_reduce over the edge list of the in-neighbour CSR.
 
-  peer_torch.py bench DIR --threads T [--epochs E] [--warmup W]
+  peer_torch.py bench DIR --threads T [--epochs E] [--warmup W] [--infer P]
       DIR holds a data set and model.json written by `bench_models --config NAME
       --dump DIR`. Times training epochs (forward with dropout, NLL over the
       training nodes, backward, Adam lr/weight decay as lipgnn) and inference
@@ -288,21 +288,22 @@ def cmd_bench(a):
     opt = torch.optim.Adam(list(p.values()), lr=cfg["lr"], weight_decay=cfg["weight_decay"])
     labels, train = data["labels"], data["train"]
     rss_before = peak_rss()
-    ep, losses = [], []
+    ep, epc, losses = [], [], []
     for e in range(a.warmup + a.epochs):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         opt.zero_grad(set_to_none=True)
         out = model.forward(p, x, g, True)
         loss = F.nll_loss(out[train], labels[train])
         loss.backward()
         opt.step()
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), time.process_time()
         losses.append(loss.item())
         if e >= a.warmup:
             ep.append((t1 - t0) * 1e3)
+            epc.append((c1 - c0) * 1e3)
     inf = []
     with torch.no_grad():
-        for e in range(a.epochs + 1):
+        for e in range(a.infer + 1):
             t0 = time.perf_counter()
             model.forward(p, x, g, False)
             if e:
@@ -310,8 +311,8 @@ def cmd_bench(a):
     core, bt = blas_core()
     print(json.dumps({"bench": "peer_torch", "name": cfg["config"], "threads": a.threads, "torch": torch.__version__,
                       "torch_threads": torch.get_num_threads(), "blas_core": core, "blas_threads": bt,
-                      "epochs": a.epochs, "warmup": a.warmup, "epoch_ms": float(np.median(ep)),
-                      "epoch_ms_min": float(min(ep)), "infer_ms": float(np.median(inf)),
+                      "epochs": a.epochs, "warmup": a.warmup, "infer_passes": a.infer, "epoch_ms": float(np.median(ep)),
+                      "epoch_ms_min": float(min(ep)), "epoch_cpu_ms": float(np.median(epc)), "infer_ms": float(np.median(inf)),
                       "peak_rss_bytes": peak_rss(), "rss_before_bytes_peak": rss_before,
                       "params": model.count, "loss_first": losses[0], "loss_last": losses[-1]}), flush=True)
 
@@ -370,6 +371,7 @@ def main():
     b.add_argument("--threads", type=int, default=1)
     b.add_argument("--epochs", type=int, default=10)
     b.add_argument("--warmup", type=int, default=2)
+    b.add_argument("--infer", type=int, default=10)
     b.add_argument("--seed", type=int, default=1)
     c = sub.add_parser("check")
     c.add_argument("dir")

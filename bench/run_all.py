@@ -4,7 +4,7 @@ measurement, then one per target. Standard library only; the PyTorch peer runs
 where /usr/bin/python3 has torch (else its fields are null and it says why).
 
   LIPGNN_DATA=/work/shared/data bench/run_all.py [--build build] [--threads 2]
-      [--epochs 10] [--warmup 2] [--configs a,b,...] [--no-peer]
+      [--epochs 10] [--warmup 2] [--infer 10] [--peer-epochs N] [--configs a,b,...] [--no-peer]
       [--peer-max-edges N] [--coretype auto|keep|NAME] [--trees-count N]
   bench/run_all.py --table FILE    the JSON lines of a run as Markdown tables
 
@@ -47,7 +47,9 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--epochs", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
-    ap.add_argument("--configs", default="")
+    ap.add_argument("--infer", type=int, default=10)
+    ap.add_argument("--peer-epochs", type=int, default=0, help="epochs of the peer (default: --epochs)")
+    ap.add_argument("--configs", default="", help="comma-separated, run in that order")
     ap.add_argument("--no-peer", action="store_true")
     ap.add_argument("--peer-max-edges", type=float, default=5e6)
     ap.add_argument("--coretype", default="auto")
@@ -70,34 +72,42 @@ def main():
         env["OPENBLAS_CORETYPE"] = a.coretype
     configs = [l.split() for l in subprocess.run([exe, "--list"], stdout=subprocess.PIPE, text=True).stdout.splitlines()]
     if a.configs:
-        want = a.configs.split(",")
-        configs = [c for c in configs if c[0] in want]
+        fam = dict((c[0], c[1]) for c in configs)
+        bad = [w for w in a.configs.split(",") if w not in fam]
+        if bad:
+            raise SystemExit(f"run_all: unknown configurations {bad}; see bench_models --list")
+        configs = [(w, fam[w]) for w in a.configs.split(",")]
     peer = os.path.join(HERE, "peer_torch.py")
     have_torch = not a.no_peer and subprocess.run(["/usr/bin/python3", "-c", "import torch"],
                                                   stderr=subprocess.DEVNULL).returncode == 0
     if not a.no_peer and not have_torch:
         sys.stderr.write("run_all: /usr/bin/python3 has no torch (apt-get install python3-torch): the peer is skipped\n")
     print(json.dumps({"suite": "lipgnn models", "threads": a.threads, "epochs": a.epochs, "warmup": a.warmup,
+                      "infer_passes": a.infer, "peer_epochs": a.peer_epochs or a.epochs, "load_average": os.getloadavg(),
                       "openblas_coretype": env.get("OPENBLAS_CORETYPE", ""), "blas_detected": blas,
                       "cpu": cpu_name(), "cores": os.cpu_count()}), flush=True)
     tmp = tempfile.mkdtemp(prefix="lipgnn-bench-")
     results = []
     try:
         for name, family in configs:
-            base = [exe, "--config", name, "--epochs", str(a.epochs), "--warmup", str(a.warmup)]
+            base = [exe, "--config", name, "--epochs", str(a.epochs), "--warmup", str(a.warmup), "--infer", str(a.infer)]
             if a.trees_count:
                 base += ["--trees-count", str(a.trees_count)]
             ev = dict(env, OMP_NUM_THREADS=str(a.threads))
+            load = [round(x, 1) for x in os.getloadavg()]
             r, err = run_json(base + ["--threads", str(a.threads)], ev, name)
             if r is None:
                 print(json.dumps({"name": name, "skipped": err}), flush=True)
                 continue
+            r["load_average"] = load
             r["threads1_epoch_ms"] = r["thread_speedup"] = None
             if family in DEEP and a.threads > 1:
                 r1, _ = run_json(base + ["--threads", "1"], dict(env, OMP_NUM_THREADS="1"), name)
                 r["threads1_epoch_ms"] = r1["epoch_ms"]
                 r["thread_speedup"] = round(r1["epoch_ms"] / r["epoch_ms"], 3)
+                r["threads1_epoch_cpu_ms"] = r1["epoch_cpu_ms"]
             r["peer_epoch_ms"] = r["peer_infer_ms"] = r["speedup"] = r["infer_speedup"] = None
+            r["peer_epoch_cpu_ms"] = r["cpu_speedup"] = None
             r["peer_blas_core"] = r["peer_peak_rss_bytes"] = None
             r["peer_note"] = "" if have_torch else "no torch"
             if have_torch and r["config"]["edges"] > a.peer_max_edges:
@@ -107,15 +117,20 @@ def main():
                 dump = base[:3] + ["--dump", d] + (["--trees-count", str(a.trees_count)] if a.trees_count else [])
                 subprocess.run(dump, env=ev, check=True)
                 pe = dict(env, OMP_NUM_THREADS=str(a.threads), OPENBLAS_NUM_THREADS=str(a.threads))
+                pep = a.peer_epochs or a.epochs
                 p, err = run_json(["/usr/bin/python3", peer, "bench", d, "--threads", str(a.threads), "--epochs",
-                                   str(a.epochs), "--warmup", str(a.warmup)], pe, name + " (peer)")
+                                   str(pep), "--warmup", str(min(a.warmup, 1) if a.peer_epochs else a.warmup),
+                                   "--infer", str(min(a.infer, pep))], pe, name + " (peer)")
                 shutil.rmtree(d, ignore_errors=True)
                 if p:
                     r["peer_epoch_ms"], r["peer_infer_ms"] = p["epoch_ms"], p["infer_ms"]
                     r["speedup"] = round(p["epoch_ms"] / r["epoch_ms"], 3)
+                    r["peer_epoch_cpu_ms"] = p["epoch_cpu_ms"]
+                    r["cpu_speedup"] = round(p["epoch_cpu_ms"] / r["epoch_cpu_ms"], 3)
                     r["infer_speedup"] = round(p["infer_ms"] / r["infer_ms"], 3)
                     r["peer_blas_core"], r["peer_peak_rss_bytes"] = p["blas_core"], p["peak_rss_bytes"]
                     r["peer_loss_first"] = p["loss_first"]
+                    r["peer_epochs"], r["peer_infer_passes"] = p["epochs"], p["infer_passes"]
                 else:
                     r["peer_note"] = err
             results.append(r)
@@ -163,15 +178,17 @@ def table(path):
     f = lambda v, d=1: "-" if v is None else f"{v:.{d}f}"
     mib = lambda b: "-" if b is None else f"{b / 2**20:.0f}"
     print("| configuration | nodes | edges | ms/epoch | floor ms | ratio | ms/inference | 1-thread ms/epoch | "
-          "2 vs 1 thread | peer ms/epoch | speed-up | peak RSS MiB | kept activations MiB | mem ratio |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "2 vs 1 thread | peer ms/epoch | speed-up | CPU ms/epoch | peer CPU ms/epoch | CPU speed-up | peak RSS MiB | "
+          "kept activations MiB | mem ratio |")
+    print("| --- |" + " ---: |" * 16)
     for r in rows:
         if "bench" not in r:
             continue
         c = r["config"]
         print(f"| {r['name']} | {c['nodes']} | {c['edges']} | {f(r['epoch_ms'])} | {f(r['floor_ms'])} | "
               f"{f(r['ratio'], 2)} | {f(r['infer_ms'])} | {f(r['threads1_epoch_ms'])} | {f(r['thread_speedup'], 2)} | "
-              f"{f(r['peer_epoch_ms'])} | {f(r['speedup'], 2)} | {mib(r['peak_rss_bytes'])} | "
+              f"{f(r['peer_epoch_ms'])} | {f(r['speedup'], 2)} | {f(r.get('epoch_cpu_ms'))} | "
+              f"{f(r.get('peer_epoch_cpu_ms'))} | {f(r.get('cpu_speedup'), 2)} | {mib(r['peak_rss_bytes'])} | "
               f"{mib(r['activation_bytes'])} | {f(r['mem_ratio'], 2)} |")
     print()
     print("| target | configuration | measured | met |")
