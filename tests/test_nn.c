@@ -272,6 +272,40 @@ static double *elu_inputs(lg_idx n) {
     return x;
 }
 
+/* The float ELU computes expm1 inline (vectorised); against double expm1
+ * rounded to float: within 3 ulp over [-100, 10] and at the special values
+ * (NaN stays NaN, -inf gives -1, +inf stays). */
+static void test_elu_f32_accuracy(void **state) {
+    (void)state;
+    const lg_idx n = 400001;
+    float *x = malloc(sizeof(float) * (size_t)(n + 8)), *y = malloc(sizeof(float) * (size_t)(n + 8));
+    assert_non_null(x);
+    assert_non_null(y);
+    for (lg_idx k = 0; k < n; k++) x[k] = -100.0f + 110.0f * (float)k / (float)(n - 1);
+    const float special[8] = {-0.0f, -1e-30f, -1e-7f, -0.3465f, -0.3467f, -87.5f, -INFINITY, INFINITY};
+    for (int k = 0; k < 8; k++) x[n + k] = special[k];
+    assert_ok(lg_elu_forward_f32(y, x, n + 8));
+    double worst = 0;
+    for (lg_idx k = 0; k < n + 8; k++) {
+        double ref = x[k] > 0 ? x[k] : expm1((double)x[k]);
+        float rf = (float)ref;
+        if (isinf(rf)) {
+            assert_true(y[k] == rf);
+            continue;
+        }
+        double ulp = nextafterf(fabsf(rf), INFINITY) - fabsf(rf);
+        double e = fabs((double)y[k] - ref) / ulp;
+        if (e > worst) worst = e;
+        if (!(e <= 3)) fail_msg("ELU(%.9g) = %.9g, expm1 gives %.9g (%.2f ulp)", x[k], y[k], ref, e);
+    }
+    print_message("float ELU: worst error %.2f ulp\n", worst);
+    x[0] = NAN;
+    assert_ok(lg_elu_forward_f32(y, x, 1));
+    assert_true(isnan(y[0]));
+    free(x);
+    free(y);
+}
+
 static void test_fd_elu(void **state) {
     (void)state;
     elu_ctx c = {24, elu_inputs(24), dvec(24), drand(24)};
@@ -1035,6 +1069,7 @@ int main(void) {
         cmocka_unit_test(test_fd_linear),
         cmocka_unit_test(test_fd_sparse_linear),
         cmocka_unit_test(test_fd_elu),
+        cmocka_unit_test(test_elu_f32_accuracy),
         cmocka_unit_test(test_fd_checker_catches_bugs),
         cmocka_unit_test(test_fd_dropout),
         cmocka_unit_test(test_fd_pairnorm),

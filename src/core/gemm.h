@@ -21,6 +21,26 @@
 
 #define LG__GEMM_PANEL 128
 
+/* Benchmark hook (bench/bench_models.c): while lg__gemm_trace points to a log,
+ * every lg__gemm_f32 call appends its arguments (not its data) to it, so that
+ * the same products at the same shapes can be replayed and timed alone (a
+ * model's floor). NULL (the default) in the product. Single-threaded set-up
+ * only: the log is not locked. Calls past cap are counted, not stored. */
+typedef struct lg__gemm_call {
+    enum CBLAS_TRANSPOSE ta, tb; /* op(A), op(B)                               */
+    lg_idx M, N, K;              /* C is M x N, the inner dimension K            */
+    lg_idx lda, ldb, ldc;        /* leading dimensions                           */
+    float beta;                  /* 0 or 1                                       */
+} lg__gemm_call;
+
+typedef struct lg__gemm_log {
+    lg__gemm_call *calls; /* cap entries                                      */
+    int cap;              /* capacity                                         */
+    int count;            /* calls seen (may exceed cap: then the log is short) */
+} lg__gemm_log;
+
+extern lg__gemm_log *lg__gemm_trace;
+
 void lg__gemm_f32(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, lg_idx M, lg_idx N, lg_idx K, const float *A,
                   lg_idx lda, const float *B, lg_idx ldb, float beta, float *C, lg_idx ldc);
 void lg__gemm_f64(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, lg_idx M, lg_idx N, lg_idx K, const double *A,

@@ -6,6 +6,13 @@
 void LG_FN(lg__gemm)(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, lg_idx M, lg_idx N, lg_idx K, const lg_real *A,
                      lg_idx lda, const lg_real *B, lg_idx ldb, lg_real beta, lg_real *C, lg_idx ldc) {
     if (M <= 0 || N <= 0) return;
+#ifdef LG_REAL_F32
+    if (lg__gemm_trace) {
+        lg__gemm_log *t = lg__gemm_trace;
+        if (t->count < t->cap) t->calls[t->count] = (lg__gemm_call){ta, tb, M, N, K, lda, ldb, ldc, beta};
+        t->count++;
+    }
+#endif
     const double flops = 2.0 * (double)M * (double)N * (double)K;
     const lg_idx P = LG__GEMM_PANEL;
     if (openblas_get_num_threads() != 1 || flops < 4e6 || (M < 2 * P && N < 2 * P)) {

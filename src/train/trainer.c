@@ -15,6 +15,7 @@
 #include "train/checkpoint.h"
 #include "train/model.h"
 #include "train/optim.h"
+#include "train/trainer_internal.h"
 
 /* ------------------------------------------------------------------------- */
 /* Names and configurations                                                   */
@@ -950,3 +951,11 @@ lg_status lg_trainer_estimate(const lg_model_config *mc, const lg_train_config *
     m->total = m->params + m->activations + m->workspace + m->other;
     return LG_OK;
 }
+
+/* Internal accessors (train/trainer_internal.h). */
+lg__model_f32 *lg__trainer_model(lg_trainer *t) { return t->model; }
+void lg__trainer_moments(lg_trainer *t, float **m1, float **m2) {
+    *m1 = t->m1;
+    *m2 = t->m2;
+}
+const lg_features *lg__trainer_features(const lg_trainer *t) { return t->x; }

@@ -1,0 +1,511 @@
+/*
+ * The model benchmark suite (issue 8): whole models, one configuration per
+ * run, one JSON line. bench/run_all.py runs every configuration, the PyTorch
+ * peer beside it, and prints the speed-ups; see bench/README.md.
+ *
+ * A training epoch here is what both sides do per step: the training forward
+ * (dropout on), the loss over the training nodes, backward, and Adam (lr
+ * 0.005, weight decay 5e-4) on the trainer's own model and memory
+ * (lg_trainer_init). The median over --epochs epochs after --warmup (wall
+ * time; epoch_cpu_ms: the process's CPU time, all threads). An
+ * inference pass is a forward pass without dropout (median of --infer).
+ *
+ * The floor: during one training epoch and one inference pass every lg__gemm
+ * call is recorded (core/gemm.h, lg__gemm_trace); the same calls, at the same
+ * shapes and leading dimensions, are then replayed alone on buffers of random
+ * values in the same run and thread configuration: the time of the dense
+ * products the model is made of. The sparse first product (Cora, PubMed,
+ * TREES, SBM features are sparse) and every per-edge pass are not in it.
+ *
+ * Memory: RSS before the model is built (the data set loaded; the high-water
+ * mark reset through /proc/self/clear_refs) and the peak (VmHWM) after the
+ * run, against the trainer's own accounting (lg_trainer_memory): parameters,
+ * gradients and Adam's moments, and the activations backward keeps. Every
+ * allocation the library makes inside the timed loop is counted through the
+ * allocator hook (it must be 0).
+ *
+ * Usage: bench_models --list | --blas (OpenBLAS's core type: current and best)
+ *        bench_models --config NAME [--threads T] [--epochs E] [--warmup W]
+ *                     [--infer P] [--seed S] [--trees-count N] [--dump DIR]
+ * --dump DIR writes the configuration's data set for the peer (bench/dump.h)
+ * and the model's settings to DIR/model.json, and exits.
+ */
+#include <igraph.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lipgnn.h"
+#include "core/gemm.h"
+#include "core/internal.h"
+#include "train/model.h"
+#include "train/optim.h"
+#include "train/trainer_internal.h"
+
+static const char lg_bench_prog[] = "bench_models";
+#include "bench_util.h"
+#include "dump.h"
+
+/* ------------------------------------------------------------------------- */
+/* Configurations                                                             */
+/* ------------------------------------------------------------------------- */
+
+typedef struct bench_cfg {
+    const char *name;   /* configuration name                                  */
+    const char *data;   /* cora, pubmed, trees, sbm                            */
+    lg_model_kind kind; /* model                                               */
+    int layers, hidden, heads;
+    lg_att_norm norm;
+    const char *family; /* "narrow" (hidden 64, 1 head) or "dense" (8 x 64) or "classic" / "scale" */
+    lg_idx sbm_n, sbm_m; /* SBM: nodes, undirected edges                        */
+    int trees_depth;
+} bench_cfg;
+
+static const bench_cfg cfgs[] = {
+    {"gat-classic-cora", "cora", LG_MODEL_GAT_CLASSIC, 2, 8, 8, LG_ATT_NORM_NONE, "classic", 0, 0, 0},
+    {"deepgat30-lip-cora", "cora", LG_MODEL_GAT, 30, 64, 1, LG_ATT_NORM_LIPSCHITZ, "narrow", 0, 0, 0},
+    {"deepgat15-8x64-lip-cora", "cora", LG_MODEL_GAT, 15, 64, 8, LG_ATT_NORM_LIPSCHITZ, "dense", 0, 0, 0},
+    {"deepgat15-8x64-lip-pubmed", "pubmed", LG_MODEL_GAT, 15, 64, 8, LG_ATT_NORM_LIPSCHITZ, "dense", 0, 0, 0},
+    {"deepgt10-lip-cora", "cora", LG_MODEL_GT, 10, 64, 1, LG_ATT_NORM_LIPSCHITZ, "narrow", 0, 0, 0},
+    {"trees8-gat9-lip", "trees", LG_MODEL_GAT, 9, 32, 1, LG_ATT_NORM_LIPSCHITZ, "narrow", 0, 0, 8},
+    {"sbm100k-gat2-lip", "sbm", LG_MODEL_GAT, 2, 64, 1, LG_ATT_NORM_LIPSCHITZ, "scale", 100000, 1000000, 0},
+    {"sbm1m-gat2-lip", "sbm", LG_MODEL_GAT, 2, 64, 1, LG_ATT_NORM_LIPSCHITZ, "scale", 1000000, 10000000, 0},
+};
+#define N_CFGS ((int)(sizeof cfgs / sizeof *cfgs))
+
+/* ------------------------------------------------------------------------- */
+/* Counting allocator: allocations made by the library inside the timed loop  */
+/* ------------------------------------------------------------------------- */
+
+static volatile int count_allocs;
+static long n_allocs;
+static void *cnt_malloc(size_t s) {
+    if (count_allocs) __atomic_add_fetch(&n_allocs, 1, __ATOMIC_RELAXED);
+    return malloc(s);
+}
+static void *cnt_calloc(size_t c, size_t s) {
+    if (count_allocs) __atomic_add_fetch(&n_allocs, 1, __ATOMIC_RELAXED);
+    return calloc(c, s);
+}
+static void *cnt_realloc(void *p, size_t s) {
+    if (count_allocs) __atomic_add_fetch(&n_allocs, 1, __ATOMIC_RELAXED);
+    return realloc(p, s);
+}
+
+/* CPU time of the whole process (all threads), ms: on a shared machine the
+ * wall time includes the time other processes run; this does not. */
+static double cpu_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Resident memory                                                            */
+/* ------------------------------------------------------------------------- */
+
+/* A field of /proc/self/status in bytes (VmRSS, VmHWM), -1 if unreadable. */
+static long long proc_status_bytes(const char *field) {
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    char line[256];
+    long long kb = -1;
+    size_t len = strlen(field);
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, field, len) && line[len] == ':') {
+            kb = atoll(line + len + 1);
+            break;
+        }
+    fclose(f);
+    return kb < 0 ? -1 : kb * 1024;
+}
+
+/* Resets the peak RSS (VmHWM) to the current RSS; 0 on success. */
+static int reset_peak_rss(void) {
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (!f) return -1;
+    int ok = fputs("5", f) >= 0;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Data sets                                                                  */
+/* ------------------------------------------------------------------------- */
+
+/* A stochastic block model made with igraph: k equal classes, n nodes, about
+ * m undirected edges, a share `within` of them inside classes. Sparse
+ * class-dependent features: d columns, `per` non-zeros a row, each drawn with
+ * probability 1/2 from the class's own band of d/k columns, else uniformly;
+ * values uniform in (0, 1]. Splits: 20 training nodes per class, 500
+ * validation, 1000 test (Planetoid-like). Seeds igraph's RNG from ours. */
+static lg_dataset *sbm_dataset(lg_idx n, lg_idx m, uint64_t seed) {
+    const int k = 8;
+    const lg_idx d = 128, per = 16;
+    const double within = 0.8;
+    lg_igraph_prepare(seed);
+    igraph_matrix_t pref;
+    igraph_vector_int_t sizes;
+    if (igraph_matrix_init(&pref, k, k) || igraph_vector_int_init(&sizes, k)) die("igraph init", LG_ENOMEM);
+    lg_idx b = n / k;
+    for (int c = 0; c < k; c++) VECTOR(sizes)[c] = c < k - 1 ? b : n - b * (k - 1);
+    double pairs_in = (double)k * (double)b * (double)(b - 1) / 2, pairs_out = (double)k * (k - 1) / 2 * (double)b * (double)b;
+    for (int r = 0; r < k; r++)
+        for (int c = 0; c < k; c++) MATRIX(pref, r, c) = r == c ? within * (double)m / pairs_in : (1 - within) * (double)m / pairs_out;
+    igraph_t ig;
+    igraph_error_t e = igraph_sbm_game(&ig, n, &pref, &sizes, 0, 0);
+    if (e) {
+        fprintf(stderr, "bench_models: igraph_sbm_game: %s\n", igraph_strerror(e));
+        exit(1);
+    }
+    igraph_matrix_destroy(&pref);
+    igraph_vector_int_destroy(&sizes);
+    lg_dataset *ds = calloc(1, sizeof *ds);
+    if (!ds) die("sbm", LG_ENOMEM);
+    lg_status st = lg_graph_from_igraph(&ds->graph, &ig, 0);
+    igraph_destroy(&ig);
+    if (st) die("sbm graph", st);
+    char name[64];
+    snprintf(name, sizeof name, "sbm-%lld-%lld", (long long)n, (long long)m);
+    ds->name = strdup(name);
+    ds->n_classes = k;
+    ds->labels = malloc(sizeof(int32_t) * (size_t)n);
+    lg_features *x = calloc(1, sizeof *x);
+    if (!ds->name || !ds->labels || !x) die("sbm", LG_ENOMEM);
+    x->n = n;
+    x->d = d;
+    x->kind = LG_FEAT_SPARSE;
+    x->p = malloc(sizeof(lg_idx) * (size_t)(n + 1));
+    x->j = malloc(sizeof(lg_idx) * (size_t)(n * per));
+    x->x = malloc(sizeof(float) * (size_t)(n * per));
+    if (!x->p || !x->j || !x->x) die("sbm features", LG_ENOMEM);
+    lg_rng r;
+    lg_rng_seed(&r, seed ^ 0x5eedf00dULL);
+    lg_idx band = d / k, nnz = 0;
+    unsigned char *used = calloc((size_t)d, 1);
+    if (!used) die("sbm features", LG_ENOMEM);
+    x->p[0] = 0;
+    for (lg_idx i = 0; i < n; i++) {
+        int c = (int)LG_MIN(i / b, k - 1);
+        ds->labels[i] = c;
+        for (lg_idx t = 0; t < per; t++) {
+            lg_idx col;
+            do {
+                col = lg_rng_double(&r) < 0.5 ? c * band + (lg_idx)lg_rng_below(&r, (uint64_t)band)
+                                              : (lg_idx)lg_rng_below(&r, (uint64_t)d);
+            } while (used[col]);
+            used[col] = 1;
+        }
+        for (lg_idx col = 0; col < d; col++) /* ascending columns */
+            if (used[col]) {
+                x->j[nnz] = col;
+                x->x[nnz++] = 1.0f - lg_rng_float(&r);
+                used[col] = 0;
+            }
+        x->p[i + 1] = nnz;
+    }
+    free(used);
+    x->nnz = nnz;
+    ds->features = x;
+    /* splits: a random order, 20 a class for training, then 500 and 1000 */
+    lg_idx *order = malloc(sizeof(lg_idx) * (size_t)n);
+    ds->train = malloc(sizeof(lg_idx) * (size_t)(20 * k));
+    ds->val = malloc(sizeof(lg_idx) * 500);
+    ds->test = malloc(sizeof(lg_idx) * 1000);
+    if (!order || !ds->train || !ds->val || !ds->test) die("sbm splits", LG_ENOMEM);
+    for (lg_idx i = 0; i < n; i++) order[i] = i;
+    lg_rng_shuffle(&r, order, n);
+    int per_class[8] = {0};
+    for (lg_idx q = 0; q < n; q++) {
+        lg_idx i = order[q];
+        if (per_class[ds->labels[i]] < 20) {
+            per_class[ds->labels[i]]++;
+            ds->train[ds->n_train++] = i;
+        } else if (ds->n_val < 500) {
+            ds->val[ds->n_val++] = i;
+        } else if (ds->n_test < 1000) {
+            ds->test[ds->n_test++] = i;
+        }
+    }
+    free(order);
+    ds->n_graphs = 1;
+    ds->graph_ptr = malloc(sizeof(lg_idx) * 2);
+    if (!ds->graph_ptr) die("sbm", LG_ENOMEM);
+    ds->graph_ptr[0] = 0;
+    ds->graph_ptr[1] = n;
+    return ds;
+}
+
+static lg_dataset *load_dataset(const bench_cfg *c, uint64_t seed, lg_idx trees_count) {
+    lg_dataset *ds = NULL;
+    lg_status st;
+    if (!strcmp(c->data, "sbm")) return sbm_dataset(c->sbm_n, c->sbm_m, seed);
+    if (!strcmp(c->data, "trees")) {
+        lg_trees_opts o;
+        lg_trees_opts_default(&o);
+        o.depth = c->trees_depth;
+        o.count = trees_count;
+        o.seed = seed;
+        if ((st = lg_trees_generate(&ds, &o))) die("trees", st);
+        return ds;
+    }
+    char dir[4096];
+    if ((st = lg_dataset_resolve(c->data, dir, sizeof dir))) {
+        fprintf(stderr, "bench_models: %s: %s (set LIPGNN_DATA to the directory holding cora/ and pubmed/)\n", c->name,
+                lg_last_error());
+        exit(77);
+    }
+    if ((st = lg_dataset_load(&ds, dir))) die(dir, st);
+    return ds;
+}
+
+/* ------------------------------------------------------------------------- */
+/* The floor: recorded lg__gemm calls replayed alone                          */
+/* ------------------------------------------------------------------------- */
+
+typedef struct replay {
+    lg__gemm_log log;
+    float *a, *b, *c; /* buffers large enough for every call */
+} replay;
+
+static void replay_record_begin(replay *r, int cap) {
+    r->log.calls = calloc((size_t)cap, sizeof *r->log.calls);
+    if (!r->log.calls) die("gemm log", LG_ENOMEM);
+    r->log.cap = cap;
+    r->log.count = 0;
+    lg__gemm_trace = &r->log;
+}
+
+static void replay_record_end(replay *r) {
+    lg__gemm_trace = NULL;
+    if (r->log.count > r->log.cap) {
+        fprintf(stderr, "bench_models: more than %d gemm calls\n", r->log.cap);
+        exit(1);
+    }
+    size_t sa = 1, sb = 1, sc = 1;
+    for (int q = 0; q < r->log.count; q++) {
+        const lg__gemm_call *k = &r->log.calls[q];
+        size_t ra = (size_t)(k->ta == CblasNoTrans ? k->M : k->K), rb = (size_t)(k->tb == CblasNoTrans ? k->K : k->N);
+        sa = LG_MAX(sa, ra * (size_t)k->lda);
+        sb = LG_MAX(sb, rb * (size_t)k->ldb);
+        sc = LG_MAX(sc, (size_t)k->M * (size_t)k->ldc);
+    }
+    r->a = rand_array((lg_idx)sa, 1.0f, 11);
+    r->b = rand_array((lg_idx)sb, 1.0f, 12);
+    r->c = rand_array((lg_idx)sc, 0.0f, 13);
+}
+
+static double replay_once(const replay *r) {
+    double t0 = now_ms();
+    for (int q = 0; q < r->log.count; q++) {
+        const lg__gemm_call *k = &r->log.calls[q];
+        lg__gemm_f32(k->ta, k->tb, k->M, k->N, k->K, r->a, k->lda, r->b, k->ldb, k->beta, r->c, k->ldc);
+    }
+    return now_ms() - t0;
+}
+
+static double replay_flops(const replay *r) {
+    double f = 0;
+    for (int q = 0; q < r->log.count; q++)
+        f += 2.0 * (double)r->log.calls[q].M * (double)r->log.calls[q].N * (double)r->log.calls[q].K;
+    return f;
+}
+
+static void replay_free(replay *r) {
+    free(r->log.calls);
+    free(r->a);
+    free(r->b);
+    free(r->c);
+}
+
+/* ------------------------------------------------------------------------- */
+
+static void usage(FILE *f) {
+    fprintf(f, "Usage: bench_models --list | --blas\n"
+               "       bench_models --config NAME [--threads T] [--epochs E] [--warmup W] [--infer P] [--seed S]\n"
+               "                    [--trees-count N]\n"
+               "                    [--dump DIR]\n"
+               "One JSON line per run (see bench/README.md). Configurations:\n");
+    for (int k = 0; k < N_CFGS; k++) fprintf(f, "  %s\n", cfgs[k].name);
+}
+
+/* One training step as the peer does it: forward (dropout on), loss, backward, Adam. */
+static double train_step(lg__model_f32 *m, const lg_dataset *ds, const lg_train_config *tc, float *m1, float *m2,
+                         long step) {
+    const uint64_t seed = tc->seed;
+    lg_status st;
+    double loss = 0;
+    if ((st = lg__model_forward_f32(m, 1, seed, (uint64_t)step))) die("forward", st);
+    if ((st = lg__model_eval_f32(m, ds->train, ds->n_train, &loss, NULL))) die("loss", st);
+    if ((st = lg__model_backward_f32(m, ds->train, ds->n_train, 1, seed, (uint64_t)step))) die("backward", st);
+    lg_adam a = {tc->lr, 0.9, 0.999, 1e-8, tc->weight_decay};
+    lg__adam_step(&a, step, lg__model_params_f32(m), lg__model_grads_f32(m), m1, m2, (size_t)lg__model_nparams_f32(m));
+    return loss;
+}
+
+int main(int argc, char **argv) {
+    lg_allocator al = {cnt_malloc, cnt_calloc, cnt_realloc, free};
+    lg_set_allocator(&al);
+    const char *name = NULL, *dump = NULL;
+    int threads = 0, epochs = 10, warmup = 2, passes = 10;
+    uint64_t seed = 1;
+    lg_idx trees_count = 1000; /* the paper: 5000 (2.6M nodes; see bench/README.md) */
+    for (int k = 1; k < argc; k++) {
+        const char *a = argv[k], *v = k + 1 < argc ? argv[k + 1] : NULL;
+        if (!strcmp(a, "--blas")) { /* what run_all.py sets OPENBLAS_CORETYPE to */
+            lg_blas_info bi;
+            lg_blas_check(&bi);
+            printf("{\"current\":\"%s\",\"best\":\"%s\",\"user_set\":%d}\n", bi.current, bi.best, bi.user_set);
+            return 0;
+        } else if (!strcmp(a, "--list")) {
+            for (int q = 0; q < N_CFGS; q++) printf("%s %s\n", cfgs[q].name, cfgs[q].family);
+            return 0;
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (v && !strcmp(a, "--config")) name = argv[++k];
+        else if (v && !strcmp(a, "--threads")) threads = atoi(argv[++k]);
+        else if (v && !strcmp(a, "--epochs")) epochs = atoi(argv[++k]);
+        else if (v && !strcmp(a, "--warmup")) warmup = atoi(argv[++k]);
+        else if (v && !strcmp(a, "--infer")) passes = atoi(argv[++k]);
+        else if (v && !strcmp(a, "--seed")) seed = strtoull(argv[++k], NULL, 10);
+        else if (v && !strcmp(a, "--trees-count")) trees_count = atoll(argv[++k]);
+        else if (v && !strcmp(a, "--dump")) dump = argv[++k];
+        else {
+            fprintf(stderr, "bench_models: bad argument '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    const bench_cfg *c = NULL;
+    for (int q = 0; name && q < N_CFGS; q++)
+        if (!strcmp(cfgs[q].name, name)) c = &cfgs[q];
+    if (!c || epochs < 1 || warmup < 0 || passes < 1 || trees_count < 1) {
+        fprintf(stderr, "bench_models: %s\n", !name ? "--config is required" : !c ? "unknown configuration" : "bad numbers");
+        usage(stderr);
+        return 2;
+    }
+    threads = lg_set_threads(threads);
+    lg_blas_info bi;
+    lg_blas_check(&bi);
+    if (bi.recommend)
+        fprintf(stderr, "bench_models: OpenBLAS runs as %s; set OPENBLAS_CORETYPE=%s for the intended figures\n", bi.current,
+                bi.best);
+
+    double t_setup = now_ms();
+    lg_dataset *ds = load_dataset(c, seed, trees_count);
+    double setup_ms = now_ms() - t_setup;
+
+    lg_model_config mc;
+    lg_model_config_default(&mc, c->kind);
+    mc.att_norm = c->norm;
+    if (c->kind != LG_MODEL_GAT_CLASSIC) {
+        mc.layers = c->layers;
+        mc.hidden = c->hidden;
+        mc.heads = c->heads;
+    }
+    lg_train_config tc;
+    lg_train_config_default(&tc);
+    tc.seed = seed;
+    tc.epochs = warmup + epochs;
+
+    if (dump) {
+        if (lg_dump_dataset(ds, dump) || lg_dump_model(dump, c->name, c->family, &mc, &tc)) {
+            perror(dump);
+            return 1;
+        }
+        lg_dataset_free(ds);
+        return 0;
+    }
+
+    /* memory before the model: the data set is loaded */
+    int peak_ok = reset_peak_rss() == 0;
+    long long rss_before = proc_status_bytes("VmRSS");
+    lg_trainer *t = NULL;
+    lg_status st = lg_trainer_init(&t, &mc, &tc, ds);
+    if (st) die("trainer", st);
+    lg_trainer_mem mem;
+    lg_trainer_memory(t, &mem);
+    lg__model_f32 *m = lg__trainer_model(t);
+    float *m1, *m2;
+    lg__trainer_moments(t, &m1, &m2);
+
+    /* training epochs */
+    double *ep = malloc(sizeof(double) * (size_t)epochs), *inf = malloc(sizeof(double) * (size_t)passes);
+    double *epc = malloc(sizeof(double) * (size_t)epochs);
+    if (!ep || !inf || !epc) die("alloc", LG_ENOMEM);
+    double loss_first = 0, loss_last = 0;
+    count_allocs = 1;
+    for (int e = -warmup; e < epochs; e++) {
+        long step = e + warmup + 1;
+        double t0 = now_ms(), c0 = cpu_ms();
+        double loss = train_step(m, ds, &tc, m1, m2, step);
+        double t1 = now_ms(), c1 = cpu_ms();
+        if (e >= 0) {
+            ep[e] = t1 - t0;
+            epc[e] = c1 - c0;
+        }
+        if (step == 1) loss_first = loss;
+        loss_last = loss;
+    }
+    /* inference passes */
+    for (int e = -1; e < passes; e++) {
+        double t0 = now_ms();
+        if ((st = lg__model_forward_f32(m, 0, seed, 0))) die("inference", st);
+        if (e >= 0) inf[e] = now_ms() - t0;
+    }
+    count_allocs = 0;
+    long allocs = n_allocs;
+    long long rss_peak = proc_status_bytes("VmHWM"), rss_end = proc_status_bytes("VmRSS");
+
+    /* the floor: record the products of one step and of one inference, replay them */
+    replay rt, ri;
+    replay_record_begin(&rt, 1 << 16);
+    (void)train_step(m, ds, &tc, m1, m2, warmup + epochs + 1);
+    replay_record_end(&rt);
+    replay_record_begin(&ri, 1 << 16);
+    if ((st = lg__model_forward_f32(m, 0, seed, 0))) die("inference", st);
+    replay_record_end(&ri);
+    double *ft = malloc(sizeof(double) * (size_t)epochs), *fi = malloc(sizeof(double) * (size_t)epochs);
+    if (!ft || !fi) die("alloc", LG_ENOMEM);
+    for (int e = -1; e < epochs; e++) {
+        double a = replay_once(&rt), b = replay_once(&ri);
+        if (e >= 0) {
+            ft[e] = a;
+            fi[e] = b;
+        }
+    }
+    double ms = median(ep, epochs), ms_inf = median(inf, passes), fl = median(ft, epochs), fl_inf = median(fi, epochs);
+    double ms_min = ep[0], ms_cpu = median(epc, epochs);
+
+    const lg_graph *g = lg_trainer_graph(t);
+    char norm[64];
+    lg_norm_format(norm, sizeof norm, mc.att_norm, mc.node_norm);
+    size_t budget = mem.params + mem.activations; /* params, grads, 2 moments; kept activations */
+    long long grown = rss_peak - rss_before;
+    printf("{\"bench\":\"models\",\"name\":\"%s\",\"family\":\"%s\",\"config\":{\"model\":\"%s\",\"data\":\"%s\","
+           "\"nodes\":%lld,\"edges\":%lld,\"features\":%lld,\"feature_nnz\":%lld,\"classes\":%d,\"train_nodes\":%lld,"
+           "\"layers\":%d,\"hidden\":%d,\"heads\":%d,\"norm\":\"%s\",\"dropout\":%g,\"att_dropout\":%g,\"params\":%lld},"
+           "\"threads\":%d,\"blas_core\":\"%s\",\"epochs\":%d,\"warmup\":%d,\"infer_passes\":%d,"
+           "\"epoch_ms\":%.3f,\"epoch_ms_min\":%.3f,\"epoch_cpu_ms\":%.3f,\"infer_ms\":%.3f,\"floor_ms\":%.3f,\"floor_infer_ms\":%.3f,"
+           "\"ratio\":%.3f,\"infer_ratio\":%.3f,\"gemm_calls\":%d,\"gemm_gflop\":%.3f,"
+           "\"rss_before_bytes\":%lld,\"peak_rss_bytes\":%lld,\"rss_end_bytes\":%lld,\"peak_ok\":%d,"
+           "\"params_adam_bytes\":%zu,\"activation_bytes\":%zu,\"workspace_bytes\":%zu,\"other_bytes\":%zu,"
+           "\"mem_ratio\":%.3f,\"allocs_in_loop\":%ld,\"loss_first\":%.6f,\"loss_last\":%.6f,\"setup_ms\":%.1f}\n",
+           c->name, c->family, lg_model_kind_name(mc.kind), ds->name, (long long)g->n, (long long)g->nnz,
+           (long long)ds->features->d, (long long)ds->features->nnz, ds->n_classes, (long long)ds->n_train,
+           c->kind == LG_MODEL_GAT_CLASSIC ? 2 : mc.layers, mc.hidden, mc.heads, norm, mc.dropout, mc.att_dropout,
+           (long long)lg__model_nparams_f32(m), threads, bi.current, epochs, warmup, passes, ms, ms_min, ms_cpu, ms_inf, fl, fl_inf,
+           ms / fl, ms_inf / fl_inf, rt.log.count, replay_flops(&rt) * 1e-9, rss_before, rss_peak, rss_end, peak_ok,
+           mem.params, mem.activations, mem.workspace, mem.other, (double)grown / (double)budget, allocs, loss_first,
+           loss_last, setup_ms);
+    fflush(stdout);
+    replay_free(&rt);
+    replay_free(&ri);
+    free(ep), free(inf), free(epc), free(ft), free(fi);
+    lg_trainer_free(t);
+    lg_dataset_free(ds);
+    return 0;
+}

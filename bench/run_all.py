@@ -1,0 +1,223 @@
+#!/usr/bin/python3
+"""Runs the whole model benchmark suite (issue 8) and prints one JSON line per
+measurement, then one per target. Standard library only; the PyTorch peer runs
+where /usr/bin/python3 has torch (else its fields are null and it says why).
+
+  LIPGNN_DATA=/work/shared/data bench/run_all.py [--build build] [--threads 2]
+      [--epochs 10] [--warmup 2] [--infer 10] [--peer-epochs N] [--configs a,b,...] [--no-peer]
+      [--peer-max-edges N] [--coretype auto|keep|NAME] [--trees-count N]
+  bench/run_all.py --table FILE    the JSON lines of a run as Markdown tables
+
+For every configuration (bench_models --list): lipgnn at --threads (and at 1
+thread for the deep ones, for the thread scaling), then the peer on the same
+data (bench_models --dump), the same hyper-parameters and thread count
+(torch.set_num_threads, OMP_NUM_THREADS and OPENBLAS_NUM_THREADS), both with
+OPENBLAS_CORETYPE set to the best core for this CPU (--coretype auto, the
+default: the Prescott trap avoided on both sides; `keep` leaves the
+environment's setting). The peer is skipped on graphs above --peer-max-edges
+directed edges (default 5e6): its per-edge tensors (edges x width floats, a
+few per layer kept by autograd) would not fit in memory. OMP_WAIT_POLICY is
+set to passive for both sides (--omp-wait-policy): on a shared, oversubscribed
+machine, threads that spin at every barrier wait for a partner that is not
+scheduled (measured here at load 20 on 2 cores, DeepGAT 30 layers on Cora at 2
+threads: 87 ms per epoch passive, 8090 ms active).
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEEP = {"narrow", "dense"}
+
+
+def run_json(cmd, env, what):
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode == 77:
+        return None, p.stderr.strip()
+    if p.returncode != 0:
+        sys.stderr.write(p.stderr)
+        raise SystemExit(f"run_all: {what} failed ({p.returncode}): {' '.join(cmd)}")
+    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    return json.loads(lines[-1]), p.stderr.strip()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.path.join(HERE, "..", "build"))
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--epochs", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--infer", type=int, default=10)
+    ap.add_argument("--peer-epochs", type=int, default=0, help="epochs of the peer (default: --epochs)")
+    ap.add_argument("--configs", default="", help="comma-separated, run in that order")
+    ap.add_argument("--no-peer", action="store_true")
+    ap.add_argument("--peer-max-edges", type=float, default=5e6)
+    ap.add_argument("--coretype", default="auto")
+    ap.add_argument("--omp-wait-policy", default="passive",
+                    help="OMP_WAIT_POLICY for both sides (passive; 'keep': the environment's)")
+    ap.add_argument("--trees-count", type=int, default=0)
+    ap.add_argument("--table", metavar="FILE")
+    a = ap.parse_args()
+    if a.table:
+        return table(a.table)
+    if a.epochs < 10:
+        sys.stderr.write("run_all: fewer than 10 epochs: the figures are not the suite's\n")
+    exe = os.path.join(a.build, "bench", "bench_models")
+    if not os.access(exe, os.X_OK):
+        raise SystemExit(f"run_all: {exe} not found: build the project first (cmake --build build)")
+    env = dict(os.environ)
+    blas = json.loads(subprocess.run([exe, "--blas"], stdout=subprocess.PIPE, text=True, env=env).stdout)
+    if a.coretype == "auto":
+        if blas["best"]:
+            env["OPENBLAS_CORETYPE"] = blas["best"]
+    elif a.coretype != "keep":
+        env["OPENBLAS_CORETYPE"] = a.coretype
+    if a.omp_wait_policy != "keep":
+        env["OMP_WAIT_POLICY"] = a.omp_wait_policy
+    configs = [l.split() for l in subprocess.run([exe, "--list"], stdout=subprocess.PIPE, text=True).stdout.splitlines()]
+    if a.configs:
+        fam = dict((c[0], c[1]) for c in configs)
+        bad = [w for w in a.configs.split(",") if w not in fam]
+        if bad:
+            raise SystemExit(f"run_all: unknown configurations {bad}; see bench_models --list")
+        configs = [(w, fam[w]) for w in a.configs.split(",")]
+    peer = os.path.join(HERE, "peer_torch.py")
+    have_torch = not a.no_peer and subprocess.run(["/usr/bin/python3", "-c", "import torch"],
+                                                  stderr=subprocess.DEVNULL).returncode == 0
+    if not a.no_peer and not have_torch:
+        sys.stderr.write("run_all: /usr/bin/python3 has no torch (apt-get install python3-torch): the peer is skipped\n")
+    print(json.dumps({"suite": "lipgnn models", "threads": a.threads, "epochs": a.epochs, "warmup": a.warmup,
+                      "infer_passes": a.infer, "peer_epochs": a.peer_epochs or a.epochs, "load_average": os.getloadavg(),
+                      "openblas_coretype": env.get("OPENBLAS_CORETYPE", ""),
+                      "omp_wait_policy": env.get("OMP_WAIT_POLICY", ""), "blas_detected": blas,
+                      "cpu": cpu_name(), "cores": os.cpu_count()}), flush=True)
+    tmp = tempfile.mkdtemp(prefix="lipgnn-bench-")
+    results = []
+    try:
+        for name, family in configs:
+            base = [exe, "--config", name, "--epochs", str(a.epochs), "--warmup", str(a.warmup), "--infer", str(a.infer)]
+            if a.trees_count:
+                base += ["--trees-count", str(a.trees_count)]
+            ev = dict(env, OMP_NUM_THREADS=str(a.threads))
+            load = [round(x, 1) for x in os.getloadavg()]
+            r, err = run_json(base + ["--threads", str(a.threads)], ev, name)
+            if r is None:
+                print(json.dumps({"name": name, "skipped": err}), flush=True)
+                continue
+            r["load_average"] = load
+            r["threads1_epoch_ms"] = r["thread_speedup"] = None
+            if family in DEEP and a.threads > 1:
+                r1, _ = run_json(base + ["--threads", "1"], dict(env, OMP_NUM_THREADS="1"), name)
+                r["threads1_epoch_ms"] = r1["epoch_ms"]
+                r["thread_speedup"] = round(r1["epoch_ms"] / r["epoch_ms"], 3)
+                r["threads1_epoch_cpu_ms"] = r1["epoch_cpu_ms"]
+            r["peer_epoch_ms"] = r["peer_infer_ms"] = r["speedup"] = r["infer_speedup"] = None
+            r["peer_epoch_cpu_ms"] = r["cpu_speedup"] = None
+            r["peer_blas_core"] = r["peer_peak_rss_bytes"] = None
+            r["peer_note"] = "" if have_torch else "no torch"
+            if have_torch and r["config"]["edges"] > a.peer_max_edges:
+                r["peer_note"] = f"not run: {r['config']['edges']} edges > --peer-max-edges {a.peer_max_edges:.0f}"
+            elif have_torch:
+                d = os.path.join(tmp, name)
+                dump = base[:3] + ["--dump", d] + (["--trees-count", str(a.trees_count)] if a.trees_count else [])
+                subprocess.run(dump, env=ev, check=True)
+                pe = dict(env, OMP_NUM_THREADS=str(a.threads), OPENBLAS_NUM_THREADS=str(a.threads))
+                pep = a.peer_epochs or a.epochs
+                p, err = run_json(["/usr/bin/python3", peer, "bench", d, "--threads", str(a.threads), "--epochs",
+                                   str(pep), "--warmup", str(min(a.warmup, 1) if a.peer_epochs else a.warmup),
+                                   "--infer", str(min(a.infer, pep))], pe, name + " (peer)")
+                shutil.rmtree(d, ignore_errors=True)
+                if p:
+                    r["peer_epoch_ms"], r["peer_infer_ms"] = p["epoch_ms"], p["infer_ms"]
+                    r["speedup"] = round(p["epoch_ms"] / r["epoch_ms"], 3)
+                    r["peer_epoch_cpu_ms"] = p["epoch_cpu_ms"]
+                    r["cpu_speedup"] = round(p["epoch_cpu_ms"] / r["epoch_cpu_ms"], 3)
+                    r["infer_speedup"] = round(p["infer_ms"] / r["infer_ms"], 3)
+                    r["peer_blas_core"], r["peer_peak_rss_bytes"] = p["blas_core"], p["peak_rss_bytes"]
+                    r["peer_loss_first"] = p["loss_first"]
+                    r["peer_epochs"], r["peer_infer_passes"] = p["epochs"], p["infer_passes"]
+                else:
+                    r["peer_note"] = err
+            results.append(r)
+            print(json.dumps(r), flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    for t in targets(results):
+        print(json.dumps(t), flush=True)
+
+
+def targets(results):
+    """The issue's targets, each with the measured figure."""
+    out = []
+    by = {r["name"]: r for r in results}
+
+    def add(target, name, value, met):
+        out.append({"target": target, "config": name, "value": value, "met": met})
+
+    for r in results:
+        fam, n = r["family"], r["name"]
+        if r["speedup"] is not None and fam in DEEP:
+            need = 10 if fam == "narrow" else 2
+            add(f"speed-up over the PyTorch peer >= {need}x", n, r["speedup"], r["speedup"] >= need)
+        if fam in DEEP:
+            lim = 2.0 if fam == "narrow" else 1.3
+            add(f"epoch / floor <= {lim}", n, r["ratio"], r["ratio"] <= lim)
+        if r["thread_speedup"] is not None:
+            add("2 threads vs 1 >= 1.6x", n, r["thread_speedup"], r["thread_speedup"] >= 1.6)
+        add("(peak RSS - RSS before model) / (params + Adam + kept activations) <= 1.5", n, r["mem_ratio"],
+            r["mem_ratio"] <= 1.5)
+        add("no allocation inside the epoch loop", n, r["allocs_in_loop"], r["allocs_in_loop"] == 0)
+    big, small = by.get("sbm1m-gat2-lip"), by.get("sbm100k-gat2-lip")
+    if big:
+        add("1M nodes / 10M edges: epoch < 10 s", big["name"], big["epoch_ms"], big["epoch_ms"] < 10000)
+        add("1M nodes / 10M edges: peak RSS < 8 GiB", big["name"], big["peak_rss_bytes"],
+            big["peak_rss_bytes"] < 8 * 2**30)
+    if big and small:
+        g = big["epoch_ms"] / small["epoch_ms"]
+        add("epoch(10M edges) / epoch(1M edges) <= 12", "sbm", round(g, 3), g <= 12)
+    return out
+
+
+def table(path):
+    rows = [json.loads(l) for l in open(path) if l.startswith("{")]
+    f = lambda v, d=1: "-" if v is None else f"{v:.{d}f}"
+    mib = lambda b: "-" if b is None else f"{b / 2**20:.0f}"
+    print("| configuration | nodes | edges | ms/epoch | floor ms | ratio | ms/inference | 1-thread ms/epoch | "
+          "2 vs 1 thread | peer ms/epoch | speed-up | CPU ms/epoch | peer CPU ms/epoch | CPU speed-up | peak RSS MiB | "
+          "kept activations MiB | mem ratio |")
+    print("| --- |" + " ---: |" * 16)
+    for r in rows:
+        if "bench" not in r:
+            continue
+        c = r["config"]
+        print(f"| {r['name']} | {c['nodes']} | {c['edges']} | {f(r['epoch_ms'])} | {f(r['floor_ms'])} | "
+              f"{f(r['ratio'], 2)} | {f(r['infer_ms'])} | {f(r['threads1_epoch_ms'])} | {f(r['thread_speedup'], 2)} | "
+              f"{f(r['peer_epoch_ms'])} | {f(r['speedup'], 2)} | {f(r.get('epoch_cpu_ms'))} | "
+              f"{f(r.get('peer_epoch_cpu_ms'))} | {f(r.get('cpu_speedup'), 2)} | {mib(r['peak_rss_bytes'])} | "
+              f"{mib(r['activation_bytes'])} | {f(r['mem_ratio'], 2)} |")
+    print()
+    print("| target | configuration | measured | met |")
+    print("| --- | --- | ---: | --- |")
+    for r in rows:
+        if "target" in r:
+            v = r["value"]
+            v = f"{v:.3g}" if isinstance(v, float) and v < 1e6 else (f"{v / 2**30:.2f} GiB" if v > 1e6 else v)
+            print(f"| {r['target']} | {r['config']} | {v} | {'yes' if r['met'] else '**no**'} |")
+
+
+def cpu_name():
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "?"
+
+
+if __name__ == "__main__":
+    main()
