@@ -87,6 +87,23 @@ static void test_explode(void **state) {
     for (long e = 0; e < 40; e++, slow *= pow(2.0, 1.0 / 5)) assert_int_equal(lg__explode_observe(&d, e, 1.0, -1, &slow), 0);
     lg__explode_destroy(&d);
 
+    /* growth from vanishing gradients (below threshold / growth = 10 when it
+     * ends) is not an explosion; the same growth ending at 11 is */
+    assert_ok(lg__explode_init(&d, 1, &o));
+    double tiny = 3e-25;
+    for (long e = 0; e < 20; e++, tiny *= 10) /* up to 3e-6 */
+        assert_int_equal(lg__explode_observe(&d, e, 1.0, -1, &tiny), 0);
+    lg__explode_destroy(&d);
+    assert_ok(lg__explode_init(&d, 1, &o));
+    double x = 0.1;
+    for (long e = 0; e < 5; e++) assert_int_equal(lg__explode_observe(&d, e, 1.0, -1, &x), 0);
+    x = 9.9; /* 99x: not enough growth */
+    assert_int_equal(lg__explode_observe(&d, 5, 1.0, -1, &x), 0);
+    x = 11; /* 110x to 11 >= 10 */
+    assert_int_equal(lg__explode_observe(&d, 6, 1.0, -1, &x), 1);
+    assert_non_null(strstr(d.reason, "grew"));
+    lg__explode_destroy(&d);
+
     lg_explode_opts bad = {0, 100, 5};
     assert_int_equal(lg__explode_init(&d, 1, &bad), LG_EINVAL);
     bad.threshold = 1;

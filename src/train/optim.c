@@ -70,7 +70,10 @@ int lg__explode_observe(lg_explode *d, long epoch, double loss, int loss_layer, 
             fire = lg__explode_fire(d, epoch, l, why);
         } else if (w > 0 && d->seen >= w) {
             double then = d->hist[(size_t)((d->seen - w) % rows) * (size_t)d->layers + (size_t)l];
-            if (then > 0 && norms[l] > d->o.growth * then) {
+            /* growth counts once the norm is large enough to cross the
+             * threshold within one more such window (>= threshold / growth):
+             * vanishing gradients that grow from 1e-25 to 1e-21 do not */
+            if (then > 0 && norms[l] > d->o.growth * then && norms[l] >= d->o.threshold / d->o.growth) {
                 snprintf(why, sizeof why, "gradient norm of layer %d grew %.3gx in %d epochs (%.3g -> %.3g)", l,
                          norms[l] / then, w, then, norms[l]);
                 fire = lg__explode_fire(d, epoch, l, why);

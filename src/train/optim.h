@@ -28,7 +28,8 @@ void lg__adam_step(const lg_adam *a, long t, float *p, const float *grad, float 
 /* Settings of the explosion detector. */
 typedef struct lg_explode_opts {
     double threshold; /* a layer's gradient norm above this is an explosion     */
-    double growth;    /* ... or growth by more than this factor ...             */
+    double growth;    /* ... or growth by more than this factor, to a norm of at
+                         least threshold / growth, ...                          */
     int window;       /* ... over this many epochs (0 disables growth checks)   */
 } lg_explode_opts;
 
@@ -50,8 +51,9 @@ void lg__explode_destroy(lg_explode *d);
 /* Observes one epoch: the loss, the attention layer whose output first held a
  * value that is not finite when the loss is not finite (-1: none or unknown),
  * and each layer's gradient norm. Returns 1 the first time an explosion is
- * seen (non-finite loss or norm, a norm above the threshold, or growth over the
- * window), then records it (epoch, layer: -1 for a loss not traced to a layer,
+ * seen (non-finite loss or norm, a norm above the threshold, or growth by more
+ * than the factor over the window to a norm of at least threshold / growth: one
+ * more such window would cross the threshold), then records it (epoch, layer: -1 for a loss not traced to a layer,
  * reason); 0 otherwise. */
 int lg__explode_observe(lg_explode *d, long epoch, double loss, int loss_layer, const double *norms);
 
