@@ -173,6 +173,7 @@ train)
   grep -q '"layers":3,"hidden":32' "$tmp/t1.json" || fail "--trees 2: not 3 layers of 32: $(cat "$tmp/t1.json")"
   grep -q '"batch_size":7,"graphs":60' "$tmp/t1.json" || fail "--batch-size 7 not in the JSON: $(cat "$tmp/t1.json")"
   grep -q '"dropout":0,' "$tmp/t1.json" || fail "--trees: dropout is not 0 by default"
+  grep -q '"weight_decay":0,' "$tmp/t1.json" || fail "--trees: weight decay is not 0 by default"
   run "${tr[@]}"; tail -1 "$tmp/out" > "$tmp/t2.json"
   [ "$(strip "$tmp/t1.json")" = "$(strip "$tmp/t2.json")" ] || fail "batch training: same seed, different results"
   run train --trees 2 --trees-count 60 --epochs 2 --batch-size 7 --norm lipschitz --json --save "$tmp/b.ckpt" --grad-log "$tmp/bg.csv"
@@ -188,8 +189,10 @@ train)
   expect_rc 2 "predict --attention of a batch model"; grep -q "mini-batches" "$tmp/err" || fail "batch --attention message: $(cat "$tmp/err")"
   run train --trees 3 --trees-count 50 --epochs 1 --json; expect_rc 0 "train --trees 3 defaults"
   grep -q '"layers":4,"hidden":32.*"batch_size":1024' "$tmp/out" || fail "--trees 3 defaults: $(tail -1 "$tmp/out")"
-  run train --trees 3 --trees-count 50 --epochs 1 --layers 2 --hidden 8 --batch-size 0 --json; expect_rc 0 "--batch-size 0"
+  run train --trees 3 --trees-count 50 --epochs 1 --layers 2 --hidden 8 --batch-size 0 --weight-decay 1e-3 --json
+  expect_rc 0 "--batch-size 0"
   grep -q '"layers":2,"hidden":8.*"batch_size":0' "$tmp/out" || fail "given options lost: $(tail -1 "$tmp/out")"
+  grep -q '"weight_decay":0.001' "$tmp/out" || fail "given --weight-decay lost: $(tail -1 "$tmp/out")"
   for b in -1 x 1.5 "" 100000001; do
     run train --trees 2 --trees-count 20 --epochs 1 --batch-size "$b"; expect_rc 2 "--batch-size '$b'"
     grep -q -- "--batch-size" "$tmp/err" || fail "--batch-size '$b': message does not name the option: $(cat "$tmp/err")"

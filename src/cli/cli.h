@@ -71,8 +71,10 @@ int lg_cli_exit_for(lg_status st);
 void lg_json_string(FILE *f, const char *s);
 
 /* The TREES setting of `lipgnn train --trees D` where not given: D+1 layers
- * of this width (the paper's), no dropout (as the demo), and mini-batches of
- * this many trees (Alon & Yahav's batch size for NeighborsMatch). */
+ * of this width (the paper's), no dropout (as the demo), no weight decay (as
+ * Alon & Yahav; with Adam, L2 in the gradient drives the first layers'
+ * weights to 0 once their data gradient is small), and mini-batches of this
+ * many trees (Alon & Yahav's batch size for NeighborsMatch). */
 #define LG_CLI_TREES_HIDDEN 32
 #define LG_CLI_TREES_BATCH 1024
 

@@ -19,8 +19,9 @@ static const char lg__train_help[] =
     "explosions.\n"
     "\n"
     "TREES (--trees D) defaults: D+1 layers of width 32 (--hidden 32), no dropout\n"
-    "(--dropout 0 --att-dropout 0), mini-batches of 1024 trees (--batch-size 1024);\n"
-    "loss and accuracies at the roots; the reported metric is training accuracy.\n"
+    "(--dropout 0 --att-dropout 0), no weight decay (--weight-decay 0), mini-batches of\n"
+    "1024 trees (--batch-size 1024); loss and accuracies at the roots; the reported\n"
+    "metric is training accuracy.\n"
     "\n"
     "Model:\n"
     "  --model M            gat (DeepGAT, default), gt (DeepGT), gat-classic (2-layer GAT),\n"
@@ -232,6 +233,7 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
         if (!given[O_DROP]) o->mc.dropout = 0;
         if (!given[O_ATTDROP]) o->mc.att_dropout = 0;
     }
+    if (o->data.trees && !given[O_WD]) o->tc.weight_decay = 0;
     if (o->data.trees && !given[O_BATCH]) o->tc.batch_size = LG_CLI_TREES_BATCH;
     if (lg_model_config_check(&o->mc) != LG_OK || lg_train_config_check(&o->tc) != LG_OK) {
         lg_cli_errorf(cmd, "%s", lg_last_error());
