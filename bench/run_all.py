@@ -205,7 +205,12 @@ def table(path):
     for r in rows:
         if "target" in r:
             v = r["value"]
-            v = f"{v:.3g}" if isinstance(v, float) and v < 1e6 else (f"{v / 2**30:.2f} GiB" if v > 1e6 else v)
+            if "RSS <" in r["target"]:
+                v = f"{v / 2**30:.2f} GiB"
+            elif "epoch <" in r["target"]:
+                v = f"{v / 1000:.1f} s"
+            elif isinstance(v, float):
+                v = f"{v:.3g}"
             print(f"| {r['target']} | {r['config']} | {v} | {'yes' if r['met'] else '**no**'} |")
 
 
