@@ -207,6 +207,20 @@ train)
   run train --trees 3 --trees-count 200 --layers 2 --hidden 8 --epochs 1 --resume "$tmp/s.ckpt"
   expect_rc 0 "resume after SIGTERM"
   ;;
+checkpoint_v0)
+  # checkpoints of lipgnn's first format (before the baselines' and the
+  # mini-batch fields; trained on --trees 2 --trees-count 4) stay readable
+  for m in gat gt classic; do
+    run predict --trees 2 --trees-count 4 --resume "$dir/data/ckpt-v0/$m.ckpt" --out "$tmp/p_$m.csv"
+    expect_rc 0 "predict with a first-format $m checkpoint"
+    [ "$(wc -l <"$tmp/p_$m.csv")" = 29 ] || fail "$m: $(wc -l <"$tmp/p_$m.csv") lines of predictions, expected 29"
+    awk -F, 'NR > 1 { s = 0; for (k = 3; k <= NF; k++) s += $k; if (s < 0.999 || s > 1.001) bad = 1 } END { exit bad }' \
+      "$tmp/p_$m.csv" || fail "$m: probabilities do not sum to 1"
+  done
+  # the same file cut inside its model section is refused, not misread
+  head -c 60 "$dir/data/ckpt-v0/gat.ckpt" >"$tmp/cut.ckpt"
+  run predict --trees 2 --trees-count 4 --resume "$tmp/cut.ckpt" --out "$tmp/p.csv"; expect_rc 2 "a cut checkpoint"
+  ;;
 demo)
   run demo --help; expect_rc 0 "demo --help"
   run demo --trees 2 --trees-count 40 --layers 3 --epochs 4

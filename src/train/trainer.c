@@ -713,16 +713,71 @@ static lg_status lg__section(const lg_ckpt *c, const char *path, uint32_t tag, u
     return LG_OK;
 }
 
-/* The training configuration of a checkpoint; one written before
- * batch_size existed (its section ends there) is a full-batch run. */
-static lg_status lg__section_train(const lg_ckpt *c, const char *path, lg_train_config *tc) {
-    const lg_ckpt_section *s = lg__ckpt_find(c, LG__CK_TRAIN);
-    const void *d = NULL;
-    if (s && s->length == offsetof(lg_train_config, batch_size)) {
-        memset(tc, 0, sizeof *tc);
-        memcpy(tc, s->data, (size_t)s->length);
+/* The configuration layouts of lipgnn 0.1.0's first checkpoints (before
+ * the baselines' and the mini-batch fields): read and completed with the
+ * defaults of those fields, so that such checkpoints stay usable. */
+typedef struct lg__model_config_v0 {
+    lg_model_kind kind;
+    int layers, hidden, heads;
+    lg_att_norm att_norm;
+    lg_node_norm node_norm;
+    int residual;
+    double lip_scale;
+    int gate;
+    double dropout, att_dropout;
+    int self_loops, feature_norm_row;
+} lg__model_config_v0;
+typedef struct lg__train_config_v0 {
+    int epochs;
+    double lr, weight_decay;
+    int plateau, patience;
+    uint64_t seed;
+    double missing, explode_threshold, explode_growth;
+    int explode_window, stop_on_explosion;
+} lg__train_config_v0;
+
+/* The model and training configurations of a checkpoint (either layout);
+ * LG_EPARSE / LG_EINVAL naming what is missing or of another size. */
+static lg_status lg__section_configs(const lg_ckpt *c, const char *path, lg_model_config *mc, lg_train_config *tc) {
+    const lg_ckpt_section *sm = lg__ckpt_find(c, LG__CK_MODEL), *st = lg__ckpt_find(c, LG__CK_TRAIN);
+    if (sm && st && sm->length == sizeof(lg__model_config_v0) && st->length == sizeof(lg__train_config_v0)) {
+        lg__model_config_v0 m;
+        lg__train_config_v0 t;
+        memcpy(&m, sm->data, sizeof m);
+        memcpy(&t, st->data, sizeof t);
+        if (!(m.kind >= 0 && m.kind <= LG_MODEL_GAT_CLASSIC))
+            return lg__error(LG_EPARSE, "%s: model kind %d unknown to the first checkpoint format", path, (int)m.kind);
+        lg_model_config_default(mc, m.kind); /* the new fields */
+        mc->layers = m.layers;
+        mc->hidden = m.hidden;
+        mc->heads = m.heads;
+        mc->att_norm = m.att_norm;
+        mc->node_norm = m.node_norm;
+        mc->residual = m.residual;
+        mc->lip_scale = m.lip_scale;
+        mc->gate = m.gate;
+        mc->dropout = m.dropout;
+        mc->att_dropout = m.att_dropout;
+        mc->self_loops = m.self_loops;
+        mc->feature_norm_row = m.feature_norm_row;
+        lg_train_config_default(tc);
+        tc->epochs = t.epochs;
+        tc->lr = t.lr;
+        tc->weight_decay = t.weight_decay;
+        tc->plateau = t.plateau;
+        tc->patience = t.patience;
+        tc->seed = t.seed;
+        tc->missing = t.missing;
+        tc->explode_threshold = t.explode_threshold;
+        tc->explode_growth = t.explode_growth;
+        tc->explode_window = t.explode_window;
+        tc->stop_on_explosion = t.stop_on_explosion;
+        tc->batch_size = 0; /* full batch, the only kind then */
         return LG_OK;
     }
+    const void *d = NULL;
+    LG_CHECK(lg__section(c, path, LG__CK_MODEL, sizeof *mc, &d));
+    memcpy(mc, d, sizeof *mc);
     LG_CHECK(lg__section(c, path, LG__CK_TRAIN, sizeof *tc, &d));
     memcpy(tc, d, sizeof *tc);
     return LG_OK;
@@ -730,11 +785,8 @@ static lg_status lg__section_train(const lg_ckpt *c, const char *path, lg_train_
 
 lg_status lg_checkpoint_config(const char *path, lg_model_config *mc, lg_train_config *tc) {
     lg_ckpt *c = NULL;
-    const void *d = NULL;
     LG_CHECK(lg__ckpt_load(&c, path));
-    lg_status st = lg__section(c, path, LG__CK_MODEL, sizeof *mc, &d);
-    if (st == LG_OK) memcpy(mc, d, sizeof *mc);
-    if (st == LG_OK) st = lg__section_train(c, path, tc);
+    lg_status st = lg__section_configs(c, path, mc, tc);
     if (st == LG_OK) st = lg_model_config_check(mc);
     lg__ckpt_free(c);
     return st;
@@ -791,8 +843,8 @@ lg_status lg_trainer_load(lg_trainer *t, const char *path) {
     if (!t || !path) return lg__error(LG_EINVAL, "lg_trainer_load: NULL argument");
     LG_CHECK(lg__ckpt_load(&c, path));
     lg_model_config mc;
-    LG_TRY(lg__section(c, path, LG__CK_MODEL, sizeof mc, &d));
-    memcpy(&mc, d, sizeof mc);
+    lg_train_config tc;
+    LG_TRY(lg__section_configs(c, path, &mc, &tc));
     if (!lg__model_config_equal(&mc, &t->mc)) {
         char a[64], b[64];
         lg_norm_format(a, sizeof a, mc.att_norm, mc.node_norm);
@@ -805,8 +857,6 @@ lg_status lg_trainer_load(lg_trainer *t, const char *path) {
                        t->mc.residual ? " --residual" : "");
         goto fail;
     }
-    lg_train_config tc;
-    LG_TRY(lg__section_train(c, path, &tc));
     if (tc.seed != t->tc.seed || tc.missing != t->tc.missing || tc.batch_size != t->tc.batch_size) {
         st = lg__error(LG_EINVAL,
                        "%s: checkpoint made with --seed %llu --missing %g --batch-size %d, this run has --seed %llu "
