@@ -692,15 +692,38 @@ static void test_batch_resume(void **state) {
     assert_non_null(strstr(lg_last_error(), "--batch-size 6"));
     lg_trainer_free(b);
 
-    /* a checkpoint from before batch_size existed (its training section ends
-     * there) is a full-batch one */
+    /* a checkpoint of the first format (lipgnn 0.1.0 before the baselines'
+     * and the mini-batch fields: the configurations below, frozen) is a
+     * full-batch one */
+    struct {
+        lg_model_kind kind;
+        int layers, hidden, heads;
+        lg_att_norm att_norm;
+        lg_node_norm node_norm;
+        int residual;
+        double lip_scale;
+        int gate;
+        double dropout, att_dropout;
+        int self_loops, feature_norm_row;
+    } m0 = {mc.kind, mc.layers, mc.hidden, mc.heads, mc.att_norm, mc.node_norm, mc.residual, mc.lip_scale,
+            mc.gate, mc.dropout, mc.att_dropout, mc.self_loops, mc.feature_norm_row};
+    struct {
+        int epochs;
+        double lr, weight_decay;
+        int plateau, patience;
+        uint64_t seed;
+        double missing, explode_threshold, explode_growth;
+        int explode_window, stop_on_explosion;
+    } t0 = {tc.epochs, tc.lr, tc.weight_decay, tc.plateau, tc.patience, tc.seed, tc.missing, tc.explode_threshold,
+            tc.explode_growth, tc.explode_window, tc.stop_on_explosion};
     lg_ckpt *ck = NULL;
     assert_ok(lg__ckpt_load(&ck, path));
     lg_ckpt_section sec[16];
     assert_true(ck->count <= 16);
     for (uint32_t k = 0; k < ck->count; k++) {
         sec[k] = ck->sections[k];
-        if (sec[k].tag == 2) sec[k].length = offsetof(lg_train_config, batch_size);
+        if (sec[k].tag == 1) { sec[k].length = sizeof m0; sec[k].data = &m0; }
+        if (sec[k].tag == 2) { sec[k].length = sizeof t0; sec[k].data = &t0; }
     }
     assert_ok(lg__ckpt_save(path, sec, ck->count, -1));
     lg__ckpt_free(ck);
@@ -708,7 +731,8 @@ static void test_batch_resume(void **state) {
     lg_train_config tc2;
     assert_ok(lg_checkpoint_config(path, &mc2, &tc2));
     assert_int_equal(tc2.batch_size, 0);
-    assert_true(tc2.seed == tc.seed);
+    assert_true(tc2.seed == tc.seed && tc2.lr == tc.lr && tc2.layer_weight_decay < 0);
+    assert_true(mc2.kind == mc.kind && mc2.layers == mc.layers && mc2.hidden == mc.hidden && mc2.heads == mc.heads);
     assert_ok(lg_trainer_init(&b, &mc, &tc, ds));
     assert_int_equal(lg_trainer_load(b, path), LG_EINVAL); /* batch 6 vs 0 */
     lg_trainer_free(b);
