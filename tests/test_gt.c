@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "testgraph.h"
 #include "testutil.h"
 #include "gt_naive.h"
 #include "attention/gt_internal.h"
@@ -56,30 +57,9 @@ static void family(int loops, lg_graph **g, lg_graph **gT) {
     assert_ok(lg_graph_transpose(*g, gT));
 }
 
-/* The GAT tests' family of small graphs: 9 nodes, node 0 a hub (in-neighbours
- * 1..7), node 1 of in-degree 1 (from 2), node 8 isolated (an empty row without
- * self-loops), nodes 2..7 with 1-3 random in-neighbours; self_loops adds them
- * all. */
-static void small_graph(uint64_t seed, int self_loops, lg_graph **g, lg_graph **gT) {
-    lg_idx src[64], dst[64], m = 0;
-    lg_rng r;
-    lg_rng_seed(&r, seed);
-    for (lg_idx j = 1; j <= 7; j++) src[m] = j, dst[m++] = 0;
-    src[m] = 2, dst[m++] = 1;
-    for (lg_idx i = 2; i <= 7; i++) {
-        lg_idx d = 1 + (lg_idx)lg_rng_below(&r, 3);
-        for (lg_idx t = 0; t < d; t++) {
-            lg_idx j = (lg_idx)lg_rng_below(&r, 8);
-            if (j != i) src[m] = j, dst[m++] = i;
-        }
-    }
-    assert_ok(lg_graph_from_edges(g, 9, m, src, dst, self_loops ? LG_GRAPH_ADD_SELF_LOOPS : LG_GRAPH_REMOVE_SELF_LOOPS));
-    assert_ok(lg_graph_transpose(*g, gT));
-}
-
 /* A random graph of n nodes: node i receives from up to maxdeg random nodes,
  * node 0 also from every third node (a hub), a few nodes receive nothing. */
-static void random_graph(lg_rng *r, lg_idx n, lg_idx maxdeg, lg_graph **g, lg_graph **gT) {
+static void gt_random_graph(lg_rng *r, lg_idx n, lg_idx maxdeg, lg_graph **g, lg_graph **gT) {
     lg_idx cap = n * maxdeg + n, m = 0;
     lg_idx *src = malloc(sizeof(lg_idx) * (size_t)cap), *dst = malloc(sizeof(lg_idx) * (size_t)cap);
     assert_non_null(src);
@@ -224,8 +204,8 @@ static void test_fd_all(void **state) {
     long sel_seen[LG_ATT_NORM_COUNT][3] = {{0}};
     int cases = 0;
     for (int loops = 0; loops < 2; loops++) {
-        lg_graph *g, *gT;
-        small_graph(300 + (uint64_t)loops, loops, &g, &gT);
+        gpair sg = small_graph(300 + (uint64_t)loops, loops); /* the GAT tests' family (testgraph.c) */
+        lg_graph *g = sg.g, *gT = sg.gT;
         assert_int_equal(lg_graph_degree(g, 8), loops); /* isolated: empty row, or its self-loop */
         assert_int_equal(lg_graph_degree(g, 1), 1 + loops);
         for (int mode = 0; mode < LG_ATT_NORM_COUNT; mode++)
@@ -445,7 +425,7 @@ static void test_f32_matches_oracle(void **state) {
     lg_rng r;
     lg_rng_seed(&r, 5);
     lg_graph *g, *gT;
-    random_graph(&r, 40, 5, &g, &gT);
+    gt_random_graph(&r, 40, 5, &g, &gT);
     for (int mode = 0; mode < LG_ATT_NORM_COUNT; mode++)
         for (int concat = 0; concat < 2; concat++)
             for (int gate = 0; gate < 2; gate++) {
@@ -467,7 +447,7 @@ static void test_readouts(void **state) {
     lg_rng r;
     lg_rng_seed(&r, 17);
     lg_graph *g, *gT;
-    random_graph(&r, 60, 6, &g, &gT);
+    gt_random_graph(&r, 60, 6, &g, &gT);
     for (int mode = 0; mode < LG_ATT_NORM_COUNT; mode++) {
         lg_gt_config cfg = lg_gt_config_default(5, 3, 4);
         cfg.norm = (lg_att_norm)mode;
@@ -545,7 +525,7 @@ static void test_threads_bitwise(void **state) {
     lg_rng r;
     lg_rng_seed(&r, 31);
     lg_graph *g, *gT;
-    random_graph(&r, 700, 8, &g, &gT);
+    gt_random_graph(&r, 700, 8, &g, &gT);
     const int saved = omp_get_max_threads();
     for (int mode = 0; mode < LG_ATT_NORM_COUNT; mode++)
         for (int v = 0; v < 2; v++) {
@@ -1177,7 +1157,7 @@ static void test_dropout(void **state) {
     lg_rng r;
     lg_rng_seed(&r, 6);
     lg_graph *g, *gT;
-    random_graph(&r, 500, 6, &g, &gT);
+    gt_random_graph(&r, 500, 6, &g, &gT);
     lg_gt_config cfg = lg_gt_config_default(6, 2, 3);
     cfg.norm = LG_ATT_NORM_LIPSCHITZ;
     cfg.att_dropout = 0.5;
