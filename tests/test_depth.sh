@@ -166,6 +166,21 @@ expect_rc 0 "depth-study --trees 2,4 --layers 2,3"
 grep -q '^gat,4,2,none,' "$out5/runs.csv" || fail "--trees 2,4 --layers 2,3: no d=4 L=2 row"
 grep -q '^| depth | gat none L=2 | gat none L=3 |$' "$out5/summary.md" || fail "--layers series: $(grep depth "$out5/summary.md")"
 
+# a runs.csv of the first format (no trees column): upgraded in place, its runs kept
+mkdir -p "$tmp/old"
+cut -d, -f1,3- "$tmp/runs1.csv" >"$tmp/old/runs.csv"
+printf 'gat,2,none' >>"$tmp/old/runs.csv" # an interrupted write, dropped
+run "${args[@]}" --out "$tmp/old"; expect_rc 0 "depth-study on a first-format runs.csv"
+grep -q "upgraded from the format without the trees column (8 runs)" "$tmp/err" || fail "old runs.csv: no upgrade message: $(head -c 300 "$tmp/err")"
+grep -q "8 already in .*0 to do" "$tmp/err" || fail "old runs.csv: its runs were not kept: $(head -3 "$tmp/err")"
+[ "$(head -1 "$tmp/old/runs.csv")" = "$header" ] || fail "old runs.csv: header not upgraded"
+awk -F, 'NR > 1 && $2 != 2 { bad = 1 } END { exit bad }' "$tmp/old/runs.csv" || fail "old runs.csv: trees column not the study's depth 2"
+[ "$(results "$tmp/old/runs.csv")" = "$(results "$tmp/runs1.csv")" ] || fail "old runs.csv: rows changed by the upgrade"
+mkdir -p "$tmp/old2"
+cut -d, -f1,3- "$tmp/runs1.csv" >"$tmp/old2/runs.csv"
+run depth-study --trees 2,3 --trees-count 40 --norms none --seeds 1 --epochs 3 --hidden 8 --out "$tmp/old2"
+expect_rc 2 "depth-study over two depths on a first-format runs.csv (its one depth unknown)"
+grep -q "give that depth alone" "$tmp/err" || fail "old runs.csv, two depths: message: $(head -c 300 "$tmp/err")"
 # a wrong header
 mkdir -p "$tmp/bad"
 printf 'epoch,layer,group,norm\n1,0,all,1\n' >"$tmp/bad/runs.csv"

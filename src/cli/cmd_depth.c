@@ -269,11 +269,70 @@ static int lg__parse_rec(char *line, lg__rec *r) {
     return 0;
 }
 
-/* Reads DIR/runs.csv if present: validates the header, drops a truncated last
- * line (truncating the file), and loads the records. Creates the file with its
+/* The header of runs.csv before the trees column (lipgnn 0.1.0's first
+ * depth-study): such a file is upgraded in place (trees = 0 in every row). */
+static const char lg__csv_header_v0[] =
+    "model,layers,norm,residual,missing,seed,epochs_run,train_acc,val_acc,test_acc,best_val_acc,"
+    "test_acc_at_best_val,exploded,first_explosion_epoch,max_layer_grad_norm,epoch_ms_median\n";
+
+/* If buf (len bytes, NUL-terminated) is a runs.csv of the first format,
+ * replaces it by the current format (the complete lines only; the column
+ * trees = depth after the model: 0, or the one tree depth such a study had)
+ * and rewrites path with it atomically; depth < 0 refuses (several depths
+ * given: which one the study had is unknown). 0 (buf unchanged or upgraded),
+ * or -1 after a message. */
+static int lg__runs_upgrade(const char *cmd, const char *path, int depth, char **buf, size_t *len) {
+    const size_t h0 = strlen(lg__csv_header_v0);
+    if (*len < h0 || strncmp(*buf, lg__csv_header_v0, h0)) return 0;
+    if (depth < 0) {
+        lg_cli_errorf(cmd, "%s: a study of the format without the trees column, which had one tree depth: "
+                      "give that depth alone (--trees D) to upgrade it", path);
+        return -1;
+    }
+    char col[16];
+    const int cl = snprintf(col, sizeof col, ",%d", depth);
+    size_t lines = 0;
+    for (size_t k = h0; k < *len; k++) lines += (*buf)[k] == '\n';
+    size_t cap = strlen(lg__csv_header) + *len + (size_t)cl * lines + 1, n = 0;
+    char *out = malloc(cap);
+    if (!out) { lg_cli_errorf(cmd, "out of memory"); return -1; }
+    n += (size_t)sprintf(out, "%s", lg__csv_header);
+    for (char *p = *buf + h0, *nl; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+        char *comma = memchr(p, ',', (size_t)(nl - p));
+        if (!comma) { free(out); lg_cli_errorf(cmd, "%s: malformed row '%.120s'", path, p); return -1; }
+        memcpy(out + n, p, (size_t)(comma - p));
+        n += (size_t)(comma - p);
+        memcpy(out + n, col, (size_t)cl);
+        n += (size_t)cl;
+        memcpy(out + n, comma, (size_t)(nl + 1 - comma));
+        n += (size_t)(nl + 1 - comma);
+    }
+    out[n] = 0;
+    char tmp[4400];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    int bad = !f || fwrite(out, 1, n, f) != n || fflush(f) != 0 || fsync(fileno(f)) != 0;
+    if (f && fclose(f) != 0) bad = 1;
+    if (bad || rename(tmp, path) != 0) {
+        lg_cli_errorf(cmd, "%s: cannot upgrade: %s", path, strerror(errno));
+        remove(tmp);
+        free(out);
+        return -1;
+    }
+    fprintf(stderr, "lipgnn %s: %s: upgraded from the format without the trees column (%zu runs)\n", cmd, path,
+            lines);
+    free(*buf);
+    *buf = out;
+    *len = n;
+    return 0;
+}
+
+/* Reads DIR/runs.csv if present: upgrades a first-format file (its runs get
+ * the tree depth old_depth; see lg__runs_upgrade), validates the header, drops
+ * a truncated last line (truncating the file), and loads the records. Creates the file with its
  * header when missing or empty. Returns the file opened for appending, or NULL
  * after a message (*status = the exit status). */
-static FILE *lg__runs_open(const char *cmd, const char *path, lg__recs *rs, int *status) {
+static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg__recs *rs, int *status) {
     *status = LG_EXIT_USAGE;
     FILE *f = fopen(path, "rb");
     char *buf = NULL;
@@ -295,6 +354,7 @@ static FILE *lg__runs_open(const char *cmd, const char *path, lg__recs *rs, int 
         fclose(f);
         if (err) { free(buf); lg_cli_errorf(cmd, "%s: read error", path); return NULL; }
         buf[len] = 0;
+        if (lg__runs_upgrade(cmd, path, old_depth, &buf, &len)) { free(buf); return NULL; }
     } else if (errno != ENOENT) {
         lg_cli_errorf(cmd, "%s: cannot read: %s", path, strerror(errno));
         return NULL;
@@ -954,7 +1014,8 @@ int lg_cmd_depth_study(int argc, char **argv) {
     }
     char path[4200];
     if (snprintf(path, sizeof path, "%s/runs.csv", dir) >= (int)sizeof path) goto done;
-    runs = lg__runs_open(cmd, path, &rs, &status);
+    /* a first-format runs.csv had no tree depths, or the one --trees D */
+    runs = lg__runs_open(cmd, path, g->ndepths == 1 ? g->depths[0] : -1, &rs, &status);
     if (!runs) goto done;
 
     char dsname[128];
@@ -976,7 +1037,7 @@ int lg_cmd_depth_study(int argc, char **argv) {
     long long todo = study.total - study.done, session = 0;
     if (!quiet)
         fprintf(stderr, "lipgnn %s: %s, %lld runs (%lld cells x %lld seeds), %lld already in %s, %lld to do\n", cmd,
-                ds->name, study.total, cells, g->seeds, study.done, path, todo);
+                dsname, study.total, cells, g->seeds, study.done, path, todo);
     if (lg__write_outputs(cmd, dir, &study)) { status = LG_EXIT_FAIL; goto done; }
     int tty = isatty(fileno(stderr)) && !quiet;
     double t0 = lg__now(), run_time = 0;
