@@ -3,7 +3,7 @@
 measurement, then one per target. Standard library only; the PyTorch peer runs
 where /usr/bin/python3 has torch (else its fields are null and it says why).
 
-  LIPGNN_DATA=/work/shared/data bench/run_all.py [--build build] [--threads 2]
+  LIPGNN_DATA=../shared/data bench/run_all.py [--build build] [--threads 2]
       [--epochs 10] [--warmup 2] [--infer 10] [--peer-epochs N] [--configs a,b,...] [--no-peer]
       [--peer-max-edges N] [--coretype auto|keep|NAME] [--trees-count N]
   bench/run_all.py --table FILE    the JSON lines of a run as Markdown tables
