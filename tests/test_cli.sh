@@ -2,14 +2,7 @@
 # CLI tests: test_cli.sh CASE LIPGNN_BINARY TESTS_DIR. Exit 0 pass, 1 fail, 77 skip.
 set -u
 case_=$1 bin=$2 dir=$3 fake=${4:-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-# run ARGS...: runs lipgnn as a user would (it may restart itself for OpenBLAS)
-run() { "$bin" "$@" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc"; }
-rc() { cat "$tmp/rc"; }
-expect_rc() { [ "$(rc)" = "$1" ] || fail "lipgnn $2: exit $(rc), expected $1; stderr: $(head -c 400 "$tmp/err")"; }
+. "$(dirname "$0")/testlib.sh"
 json_field() { grep -o "\"$1\":[^,}]*" "$tmp/out" | head -1 | cut -d: -f2; }
 
 case $case_ in

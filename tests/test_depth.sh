@@ -2,23 +2,7 @@
 # lipgnn depth-study tests: test_depth.sh LIPGNN_BINARY TESTS_DIR. Exit 0 pass, 1 fail.
 set -u
 bin=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-run() { "$bin" "$@" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc"; }
-rc() { cat "$tmp/rc"; }
-expect_rc() { [ "$(rc)" = "$1" ] || fail "lipgnn $2: exit $(rc), expected $1; stderr: $(head -c 400 "$tmp/err")"; }
-no_sanitizer() { grep -qiE "sanitizer|runtime error|leak" "$tmp/err" && fail "$1: sanitizer report: $(head -c 600 "$tmp/err")"; }
-wellformed() {
-  if [ -x /usr/bin/python3 ]; then
-    /usr/bin/python3 -c 'import xml.etree.ElementTree as E,sys; E.parse(sys.argv[1])' "$1" 2>"$tmp/xmlerr" ||
-      fail "$1 is not well-formed XML: $(tail -1 "$tmp/xmlerr")"
-  else
-    echo "no /usr/bin/python3: well-formedness of $1 not checked"
-  fi
-}
-count() { grep -o "$1" "$2" | wc -l | tr -d ' '; }
+. "$(dirname "$0")/testlib.sh"
 rows() { echo $(($(wc -l <"$1") - 1)); }
 # every line of a file ends with a newline and has 17 fields
 complete_lines() {
