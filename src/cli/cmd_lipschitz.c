@@ -308,8 +308,8 @@ int lg_cmd_lipschitz(int argc, char **argv) {
                  L, norm, ds->name);
         if (lg__lip_svg(cmd, svg, rows, L, title)) { status = LG_EXIT_FAIL; goto done; }
     }
-    if (csv) fprintf(stderr, "%s\n", csv);
-    if (svg) fprintf(stderr, "%s\n", svg);
+    if (csv && !quiet) fprintf(stderr, "%s\n", csv);
+    if (svg && !quiet) fprintf(stderr, "%s\n", svg);
     const lg_lip_layer *last = &rows[L - 1];
     if (json) {
         printf("{\"checkpoint\":");
