@@ -585,6 +585,10 @@ static void test_out_of_memory(void **state) {
 }
 
 int main(void) {
+    /* one thread: thousands of tiny passes, each an OpenMP region, crawl when
+       spinning threads are descheduled on a loaded machine (README); nothing
+       here depends on the thread count */
+    lg_set_threads(1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_spectral_norm),      cmocka_unit_test(test_power_matches_jacobian),
         cmocka_unit_test(test_gat_bound_holds),    cmocka_unit_test(test_gt_bound_holds),

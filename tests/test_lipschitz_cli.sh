@@ -3,6 +3,9 @@
 set -u
 bin=$1 dir=$2
 . "$(dirname "$0")/testlib.sh"
+# one thread: on a shared, loaded machine OpenMP threads spinning at barriers slow
+# every run many times over (README); results do not depend on it
+export OMP_NUM_THREADS=1
 json_field() { grep -o "\"$1\":[^,}]*" "$tmp/out" | head -1 | cut -d: -f2; }
 
 # two small full-batch models on TREES, with and without LipschitzNorm
