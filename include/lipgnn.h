@@ -42,5 +42,6 @@
 #include "lipgnn/gt.h"
 #include "lipgnn/conv.h"
 #include "lipgnn/train.h"
+#include "lipgnn/lipschitz.h"
 
 #endif /* LIPGNN_H */

@@ -121,6 +121,7 @@ int lg_cmd_demo(int argc, char **argv);
 int lg_cmd_predict(int argc, char **argv);
 int lg_cmd_gradmap(int argc, char **argv);
 int lg_cmd_depth_study(int argc, char **argv);
+int lg_cmd_lipschitz(int argc, char **argv);
 
 
 #endif

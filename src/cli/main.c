@@ -17,6 +17,7 @@ static const char lg__usage[] =
     "  depth-study accuracy against depth: a grid of models, depths, norms and seeds (CSV, table, SVG)\n"
     "  gradmap     SVG heat-map of per-layer gradient norms (layer x epoch) from --grad-log files\n"
     "  info        describe a data set (nodes, edges, features, classes, splits, degrees)\n"
+    "  lipschitz   per-layer Lipschitz estimates of a checkpoint beside their bounds (CSV, SVG)\n"
     "  predict     evaluate a checkpoint; export predictions, embeddings, attention weights\n"
     "  train       train a deep GAT or graph transformer, log gradient norms, detect explosions\n"
     "\n"
@@ -84,6 +85,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "predict")) return lg_cmd_predict(argc - 1, argv + 1);
     if (!strcmp(cmd, "depth-study")) return lg_cmd_depth_study(argc - 1, argv + 1);
     if (!strcmp(cmd, "gradmap")) return lg_cmd_gradmap(argc - 1, argv + 1);
+    if (!strcmp(cmd, "lipschitz")) return lg_cmd_lipschitz(argc - 1, argv + 1);
     lg_cli_errorf(NULL, "unknown command '%s' (see 'lipgnn --help')", cmd);
     return LG_EXIT_USAGE;
 }

@@ -145,4 +145,38 @@ int lg__model_first_nonfinite_f64(const lg__model_f64 *m);
 lg_status lg__model_plan_f32(const lg_model_config *c, const lg_dataset *ds, const lg_features *x, const lg_idx *cap,
                              lg_idx *n_params, size_t *activations, size_t *workspace, size_t *other);
 
+/* One block of the stack (the header's per-layer steps, dropout to PairNorm)
+ * as a function of its input, in evaluation mode (no dropout), for the
+ * Lipschitz estimator (src/train/lipschitz.c). Kinds of layer: */
+typedef enum { LG__BLOCK_GAT = 0, LG__BLOCK_GT, LG__BLOCK_CONV } lg__block_kind;
+typedef struct lg__block_info {
+    lg__block_kind kind;
+    const lg_gat_config *gc;  /* GAT: its configuration (else NULL)             */
+    const lg_gt_config *tc;   /* GT: its configuration (else NULL)              */
+    const void *params;       /* its parameter block (the model's scalar type)  */
+    lg_idx n, w_in, w_out;    /* nodes, input and output widths                 */
+    const char *act;          /* activation after it: "elu", "relu", "none"     */
+    int residual;             /* out = z + input                                */
+    int layernorm, pairnorm;  /* LayerNorm before the activation, PairNorm after */
+    const lg_graph *g, *gT;   /* the model's graph (with its self-loops), transpose */
+} lg__block_info;
+
+/* out (n x w_out) = block l of input in (n x w_in; not a buffer of the
+ * model), evaluation mode. Keeps the block's activations for
+ * lg__model_block_backward; overwrites what the full forward left in block l
+ * (lg__model_block_input(m, l + 1) then holds this output). */
+lg_status lg__model_block_forward_f32(lg__model_f32 *m, int l, const float *in, float *out);
+lg_status lg__model_block_forward_f64(lg__model_f64 *m, int l, const double *in, double *out);
+/* d_in (n x w_in, overwritten) = J^T d_out, J the Jacobian of block l at the
+ * input of its last lg__model_block_forward. Parameter gradients are added to
+ * the model's (garbage for training: callers that train zero them). */
+lg_status lg__model_block_backward_f32(lg__model_f32 *m, int l, const float *d_out, float *d_in);
+lg_status lg__model_block_backward_f64(lg__model_f64 *m, int l, const double *d_out, double *d_in);
+/* After lg__model_forward: the input of block l (h0 for l = 0). */
+const float *lg__model_block_input_f32(const lg__model_f32 *m, int l);
+const double *lg__model_block_input_f64(const lg__model_f64 *m, int l);
+/* What block l is (pointers into the model, valid while it lives). */
+lg_status lg__model_block_info_f32(const lg__model_f32 *m, int l, lg__block_info *b);
+lg_status lg__model_block_info_f64(const lg__model_f64 *m, int l, lg__block_info *b);
+
 #endif

@@ -450,6 +450,37 @@ static lg_pairnorm_mode LG_FN(lg__pn_mode)(const LG_MODEL *m) {
     return m->c.node_norm == LG_NODE_NORM_PAIRNORM_SI ? LG_PAIRNORM_SI : LG_PAIRNORM_PN;
 }
 
+/* Block l of the stack (the header's per-layer steps: dropout, layer,
+ * LayerNorm, activation, residual, PairNorm) from its input cur (n x w_in)
+ * to y->out (n x w_out). One function for the model's forward and for
+ * lg__model_block_forward. */
+static lg_status LG_FN(lg__block_forward)(LG_MODEL *m, int l, const lg_real *cur, int training, uint64_t seed,
+                                          uint64_t epoch) {
+    const lg_idx n = m->n;
+    LG_FN(lg__layer) *y = &m->layer[l];
+    LG_CHECK(LG_FN(lg_dropout_forward)(y->drop, cur, n * y->w_in, m->c.dropout, seed, LG_FN(lg__ctr)(epoch, l, 0), training));
+    if (y->gt)
+        LG_CHECK(LG_FN(lg_gt_forward)(y->act, y->tcache, y->drop, m->params + y->off, m->g, &y->tc, training, seed,
+                                      LG_FN(lg__ctr)(epoch, l, 1)));
+    else if (y->conv)
+        LG_CHECK(LG_FN(lg_conv_forward)(y->act, y->ccache, y->drop, m->dh0 ? m->h0 : NULL, m->params + y->off, m->g,
+                                        &y->cc));
+    else
+        LG_CHECK(LG_FN(lg_gat_forward)(y->act, y->cache, y->drop, m->params + y->off, m->g, &y->gc, training, seed,
+                                       LG_FN(lg__ctr)(epoch, l, 1)));
+    if (y->ln)
+        LG_CHECK(LG_FN(lg_layernorm_forward)(y->ln, y->ln_mean, y->ln_rstd, y->act, m->params + y->ln_gain,
+                                             m->params + y->ln_bias, n, y->w_out));
+    if (y->actf == LG__ACT_ELU) LG_CHECK(LG_FN(lg_elu_forward)(y->z, y->z, n * y->w_out));
+    if (y->actf == LG__ACT_RELU) LG_CHECK(LG_FN(lg_relu_forward)(y->z, y->z, n * y->w_out));
+    if (y->out != y->z) memcpy(y->out, y->z, sizeof(lg_real) * (size_t)(n * y->w_out));
+    if (y->residual) LG_CHECK(LG_FN(lg_add)(y->out, cur, n * y->w_out));
+    if (y->pn)
+        LG_CHECK(LG_FN(lg_pairnorm_forward)(y->out, y->pn_rstd, y->out, n, y->w_out, m->gptr, m->n_graphs,
+                                            LG_FN(lg__pn_mode)(m), 1.0));
+    return LG_OK;
+}
+
 lg_status LG_FN(lg__model_forward)(LG_MODEL *m, int training, uint64_t seed, uint64_t epoch) {
     const lg_idx n = m->n;
     if (m->w_in_off >= 0) {
@@ -468,28 +499,8 @@ lg_status LG_FN(lg__model_forward)(LG_MODEL *m, int training, uint64_t seed, uin
     }
     const lg_real *cur = m->h0;
     for (int l = 0; l < m->L; l++) {
-        LG_FN(lg__layer) *y = &m->layer[l];
-        LG_CHECK(LG_FN(lg_dropout_forward)(y->drop, cur, n * y->w_in, m->c.dropout, seed, LG_FN(lg__ctr)(epoch, l, 0), training));
-        if (y->gt)
-            LG_CHECK(LG_FN(lg_gt_forward)(y->act, y->tcache, y->drop, m->params + y->off, m->g, &y->tc, training, seed,
-                                          LG_FN(lg__ctr)(epoch, l, 1)));
-        else if (y->conv)
-            LG_CHECK(LG_FN(lg_conv_forward)(y->act, y->ccache, y->drop, m->dh0 ? m->h0 : NULL, m->params + y->off, m->g,
-                                            &y->cc));
-        else
-            LG_CHECK(LG_FN(lg_gat_forward)(y->act, y->cache, y->drop, m->params + y->off, m->g, &y->gc, training, seed,
-                                           LG_FN(lg__ctr)(epoch, l, 1)));
-        if (y->ln)
-            LG_CHECK(LG_FN(lg_layernorm_forward)(y->ln, y->ln_mean, y->ln_rstd, y->act, m->params + y->ln_gain,
-                                                 m->params + y->ln_bias, n, y->w_out));
-        if (y->actf == LG__ACT_ELU) LG_CHECK(LG_FN(lg_elu_forward)(y->z, y->z, n * y->w_out));
-        if (y->actf == LG__ACT_RELU) LG_CHECK(LG_FN(lg_relu_forward)(y->z, y->z, n * y->w_out));
-        if (y->out != y->z) memcpy(y->out, y->z, sizeof(lg_real) * (size_t)(n * y->w_out));
-        if (y->residual) LG_CHECK(LG_FN(lg_add)(y->out, cur, n * y->w_out));
-        if (y->pn)
-            LG_CHECK(LG_FN(lg_pairnorm_forward)(y->out, y->pn_rstd, y->out, n, y->w_out, m->gptr, m->n_graphs,
-                                                LG_FN(lg__pn_mode)(m), 1.0));
-        cur = y->out;
+        LG_CHECK(LG_FN(lg__block_forward)(m, l, cur, training, seed, epoch));
+        cur = m->layer[l].out;
     }
     const LG_FN(lg__layer) *last = &m->layer[m->L - 1];
     if (m->odrop) {
@@ -515,6 +526,59 @@ lg_status LG_FN(lg__model_forward)(LG_MODEL *m, int training, uint64_t seed, uin
 lg_status LG_FN(lg__model_eval)(const LG_MODEL *m, const lg_idx *nodes, lg_idx count, double *loss, double *acc) {
     if (loss) LG_CHECK(LG_FN(lg_nll_forward)(loss, m->logp, m->nout, m->classes, m->olabels, nodes, count));
     if (acc) LG_CHECK(LG_FN(lg_accuracy)(acc, m->logp, m->nout, m->classes, m->olabels, nodes, count));
+    return LG_OK;
+}
+
+/* Backward of block l after its forward (lg__block_forward, same training,
+ * seed, epoch): from dcur = dL/d out_l (n x w_out) to dprev = dL/d(its input)
+ * (n x w_in, overwritten; NULL: not needed), adding the block's parameter
+ * gradients to grads. Scratch: buf[2..4] (dcur and dprev must be others). */
+static lg_status LG_FN(lg__block_backward)(LG_MODEL *m, int l, const lg_real *dcur, lg_real *dprev, int training,
+                                           uint64_t seed, uint64_t epoch) {
+    const lg_idx n = m->n;
+    LG_FN(lg__layer) *y = &m->layer[l];
+    const size_t out_sz = sizeof(lg_real) * (size_t)(n * y->w_out), in_sz = sizeof(lg_real) * (size_t)(n * y->w_in);
+    /* dcur = dL/d out_l */
+    const lg_real *g = dcur;
+    if (y->pn) {
+        memset(m->buf[2], 0, out_sz);
+        LG_CHECK(LG_FN(lg_pairnorm_backward)(m->buf[2], m->pn_work, dcur, y->out, y->pn_rstd, n, y->w_out, m->gptr,
+                                             m->n_graphs, LG_FN(lg__pn_mode)(m), 1.0));
+        g = m->buf[2];
+    }
+    /* g = dL/d(z_l + residual); through the ELU or ReLU */
+    const lg_real *gz = g;
+    if (y->actf != LG__ACT_NONE) {
+        memset(m->buf[3], 0, out_sz);
+        if (y->actf == LG__ACT_ELU) LG_CHECK(LG_FN(lg_elu_backward)(m->buf[3], g, y->z, n * y->w_out));
+        else LG_CHECK(LG_FN(lg_relu_backward)(m->buf[3], g, y->z, n * y->w_out));
+        gz = m->buf[3];
+    }
+    const lg_real *ga = gz;
+    lg_real *dlayer_in = m->buf[4];
+    if (y->ln) {
+        memset(m->buf[4], 0, out_sz);
+        LG_CHECK(LG_FN(lg_layernorm_backward)(m->buf[4], m->grads + y->ln_gain, m->grads + y->ln_bias, gz, y->act,
+                                              y->ln_mean, y->ln_rstd, m->params + y->ln_gain, n, y->w_out));
+        ga = m->buf[4];
+        dlayer_in = m->buf[3]; /* gz is dead now */
+    }
+    const int need_din = dprev != NULL;
+    if (need_din) memset(dlayer_in, 0, in_sz);
+    if (y->gt)
+        LG_CHECK(LG_FN(lg_gt_backward)(need_din ? dlayer_in : NULL, m->grads + y->off, ga, y->tcache, y->drop,
+                                       m->params + y->off, m->g, m->gT, &y->tc));
+    else if (y->conv)
+        LG_CHECK(LG_FN(lg_conv_backward)(need_din ? dlayer_in : NULL, m->dh0, m->grads + y->off, ga, y->ccache, y->drop,
+                                         m->dh0 ? m->h0 : NULL, m->params + y->off, m->g, m->gT, &y->cc));
+    else
+        LG_CHECK(LG_FN(lg_gat_backward)(need_din ? dlayer_in : NULL, m->grads + y->off, ga, y->cache, y->drop,
+                                        m->params + y->off, m->g, m->gT, &y->gc));
+    if (!need_din) return LG_OK;
+    memset(dprev, 0, in_sz);
+    LG_CHECK(LG_FN(lg_dropout_backward)(dprev, dlayer_in, n * y->w_in, m->c.dropout, seed, LG_FN(lg__ctr)(epoch, l, 0),
+                                        training));
+    if (y->residual) LG_CHECK(LG_FN(lg_add)(dprev, g, n * y->w_in));
     return LG_OK;
 }
 
@@ -556,49 +620,9 @@ lg_status LG_FN(lg__model_backward)(LG_MODEL *m, const lg_idx *nodes, lg_idx cou
                                             training));
     }
     for (int l = m->L - 1; l >= 0; l--) {
-        LG_FN(lg__layer) *y = &m->layer[l];
-        const size_t out_sz = sizeof(lg_real) * (size_t)(n * y->w_out), in_sz = sizeof(lg_real) * (size_t)(n * y->w_in);
-        /* dcur = dL/d out_l */
-        const lg_real *g = dcur;
-        if (y->pn) {
-            memset(m->buf[2], 0, out_sz);
-            LG_CHECK(LG_FN(lg_pairnorm_backward)(m->buf[2], m->pn_work, dcur, y->out, y->pn_rstd, n, y->w_out, m->gptr,
-                                                 m->n_graphs, LG_FN(lg__pn_mode)(m), 1.0));
-            g = m->buf[2];
-        }
-        /* g = dL/d(z_l + residual); through the ELU or ReLU */
-        const lg_real *gz = g;
-        if (y->actf != LG__ACT_NONE) {
-            memset(m->buf[3], 0, out_sz);
-            if (y->actf == LG__ACT_ELU) LG_CHECK(LG_FN(lg_elu_backward)(m->buf[3], g, y->z, n * y->w_out));
-            else LG_CHECK(LG_FN(lg_relu_backward)(m->buf[3], g, y->z, n * y->w_out));
-            gz = m->buf[3];
-        }
-        const lg_real *ga = gz;
-        lg_real *dlayer_in = m->buf[4];
-        if (y->ln) {
-            memset(m->buf[4], 0, out_sz);
-            LG_CHECK(LG_FN(lg_layernorm_backward)(m->buf[4], m->grads + y->ln_gain, m->grads + y->ln_bias, gz, y->act,
-                                                  y->ln_mean, y->ln_rstd, m->params + y->ln_gain, n, y->w_out));
-            ga = m->buf[4];
-            dlayer_in = m->buf[3]; /* gz is dead now */
-        }
-        int need_din = !(l == 0 && !m->io);
-        if (need_din) memset(dlayer_in, 0, in_sz);
-        if (y->gt)
-            LG_CHECK(LG_FN(lg_gt_backward)(need_din ? dlayer_in : NULL, m->grads + y->off, ga, y->tcache, y->drop,
-                                           m->params + y->off, m->g, m->gT, &y->tc));
-        else if (y->conv)
-            LG_CHECK(LG_FN(lg_conv_backward)(need_din ? dlayer_in : NULL, m->dh0, m->grads + y->off, ga, y->ccache, y->drop,
-                                             m->dh0 ? m->h0 : NULL, m->params + y->off, m->g, m->gT, &y->cc));
-        else
-            LG_CHECK(LG_FN(lg_gat_backward)(need_din ? dlayer_in : NULL, m->grads + y->off, ga, y->cache, y->drop,
-                                            m->params + y->off, m->g, m->gT, &y->gc));
+        const int need_din = !(l == 0 && !m->io);
+        LG_CHECK(LG_FN(lg__block_backward)(m, l, dcur, need_din ? dprev : NULL, training, seed, epoch));
         if (!need_din) break;
-        memset(dprev, 0, in_sz);
-        LG_CHECK(LG_FN(lg_dropout_backward)(dprev, dlayer_in, n * y->w_in, m->c.dropout, seed, LG_FN(lg__ctr)(epoch, l, 0),
-                                            training));
-        if (y->residual) LG_CHECK(LG_FN(lg_add)(dprev, g, n * y->w_in));
         lg_real *t = dcur;
         dcur = dprev;
         dprev = t;
@@ -689,4 +713,51 @@ void LG_FN(lg__model_memory)(const LG_MODEL *m, size_t *activations, size_t *wor
     *activations = m->act_bytes;
     *workspace = m->work_bytes;
     *other = m->other_bytes;
+}
+
+/* ---- one block at a time (the Lipschitz estimator, src/train/lipschitz.c) ---- */
+
+lg_status LG_FN(lg__model_block_forward)(LG_MODEL *m, int l, const lg_real *in, lg_real *out) {
+    if (!m || l < 0 || l >= m->L || !in || !out)
+        return lg__error(LG_EINVAL, "lg__model_block_forward: bad argument (layer %d)", l);
+    const LG_FN(lg__layer) *y = &m->layer[l];
+    if (in == y->out || in == y->drop) return lg__error(LG_EINVAL, "lg__model_block_forward: input aliases the model's");
+    LG_CHECK(LG_FN(lg__block_forward)(m, l, in, 0, 0, 0));
+    memcpy(out, y->out, sizeof(lg_real) * (size_t)(m->n * y->w_out));
+    return LG_OK;
+}
+
+lg_status LG_FN(lg__model_block_backward)(LG_MODEL *m, int l, const lg_real *d_out, lg_real *d_in) {
+    if (!m || l < 0 || l >= m->L || !d_out || !d_in)
+        return lg__error(LG_EINVAL, "lg__model_block_backward: bad argument (layer %d)", l);
+    const LG_FN(lg__layer) *y = &m->layer[l];
+    if (m->dh0) memset(m->dh0, 0, sizeof(lg_real) * (size_t)(m->n * m->hid));
+    memcpy(m->buf[0], d_out, sizeof(lg_real) * (size_t)(m->n * y->w_out));
+    LG_CHECK(LG_FN(lg__block_backward)(m, l, m->buf[0], m->buf[1], 0, 0, 0));
+    memcpy(d_in, m->buf[1], sizeof(lg_real) * (size_t)(m->n * y->w_in));
+    return LG_OK;
+}
+
+const lg_real *LG_FN(lg__model_block_input)(const LG_MODEL *m, int l) {
+    return l == 0 ? m->h0 : m->layer[l - 1].out;
+}
+
+lg_status LG_FN(lg__model_block_info)(const LG_MODEL *m, int l, lg__block_info *b) {
+    if (!m || !b || l < 0 || l >= m->L) return lg__error(LG_EINVAL, "lg__model_block_info: bad argument (layer %d)", l);
+    const LG_FN(lg__layer) *y = &m->layer[l];
+    memset(b, 0, sizeof *b);
+    b->kind = y->gt ? LG__BLOCK_GT : y->conv ? LG__BLOCK_CONV : LG__BLOCK_GAT;
+    b->gc = y->conv || y->gt ? NULL : &y->gc;
+    b->tc = y->gt ? &y->tc : NULL;
+    b->params = m->params + y->off;
+    b->n = m->n;
+    b->w_in = y->w_in;
+    b->w_out = y->w_out;
+    b->act = y->actf == LG__ACT_ELU ? "elu" : y->actf == LG__ACT_RELU ? "relu" : "none";
+    b->residual = y->residual;
+    b->layernorm = y->ln != NULL;
+    b->pairnorm = y->pn;
+    b->g = m->g;
+    b->gT = m->gT;
+    return LG_OK;
 }

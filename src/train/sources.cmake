@@ -1,1 +1,1 @@
-list(APPEND LG_SOURCES src/train/batch.c src/train/checkpoint.c src/train/optim.c src/train/model_f32.c src/train/model_f64.c src/train/trainer.c)
+list(APPEND LG_SOURCES src/train/batch.c src/train/checkpoint.c src/train/lipschitz.c src/train/optim.c src/train/model_f32.c src/train/model_f64.c src/train/trainer.c)

@@ -1004,6 +1004,8 @@ lg_status lg_trainer_estimate(const lg_model_config *mc, const lg_train_config *
 
 /* Internal accessors (train/trainer_internal.h). */
 lg__model_f32 *lg__trainer_model(lg_trainer *t) { return t->model; }
+const lg_model_config *lg__trainer_model_config(const lg_trainer *t) { return &t->mc; }
+const lg_dataset *lg__trainer_dataset(const lg_trainer *t) { return t->ds; }
 void lg__trainer_moments(lg_trainer *t, float **m1, float **m2) {
     *m1 = t->m1;
     *m2 = t->m2;

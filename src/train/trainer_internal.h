@@ -19,4 +19,9 @@ void lg__trainer_moments(lg_trainer *t, float **m1, float **m2);
 /* The features the model sees (row-normalised / masked as configured). */
 const lg_features *lg__trainer_features(const lg_trainer *t);
 
+/* The trainer's model configuration and data set (the Lipschitz estimator
+ * builds a double copy of the model from them). */
+const lg_model_config *lg__trainer_model_config(const lg_trainer *t);
+const lg_dataset *lg__trainer_dataset(const lg_trainer *t);
+
 #endif
