@@ -1120,12 +1120,92 @@ static void test_cache_out_of_memory(void **state) {
     }
 }
 
+/* Caches sharing one backward workspace (lg_gat_cache_init_shared): two
+ * layers of different configs and graphs, run forward A, forward B, backward
+ * B, backward A (so B's backward overwrites the workspace between A's forward
+ * and backward), give the bits of caches with their own workspace; a NULL or
+ * too small workspace is refused, an allocation failure leaks nothing. */
+static void test_shared_workspace(void **state) {
+    (void)state;
+    lg_gat_config ca = lg_gat_config_default(6, 2, 4), cb = lg_gat_config_default(5, 3, 3);
+    ca.norm = LG_ATT_NORM_LIPSCHITZ;
+    cb.norm = LG_ATT_NORM_LIPSCHITZ_REF;
+    ca.att_dropout = 0.2;
+    prob pa, pb;
+    prob_init(&pa, &ca, random_graph(300, 6, 5, 1), 11, 1.0, 1.0);
+    prob_init(&pb, &cb, random_graph(170, 9, 6, 0), 12, 1.0, 1.0);
+    pa.training = 1;
+    lg_gat_mem ma, mb;
+    assert_ok(lg_gat_memory(&ca, pa.n, pa.gp.g->nnz, sizeof(double), &ma));
+    assert_ok(lg_gat_memory(&cb, pb.n, pb.gp.g->nnz, sizeof(double), &mb));
+    size_t wsb = ma.workspace > mb.workspace ? ma.workspace : mb.workspace;
+    void *ws = malloc(wsb);
+    assert_non_null(ws);
+    memset(ws, 0xff, wsb); /* NaN patterns: nothing may be read before written */
+    prob *p2[2] = {&pa, &pb};
+    double *ref_in[2], *ref_p[2], *sh_in[2], *sh_p[2], *sh_out[2];
+    lg_gat_cache *sc[2];
+    for (int k = 0; k < 2; k++) { /* reference: own caches */
+        prob *pr = p2[k];
+        ref_in[k] = malloc(sizeof(double) * (size_t)(pr->n * pr->cfg.in_dim));
+        ref_p[k] = malloc(sizeof(double) * (size_t)pr->P);
+        sh_in[k] = malloc(sizeof(double) * (size_t)(pr->n * pr->cfg.in_dim));
+        sh_p[k] = malloc(sizeof(double) * (size_t)pr->P);
+        sh_out[k] = malloc(sizeof(double) * (size_t)(pr->n * pr->D));
+        assert_true(ref_in[k] && ref_p[k] && sh_in[k] && sh_p[k] && sh_out[k]);
+        prob_grad(pr, ref_in[k], ref_p[k]);
+        memset(sh_in[k], 0, sizeof(double) * (size_t)(pr->n * pr->cfg.in_dim));
+        memset(sh_p[k], 0, sizeof(double) * (size_t)pr->P);
+        assert_ok(lg_gat_cache_init_shared_f64(&sc[k], &pr->cfg, pr->n, pr->gp.g->nnz, ws, wsb));
+    }
+    for (int k = 0; k < 2; k++)
+        assert_ok(lg_gat_forward_f64(sh_out[k], sc[k], p2[k]->in, p2[k]->params, p2[k]->gp.g, &p2[k]->cfg,
+                                     p2[k]->training, p2[k]->seed, p2[k]->counter));
+    for (int k = 1; k >= 0; k--)
+        assert_ok(lg_gat_backward_f64(sh_in[k], sh_p[k], p2[k]->R, sc[k], p2[k]->in, p2[k]->params, p2[k]->gp.g,
+                                      p2[k]->gp.gT, &p2[k]->cfg));
+    for (int k = 0; k < 2; k++) {
+        prob *pr = p2[k];
+        assert_memory_equal(sh_out[k], pr->out, sizeof(double) * (size_t)(pr->n * pr->D));
+        assert_memory_equal(sh_in[k], ref_in[k], sizeof(double) * (size_t)(pr->n * pr->cfg.in_dim));
+        assert_memory_equal(sh_p[k], ref_p[k], sizeof(double) * (size_t)pr->P);
+        lg_gat_cache_free(sc[k]);
+        free(ref_in[k]), free(ref_p[k]), free(sh_in[k]), free(sh_p[k]), free(sh_out[k]);
+    }
+    /* refusals */
+    lg_gat_cache *c = (lg_gat_cache *)&ca;
+    assert_int_equal(lg_gat_cache_init_shared_f64(&c, &ca, pa.n, pa.gp.g->nnz, NULL, wsb), LG_EINVAL);
+    assert_int_equal(lg_gat_cache_init_shared_f64(&c, &ca, pa.n, pa.gp.g->nnz, ws, ma.workspace - 1), LG_EINVAL);
+    assert_null(c);
+    assert_non_null(strstr(lg_last_error(), "workspace"));
+    /* out of memory: only the activations are allocated */
+    int done = 0;
+    for (long k = 1; k < 100 && !done; k++) {
+        lg_test_alloc_fail_at(k);
+        lg_status st = lg_gat_cache_init_shared_f32(&c, &ca, pa.n, pa.gp.g->nnz, ws, wsb);
+        if (st == LG_OK) {
+            lg_gat_cache_free(c);
+            done = 1;
+        } else {
+            assert_int_equal(st, LG_ENOMEM);
+            assert_null(c);
+        }
+        assert_int_equal(lg_test_alloc_live(), 0);
+        lg_test_alloc_reset();
+    }
+    assert_true(done);
+    free(ws);
+    prob_free(&pa);
+    prob_free(&pb);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config),
         cmocka_unit_test(test_memory),
         cmocka_unit_test(test_misuse),
         cmocka_unit_test(test_cache_out_of_memory),
+        cmocka_unit_test(test_shared_workspace),
         cmocka_unit_test(test_fd_gradients),
         cmocka_unit_test(test_fd_checker_catches_errors),
         cmocka_unit_test(test_zero_features_finite),

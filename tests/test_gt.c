@@ -1321,6 +1321,95 @@ static void test_accumulate(void **state) {
     lg_graph_free(gT);
 }
 
+/* Caches sharing one backward workspace (lg_gt_cache_init_shared): two
+ * layers of different configs and graphs, forward A, forward B, backward B,
+ * backward A, give the bits of caches with their own workspace; a NULL or too
+ * small workspace is refused; an allocation failure leaks nothing. */
+static void test_shared_workspace(void **state) {
+    (void)state;
+    lg_gt_config cf[2] = {lg_gt_config_default(6, 2, 4), lg_gt_config_default(5, 3, 3)};
+    cf[0].norm = LG_ATT_NORM_LIPSCHITZ;
+    cf[0].att_dropout = 0.2;
+    cf[1].norm = LG_ATT_NORM_LIPSCHITZ_REF;
+    cf[1].gate = 1;
+    const double ws4[4] = {0.5, 0.5, 0.5, 0.5};
+    lg_rng r;
+    lg_rng_seed(&r, 31);
+    lg_graph *g[2], *gT[2];
+    double *in[2], *prm[2], *G[2], *out[2][2], *din[2][2], *dp[2][2];
+    lg_gt_cache *own[2], *sh[2];
+    lg_gt_mem mem[2];
+    size_t wsb = 0;
+    for (int k = 0; k < 2; k++) {
+        gt_random_graph(&r, k ? 170 : 300, k ? 9 : 6, &g[k], &gT[k]);
+        lg_gt_layout lay;
+        assert_ok(lg_gt_layout_get(&cf[k], &lay));
+        lg_idx n = g[k]->n, F = cf[k].in_dim, D = lg_gt_out_dim(&cf[k]);
+        in[k] = dvec(n * F);
+        prm[k] = dvec(lay.count);
+        G[k] = dvec(n * D);
+        fill(&r, in[k], n * F, -1, 1);
+        rand_params(&r, prm[k], &cf[k], ws4);
+        fill(&r, G[k], n * D, -1, 1);
+        for (int v = 0; v < 2; v++) {
+            out[k][v] = dvec(n * D);
+            din[k][v] = dvec(n * F);
+            dp[k][v] = dvec(lay.count);
+        }
+        assert_ok(lg_gt_memory(&cf[k], n, g[k]->nnz, sizeof(double), &mem[k]));
+        wsb = LG_MAX(wsb, mem[k].workspace);
+        assert_ok(lg_gt_cache_init_f64(&own[k], &cf[k], n, g[k]->nnz));
+    }
+    void *ws = malloc(wsb);
+    assert_non_null(ws);
+    memset(ws, 0xff, wsb); /* NaN patterns: nothing may be read before written */
+    for (int k = 0; k < 2; k++) {
+        assert_ok(lg_gt_cache_init_shared_f64(&sh[k], &cf[k], g[k]->n, g[k]->nnz, ws, wsb));
+        assert_ok(lg_gt_forward_f64(out[k][0], own[k], in[k], prm[k], g[k], &cf[k], 1, 7, 3));
+        assert_ok(lg_gt_backward_f64(din[k][0], dp[k][0], G[k], own[k], in[k], prm[k], g[k], gT[k], &cf[k]));
+    }
+    for (int k = 0; k < 2; k++) assert_ok(lg_gt_forward_f64(out[k][1], sh[k], in[k], prm[k], g[k], &cf[k], 1, 7, 3));
+    for (int k = 1; k >= 0; k--)
+        assert_ok(lg_gt_backward_f64(din[k][1], dp[k][1], G[k], sh[k], in[k], prm[k], g[k], gT[k], &cf[k]));
+    for (int k = 0; k < 2; k++) {
+        lg_gt_layout lay;
+        assert_ok(lg_gt_layout_get(&cf[k], &lay));
+        lg_idx n = g[k]->n;
+        assert_memory_equal(out[k][0], out[k][1], sizeof(double) * (size_t)(n * lg_gt_out_dim(&cf[k])));
+        assert_memory_equal(din[k][0], din[k][1], sizeof(double) * (size_t)(n * cf[k].in_dim));
+        assert_memory_equal(dp[k][0], dp[k][1], sizeof(double) * (size_t)lay.count);
+    }
+    lg_gt_cache *c = (lg_gt_cache *)&cf[0];
+    assert_int_equal(lg_gt_cache_init_shared_f64(&c, &cf[0], g[0]->n, g[0]->nnz, NULL, wsb), LG_EINVAL);
+    assert_int_equal(lg_gt_cache_init_shared_f64(&c, &cf[0], g[0]->n, g[0]->nnz, ws, mem[0].workspace - 1), LG_EINVAL);
+    assert_null(c);
+    assert_non_null(strstr(lg_last_error(), "workspace"));
+    int done = 0;
+    for (long k = 1; k < 100 && !done; k++) {
+        lg_test_alloc_fail_at(k);
+        lg_status st = lg_gt_cache_init_shared_f32(&c, &cf[0], g[0]->n, g[0]->nnz, ws, wsb);
+        if (st == LG_OK) {
+            lg_gt_cache_free(c);
+            done = 1;
+        } else {
+            assert_int_equal(st, LG_ENOMEM);
+            assert_null(c);
+        }
+        assert_int_equal(lg_test_alloc_live(), 0);
+        lg_test_alloc_reset();
+    }
+    assert_true(done);
+    for (int k = 0; k < 2; k++) {
+        lg_gt_cache_free(own[k]);
+        lg_gt_cache_free(sh[k]);
+        lg_graph_free(g[k]);
+        lg_graph_free(gT[k]);
+        free(in[k]), free(prm[k]), free(G[k]);
+        for (int v = 0; v < 2; v++) free(out[k][v]), free(din[k][v]), free(dp[k][v]);
+    }
+    free(ws);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_layout_and_init),
@@ -1340,6 +1429,7 @@ int main(void) {
         cmocka_unit_test(test_memory),
         cmocka_unit_test(test_accumulate),
         cmocka_unit_test(test_corollary2),
+        cmocka_unit_test(test_shared_workspace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

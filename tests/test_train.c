@@ -142,6 +142,7 @@ static void test_model_gradients(void **state) {
         {LG_MODEL_GAT_CLASSIC, LG_ATT_NORM_LIPSCHITZ, LG_NODE_NORM_NONE, 0, 3, 2, 0},
         {LG_MODEL_GT, LG_ATT_NORM_NONE, LG_NODE_NORM_NONE, 0, 1, 3, 0},
         {LG_MODEL_GT, LG_ATT_NORM_LIPSCHITZ, LG_NODE_NORM_LAYERNORM, 1, 2, 3, 1},
+        {LG_MODEL_GT, LG_ATT_NORM_NONE, LG_NODE_NORM_LAYERNORM, 0, 1, 2, 0},
         {LG_MODEL_GT, LG_ATT_NORM_LIPSCHITZ_REF, LG_NODE_NORM_PAIRNORM, 1, 1, 2, 0},
         /* the baselines (heads: gin learns eps when 2) */
         {LG_MODEL_GCN, LG_ATT_NORM_NONE, LG_NODE_NORM_NONE, 0, 1, 3, 1},

@@ -137,7 +137,20 @@ lg_status lg_gat_cache_init_f32(lg_gat_cache **out, const lg_gat_config *cfg, lg
 lg_status lg_gat_cache_init_f64(lg_gat_cache **out, const lg_gat_config *cfg, lg_idx n_cap,
                                 lg_idx nnz_cap);
 
-/* Frees the cache; NULL is a no-op. */
+/* As lg_gat_cache_init, but backward's workspace is not allocated: it is
+ * carved from ws (ws_bytes long, at least lg_gat_memory(cfg, n_cap, nnz_cap)'s
+ * workspace; aligned for lg_idx, as malloc'ed memory is), which the caller
+ * owns and keeps alive while the cache lives. Forward does not touch it and
+ * backward keeps nothing in it between calls, so caches whose backward calls
+ * never run at the same time may share one ws: the layers of a deep model
+ * then need one layer's workspace (the largest) instead of one each.
+ * LG_EINVAL if ws is NULL or too small; otherwise as lg_gat_cache_init. */
+lg_status lg_gat_cache_init_shared_f32(lg_gat_cache **out, const lg_gat_config *cfg, lg_idx n_cap,
+                                       lg_idx nnz_cap, void *ws, size_t ws_bytes);
+lg_status lg_gat_cache_init_shared_f64(lg_gat_cache **out, const lg_gat_config *cfg, lg_idx n_cap,
+                                       lg_idx nnz_cap, void *ws, size_t ws_bytes);
+
+/* Frees the cache (not a shared workspace); NULL is a no-op. */
 void lg_gat_cache_free(lg_gat_cache *cache);
 
 /* ------------------------------------------------------------------------- */

@@ -130,7 +130,17 @@ lg_status lg_gt_memory(const lg_gt_config *cfg, lg_idx n, lg_idx nnz, size_t rea
 lg_status lg_gt_cache_init_f32(lg_gt_cache **out, const lg_gt_config *cfg, lg_idx n_cap, lg_idx nnz_cap);
 lg_status lg_gt_cache_init_f64(lg_gt_cache **out, const lg_gt_config *cfg, lg_idx n_cap, lg_idx nnz_cap);
 
-/* Frees the cache; NULL is a no-op. */
+/* As lg_gt_cache_init, with backward's workspace carved from the caller's
+ * ws (ws_bytes long, at least lg_gt_memory(cfg, n_cap, nnz_cap)'s workspace,
+ * aligned for lg_idx), kept alive by the caller while the cache lives; caches
+ * whose backward calls never overlap may share it (lg_gat_cache_init_shared
+ * says why). LG_EINVAL if ws is NULL or too small. */
+lg_status lg_gt_cache_init_shared_f32(lg_gt_cache **out, const lg_gt_config *cfg, lg_idx n_cap, lg_idx nnz_cap,
+                                      void *ws, size_t ws_bytes);
+lg_status lg_gt_cache_init_shared_f64(lg_gt_cache **out, const lg_gt_config *cfg, lg_idx n_cap, lg_idx nnz_cap,
+                                      void *ws, size_t ws_bytes);
+
+/* Frees the cache (not a shared workspace); NULL is a no-op. */
 void lg_gt_cache_free(lg_gt_cache *cache);
 
 /* ------------------------------------------------------------------------- */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "graph/graph_internal.h"
+#include "attention/att_cache.h"
 #include "attention/gat_internal.h"
 
 static const char *const lg__att_norm_names[LG_ATT_NORM_COUNT] = {"none", "lipschitz",
@@ -89,17 +90,12 @@ lg_status lg_gat_layout_get(const lg_gat_config *c, lg_gat_layout *lay) {
     return LG_OK;
 }
 
-/* The cache's buffers: one table drives both lg_gat_memory and the
- * allocation, so the documented bytes are the allocated ones. */
-enum { LG__ACT = 0, LG__WORK = 1 };
-typedef struct lg__gat_buf {
-    size_t off;   /* offsetof(lg_gat_cache, field)               */
-    int kind;     /* LG__ACT or LG__WORK                         */
-    int idx;      /* 1: lg_idx elements; 0: scalars              */
-    lg_idx count; /* elements (0: not needed for this config)    */
-} lg__gat_buf;
+/* The cache's buffers: one table (att_cache.h) drives both lg_gat_memory and
+ * the allocation, so the documented bytes are the allocated ones. */
+enum { LG__ACT = LG__ATT_ACT, LG__WORK = LG__ATT_WORK };
+typedef lg__att_buf lg__gat_buf;
 
-#define LG__NBUF 20
+#define LG__NBUF 21
 
 static lg_status lg__gat_bufs(const lg_gat_config *c, lg_idx n, lg_idx nnz, lg__gat_buf *b, lg_idx *nchunk) {
     lg_idx K = c->heads, kc = c->heads * c->head_dim, d = lg_gat_out_dim(c);
@@ -137,9 +133,8 @@ static lg_status lg__gat_bufs(const lg_gat_config *c, lg_idx n, lg_idx nnz, lg__
     LG__B(ncoef, LG__WORK, 0, lip ? n * K : 0);
     LG__B(ncw, LG__WORK, 0, n * K);
     LG__B(ndan, LG__WORK, 0, ref ? n * K : 0);
+    LG__B(part, LG__WORK, 0, (nch + 1) * pw);
 #undef LG__B
-    /* part is sized separately: (nch + 1) x pw */
-    (void)pw;
     return k == LG__NBUF ? LG_OK : lg__error(LG_EINVAL, "GAT cache: internal buffer table");
 }
 
@@ -152,13 +147,7 @@ lg_status lg_gat_memory(const lg_gat_config *cfg, lg_idx n, lg_idx nnz, size_t r
     if (real_size != sizeof(float) && real_size != sizeof(double))
         return lg__error(LG_EINVAL, "lg_gat_memory: real_size %zu is neither 4 nor 8", real_size);
     LG_CHECK(lg__gat_bufs(cfg, n, nnz, b, &nch));
-    for (int k = 0; k < LG__NBUF; k++) {
-        size_t bytes = (size_t)b[k].count * (b[k].idx ? sizeof(lg_idx) : real_size);
-        if (b[k].kind == LG__ACT) mem->activations += bytes;
-        else mem->workspace += bytes;
-    }
-    lg_idx pw = 2 * cfg->heads * cfg->head_dim + cfg->heads + lg_gat_out_dim(cfg);
-    mem->workspace += (size_t)(nch + 1) * (size_t)pw * real_size;
+    lg__att_bufs_bytes(b, LG__NBUF, real_size, &mem->activations, &mem->workspace);
     return LG_OK;
 }
 
@@ -167,14 +156,12 @@ void lg_gat_cache_free(lg_gat_cache *c) {
     lg__gat_buf b[LG__NBUF];
     lg_idx nch;
     /* the table only needs the config, which was validated at allocation */
-    if (lg__gat_bufs(&c->cfg, 0, 0, b, &nch) == LG_OK)
-        for (int k = 0; k < LG__NBUF; k++) lg__free(*(void **)((char *)c + b[k].off));
-    lg__free(c->part);
+    if (lg__gat_bufs(&c->cfg, 0, 0, b, &nch) == LG_OK) lg__att_bufs_free(c, b, LG__NBUF, c->ws_shared);
     lg__free(c);
 }
 
 lg_status lg__gat_cache_alloc(lg_gat_cache **out, const lg_gat_config *cfg, lg_idx n_cap, lg_idx nnz_cap,
-                              size_t rs) {
+                              size_t rs, void *ws, size_t ws_bytes) {
     lg_status st = LG_OK;
     lg_gat_cache *c = NULL;
     lg__gat_buf b[LG__NBUF];
@@ -189,15 +176,8 @@ lg_status lg__gat_cache_alloc(lg_gat_cache **out, const lg_gat_config *cfg, lg_i
     c->n_cap = n_cap;
     c->nnz_cap = nnz_cap;
     c->nchunk = nch;
-    for (int k = 0; k < LG__NBUF; k++) {
-        if (b[k].count == 0) continue; /* not needed for this norm mode */
-        void *p = lg__malloc_array((size_t)b[k].count, b[k].idx ? sizeof(lg_idx) : rs);
-        if (!p) { st = lg__nomem("GAT cache buffer"); goto fail; }
-        *(void **)((char *)c + b[k].off) = p;
-    }
-    lg_idx pw = 2 * cfg->heads * cfg->head_dim + cfg->heads + lg_gat_out_dim(cfg);
-    c->part = lg__malloc_array((size_t)(nch + 1) * (size_t)pw, rs);
-    if (!c->part) { st = lg__nomem("GAT cache reduction partials"); goto fail; }
+    c->ws_shared = ws != NULL;
+    LG_TRY(lg__att_bufs_alloc(c, b, LG__NBUF, rs, ws, ws_bytes, "GAT cache buffer"));
     *out = c;
     return LG_OK;
 fail:

@@ -93,7 +93,13 @@ static inline lg_real lg__gscore(lg_att_norm mode, lg_real s, lg_real sc, lg_rea
 }
 
 lg_status LG_FN(lg_gat_cache_init)(lg_gat_cache **out, const lg_gat_config *cfg, lg_idx n_cap, lg_idx nnz_cap) {
-    return lg__gat_cache_alloc(out, cfg, n_cap, nnz_cap, sizeof(lg_real));
+    return lg__gat_cache_alloc(out, cfg, n_cap, nnz_cap, sizeof(lg_real), NULL, 0);
+}
+
+lg_status LG_FN(lg_gat_cache_init_shared)(lg_gat_cache **out, const lg_gat_config *cfg, lg_idx n_cap,
+                                          lg_idx nnz_cap, void *ws, size_t ws_bytes) {
+    if (!ws) return lg__error(LG_EINVAL, "lg_gat_cache_init_shared: ws is NULL");
+    return lg__gat_cache_alloc(out, cfg, n_cap, nnz_cap, sizeof(lg_real), ws, ws_bytes);
 }
 
 lg_status LG_FN(lg_gat_params_init)(lg_real *params, const lg_gat_config *cfg, lg_rng *rng) {

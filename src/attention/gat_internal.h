@@ -25,6 +25,8 @@ struct lg_gat_cache {
     lg_idx n_cap;       /* largest graph (nodes) it serves                    */
     lg_idx nnz_cap;     /* largest graph (edges) it serves                    */
     lg_idx nchunk;      /* reduction chunks for n_cap nodes                   */
+    int ws_shared;      /* 1: the workspace buffers are carved from the
+                           caller's shared workspace (not freed here)        */
     /* state of the last forward */
     int have_fwd;       /* 1 once a forward completed                         */
     lg_gat_config fcfg; /* the cfg it was called with                         */
@@ -73,9 +75,10 @@ lg_status lg__gat_check_cache(const lg_gat_cache *cache, const lg_gat_config *cf
 lg_status lg__gat_check_graph(const lg_gat_cache *cache, const lg_graph *g, const char *what,
                               const char *fn);
 
-/* Allocates a cache's buffers for scalars of rs bytes (LG_ENOMEM, nothing
- * leaked). */
+/* Allocates a cache's buffers for scalars of rs bytes, its workspace carved
+ * from ws (ws_bytes long) if ws is not NULL (LG_ENOMEM, LG_EINVAL if ws is
+ * too small; nothing leaked). */
 lg_status lg__gat_cache_alloc(lg_gat_cache **out, const lg_gat_config *cfg, lg_idx n_cap,
-                              lg_idx nnz_cap, size_t rs);
+                              lg_idx nnz_cap, size_t rs, void *ws, size_t ws_bytes);
 
 #endif /* LG_ATTENTION_GAT_INTERNAL_H */

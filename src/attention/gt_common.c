@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "graph/graph_internal.h"
+#include "attention/att_cache.h"
 #include "attention/gt_internal.h"
 
 lg_gt_config lg_gt_config_default(lg_idx in_dim, lg_idx heads, lg_idx head_dim) {
@@ -76,15 +77,10 @@ lg_idx lg__gt_part_width(const lg_gt_config *c) {
     return 3 * c->heads * c->head_dim + d + (c->gate ? 3 * d : 0);
 }
 
-/* The cache's buffers: one table drives both lg_gt_memory and the
- * allocation, so the documented bytes are the allocated ones. */
-enum { LG__GT_ACT = 0, LG__GT_WORK = 1 };
-typedef struct lg__gt_buf {
-    size_t off;   /* offsetof(lg_gt_cache, field)               */
-    int kind;     /* LG__GT_ACT or LG__GT_WORK                  */
-    int idx;      /* 1: lg_idx elements; 0: scalars             */
-    lg_idx count; /* elements (0: not needed for this config)   */
-} lg__gt_buf;
+/* The cache's buffers: one table (att_cache.h) drives both lg_gt_memory and
+ * the allocation, so the documented bytes are the allocated ones. */
+enum { LG__GT_ACT = LG__ATT_ACT, LG__GT_WORK = LG__ATT_WORK };
+typedef lg__att_buf lg__gt_buf;
 
 #define LG__GT_NBUF 18
 
@@ -139,24 +135,21 @@ lg_status lg_gt_memory(const lg_gt_config *cfg, lg_idx n, lg_idx nnz, size_t rea
     if (real_size != sizeof(float) && real_size != sizeof(double))
         return lg__error(LG_EINVAL, "lg_gt_memory: real_size %zu is neither 4 nor 8", real_size);
     LG_CHECK(lg__gt_bufs(cfg, n, nnz, b, &nch));
-    for (int k = 0; k < LG__GT_NBUF; k++) {
-        size_t bytes = (size_t)b[k].count * (b[k].idx ? sizeof(lg_idx) : real_size);
-        if (b[k].kind == LG__GT_ACT) mem->activations += bytes;
-        else mem->workspace += bytes;
-    }
+    lg__att_bufs_bytes(b, LG__GT_NBUF, real_size, &mem->activations, &mem->workspace);
     return LG_OK;
 }
 
 void lg_gt_cache_free(lg_gt_cache *c) {
     if (!c) return;
-    /* every buffer pointer is NULL or owned (the struct was calloc'ed) */
-    void **bufs[] = {&c->z,  &c->att, &c->nrm, &c->den, &c->amax, &c->u,    &c->msg,   &c->gb,   &c->dz,
-                     &c->dm, &c->eds, &c->rec, &c->ncf, &c->dun,  &c->ga,   &c->tpos, &c->tnext, &c->part};
-    for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++) lg__free(*bufs[k]);
+    lg__gt_buf b[LG__GT_NBUF];
+    lg_idx nch;
+    /* the table only needs the config, which was validated at allocation */
+    if (lg__gt_bufs(&c->cfg, 0, 0, b, &nch) == LG_OK) lg__att_bufs_free(c, b, LG__GT_NBUF, c->ws_shared);
     lg__free(c);
 }
 
-lg_status lg__gt_cache_alloc(lg_gt_cache **out, const lg_gt_config *cfg, lg_idx n_cap, lg_idx nnz_cap, size_t rs) {
+lg_status lg__gt_cache_alloc(lg_gt_cache **out, const lg_gt_config *cfg, lg_idx n_cap, lg_idx nnz_cap, size_t rs,
+                             void *ws, size_t ws_bytes) {
     lg_status st = LG_OK;
     lg_gt_cache *c = NULL;
     lg__gt_buf b[LG__GT_NBUF];
@@ -171,15 +164,8 @@ lg_status lg__gt_cache_alloc(lg_gt_cache **out, const lg_gt_config *cfg, lg_idx 
     c->n_cap = n_cap;
     c->nnz_cap = nnz_cap;
     c->nchunk = nch;
-    for (int k = 0; k < LG__GT_NBUF; k++) {
-        if (b[k].count == 0) continue; /* not needed for this config */
-        void *p = lg__malloc_array((size_t)b[k].count, b[k].idx ? sizeof(lg_idx) : rs);
-        if (!p) {
-            st = lg__nomem("graph-transformer cache buffer");
-            goto fail;
-        }
-        *(void **)((char *)c + b[k].off) = p;
-    }
+    c->ws_shared = ws != NULL;
+    LG_TRY(lg__att_bufs_alloc(c, b, LG__GT_NBUF, rs, ws, ws_bytes, "graph-transformer cache buffer"));
     *out = c;
     return LG_OK;
 fail:

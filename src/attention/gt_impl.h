@@ -70,7 +70,13 @@ static inline lg_real lg__tsigmoid(lg_real a) {
 }
 
 lg_status LG_FN(lg_gt_cache_init)(lg_gt_cache **out, const lg_gt_config *cfg, lg_idx n_cap, lg_idx nnz_cap) {
-    return lg__gt_cache_alloc(out, cfg, n_cap, nnz_cap, sizeof(lg_real));
+    return lg__gt_cache_alloc(out, cfg, n_cap, nnz_cap, sizeof(lg_real), NULL, 0);
+}
+
+lg_status LG_FN(lg_gt_cache_init_shared)(lg_gt_cache **out, const lg_gt_config *cfg, lg_idx n_cap, lg_idx nnz_cap,
+                                         void *ws, size_t ws_bytes) {
+    if (!ws) return lg__error(LG_EINVAL, "lg_gt_cache_init_shared: ws is NULL");
+    return lg__gt_cache_alloc(out, cfg, n_cap, nnz_cap, sizeof(lg_real), ws, ws_bytes);
 }
 
 lg_status LG_FN(lg_gt_params_init)(lg_real *params, const lg_gt_config *cfg, lg_rng *rng) {

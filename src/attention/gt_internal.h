@@ -30,6 +30,8 @@ struct lg_gt_cache {
     lg_idx n_cap;      /* largest graph (nodes) it serves                     */
     lg_idx nnz_cap;    /* largest graph (edges) it serves                     */
     lg_idx nchunk;     /* reduction chunks for n_cap nodes                    */
+    int ws_shared;     /* 1: the workspace buffers are carved from the caller's
+                          shared workspace (not freed here)                   */
     /* state of the last forward */
     int have_fwd;      /* 1 once a forward completed                          */
     lg_gt_config fcfg; /* the cfg it was called with                          */
@@ -71,10 +73,11 @@ lg_status lg__gt_check_cache(const lg_gt_cache *cache, const lg_gt_config *cfg, 
  * and that it fits the cache's capacity. O(n + nnz). */
 lg_status lg__gt_check_graph(const lg_gt_cache *cache, const lg_graph *g, const char *what, const char *fn);
 
-/* Allocates a cache's buffers for scalars of rs bytes (LG_ENOMEM, nothing
- * leaked). */
+/* Allocates a cache's buffers for scalars of rs bytes, its workspace carved
+ * from ws (ws_bytes long) if ws is not NULL (LG_ENOMEM, LG_EINVAL if ws is
+ * too small; nothing leaked). */
 lg_status lg__gt_cache_alloc(lg_gt_cache **out, const lg_gt_config *cfg, lg_idx n_cap, lg_idx nnz_cap,
-                             size_t rs);
+                             size_t rs, void *ws, size_t ws_bytes);
 
 /* Width of the reduction partials: P (bias) + 3D (gate vector, if any). */
 lg_idx lg__gt_part_width(const lg_gt_config *cfg);

@@ -69,7 +69,13 @@ struct LG_MODEL {
     lg_real *h0;           /* n x hid (or = xd for gat-classic and gcn)        */
     lg_real *dh0;          /* n x hid: gcnii's gradient of h0 over the layers (or NULL) */
     lg_real *logits, *logp; /* n x classes                                     */
-    lg_real *buf[5];       /* backward scratch, n x max width each             */
+    lg_real *buf[5];       /* backward scratch, n x max width each: [0], [1]
+                              the gradients between blocks, [4] scratch, [2]
+                              PairNorm's and [3] LayerNorm's (or NULL)         */
+    void *ws;              /* backward workspace shared by the attention layers'
+                              caches (their backward passes run one at a time):
+                              the largest layer's, not one per layer          */
+    size_t ws_bytes;
     lg_real *pn_work;      /* n                                                */
     lg_idx maxw;
     size_t act_bytes, work_bytes; /* activations kept for backward; backward scratch */
@@ -120,6 +126,7 @@ void LG_FN(lg__model_free)(LG_MODEL *m) {
     lg__free(m->grads);
     lg__free(m->logits);
     lg__free(m->logp);
+    lg__free(m->ws); /* after the caches that borrow it */
     for (int k = 0; k < 5; k++) lg__free(m->buf[k]);
     lg__free(m->pn_work);
     lg__free(m->dh0);
@@ -325,14 +332,34 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
 buffers:
     if (!m->io) m->h0 = m->xd;
     else LG_TRY(LG_FN(lg__buf)(m, &m->h0, m->n, m->hid, &m->act_bytes, "input activations"));
+    /* one backward workspace for every attention layer: the largest */
+    for (int l = 0; l < m->L; l++) {
+        LG_FN(lg__layer) *y = &m->layer[l];
+        if (y->conv) continue;
+        size_t wb;
+        if (y->gt) {
+            lg_gt_mem tm;
+            LG_TRY(lg_gt_memory(&y->tc, m->n, nnz_g, sizeof(lg_real), &tm));
+            wb = tm.workspace;
+        } else {
+            lg_gat_mem gm;
+            LG_TRY(lg_gat_memory(&y->gc, m->n, nnz_g, sizeof(lg_real), &gm));
+            wb = gm.workspace;
+        }
+        m->ws_bytes = LG_MAX(m->ws_bytes, wb);
+    }
+    m->work_bytes += m->ws_bytes;
+    if (!plan && m->ws_bytes > 0 && !(m->ws = lg__malloc(m->ws_bytes))) {
+        st = lg__nomem("attention layers' backward workspace");
+        goto fail;
+    }
     for (int l = 0; l < m->L; l++) {
         LG_FN(lg__layer) *y = &m->layer[l];
         if (y->gt) {
-            if (!plan) LG_TRY(LG_FN(lg_gt_cache_init)(&y->tcache, &y->tc, m->n, nnz_g));
+            if (!plan) LG_TRY(LG_FN(lg_gt_cache_init_shared)(&y->tcache, &y->tc, m->n, nnz_g, m->ws, m->ws_bytes));
             lg_gt_mem tm;
             LG_TRY(lg_gt_memory(&y->tc, m->n, nnz_g, sizeof(lg_real), &tm));
             m->act_bytes += tm.activations;
-            m->work_bytes += tm.workspace;
         } else if (y->conv) {
             if (!plan) LG_TRY(LG_FN(lg_conv_cache_init)(&y->ccache, &y->cc, m->n));
             lg_conv_mem cm;
@@ -340,11 +367,10 @@ buffers:
             m->act_bytes += cm.activations;
             m->work_bytes += cm.workspace;
         } else {
-            if (!plan) LG_TRY(LG_FN(lg_gat_cache_init)(&y->cache, &y->gc, m->n, nnz_g));
+            if (!plan) LG_TRY(LG_FN(lg_gat_cache_init_shared)(&y->cache, &y->gc, m->n, nnz_g, m->ws, m->ws_bytes));
             lg_gat_mem gm;
             LG_TRY(lg_gat_memory(&y->gc, m->n, nnz_g, sizeof(lg_real), &gm));
             m->act_bytes += gm.activations;
-            m->work_bytes += gm.workspace;
         }
         LG_TRY(LG_FN(lg__buf)(m, &y->drop, m->n, y->w_in, &m->act_bytes, "dropout activations"));
         LG_TRY(LG_FN(lg__buf)(m, &y->act, m->n, y->w_out, &m->act_bytes, "layer activations"));
@@ -372,7 +398,11 @@ buffers:
     } else {
         m->maxw = LG_MAX(m->maxw, m->classes);
     }
-    for (int k = 0; k < 5; k++) LG_TRY(LG_FN(lg__buf)(m, &m->buf[k], m->n, m->maxw, &m->work_bytes, "backward buffers"));
+    int any_pn = 0, any_ln = 0;
+    for (int l = 0; l < m->L; l++) any_pn |= m->layer[l].pn, any_ln |= m->layer[l].ln_gain >= 0;
+    for (int k = 0; k < 5; k++)
+        if ((k != 2 || any_pn) && (k != 3 || any_ln))
+            LG_TRY(LG_FN(lg__buf)(m, &m->buf[k], m->n, m->maxw, &m->work_bytes, "backward buffers"));
     LG_TRY(LG_FN(lg__buf)(m, &m->pn_work, m->n, 1, &m->work_bytes, "PairNorm workspace"));
     if (c->kind == LG_MODEL_GCNII) LG_TRY(LG_FN(lg__buf)(m, &m->dh0, m->n, m->hid, &m->work_bytes, "initial-residual gradient"));
     if (m->io_drop) {
@@ -532,7 +562,9 @@ lg_status LG_FN(lg__model_eval)(const LG_MODEL *m, const lg_idx *nodes, lg_idx c
 /* Backward of block l after its forward (lg__block_forward, same training,
  * seed, epoch): from dcur = dL/d out_l (n x w_out) to dprev = dL/d(its input)
  * (n x w_in, overwritten; NULL: not needed), adding the block's parameter
- * gradients to grads. Scratch: buf[2..4] (dcur and dprev must be others). */
+ * gradients to grads. Scratch: dprev itself (until the end), buf[4], and
+ * buf[2] (PairNorm) and buf[3] (LayerNorm), which exist only in models that
+ * have them (dcur and dprev must be buf[0] and buf[1]). */
 static lg_status LG_FN(lg__block_backward)(LG_MODEL *m, int l, const lg_real *dcur, lg_real *dprev, int training,
                                            uint64_t seed, uint64_t epoch) {
     const lg_idx n = m->n;
@@ -546,24 +578,29 @@ static lg_status LG_FN(lg__block_backward)(LG_MODEL *m, int l, const lg_real *dc
                                              m->n_graphs, LG_FN(lg__pn_mode)(m), 1.0));
         g = m->buf[2];
     }
-    /* g = dL/d(z_l + residual); through the ELU or ReLU */
+    /* g = dL/d(z_l + residual); through the ELU or ReLU into gz, which lives
+     * in dprev (dead until the dropout backward at the end) when there is one */
+    const int need_din = dprev != NULL;
     const lg_real *gz = g;
     if (y->actf != LG__ACT_NONE) {
-        memset(m->buf[3], 0, out_sz);
-        if (y->actf == LG__ACT_ELU) LG_CHECK(LG_FN(lg_elu_backward)(m->buf[3], g, y->z, n * y->w_out));
-        else LG_CHECK(LG_FN(lg_relu_backward)(m->buf[3], g, y->z, n * y->w_out));
-        gz = m->buf[3];
+        lg_real *t = need_din ? dprev : m->buf[4];
+        memset(t, 0, out_sz);
+        if (y->actf == LG__ACT_ELU) LG_CHECK(LG_FN(lg_elu_backward)(t, g, y->z, n * y->w_out));
+        else LG_CHECK(LG_FN(lg_relu_backward)(t, g, y->z, n * y->w_out));
+        gz = t;
     }
+    /* ga = dL/d act_l (through the LayerNorm: buf[3] exists then); the layer's
+     * input gradient goes to a buffer that is neither ga nor dprev */
     const lg_real *ga = gz;
     lg_real *dlayer_in = m->buf[4];
     if (y->ln) {
-        memset(m->buf[4], 0, out_sz);
-        LG_CHECK(LG_FN(lg_layernorm_backward)(m->buf[4], m->grads + y->ln_gain, m->grads + y->ln_bias, gz, y->act,
+        lg_real *t = need_din ? m->buf[4] : m->buf[3];
+        memset(t, 0, out_sz);
+        LG_CHECK(LG_FN(lg_layernorm_backward)(t, m->grads + y->ln_gain, m->grads + y->ln_bias, gz, y->act,
                                               y->ln_mean, y->ln_rstd, m->params + y->ln_gain, n, y->w_out));
-        ga = m->buf[4];
-        dlayer_in = m->buf[3]; /* gz is dead now */
+        ga = t;
+        dlayer_in = m->buf[3];
     }
-    const int need_din = dprev != NULL;
     if (need_din) memset(dlayer_in, 0, in_sz);
     if (y->gt)
         LG_CHECK(LG_FN(lg_gt_backward)(need_din ? dlayer_in : NULL, m->grads + y->off, ga, y->tcache, y->drop,

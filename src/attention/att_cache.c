@@ -1,0 +1,45 @@
+/* The table-driven buffers of the attention caches (att_cache.h). */
+#include "attention/att_cache.h"
+
+static size_t lg__att_buf_size(const lg__att_buf *b, size_t rs) {
+    return (size_t)b->count * (b->idx ? sizeof(lg_idx) : rs);
+}
+
+void lg__att_bufs_bytes(const lg__att_buf *b, int nb, size_t rs, size_t *act, size_t *work) {
+    *act = *work = 0;
+    for (int k = 0; k < nb; k++) *(b[k].kind == LG__ATT_ACT ? act : work) += lg__att_buf_size(&b[k], rs);
+}
+
+lg_status lg__att_bufs_alloc(void *base, const lg__att_buf *b, int nb, size_t rs, void *ws, size_t ws_bytes,
+                             const char *what) {
+    size_t act, work;
+    lg__att_bufs_bytes(b, nb, rs, &act, &work);
+    if (ws && ws_bytes < work)
+        return lg__error(LG_EINVAL, "%s: the shared workspace has %zu bytes, the layer needs %zu", what, ws_bytes, work);
+    size_t used = 0;
+    /* pass 0: the shared lg_idx buffers, pass 1: the shared scalar ones (so
+     * all stay aligned), pass 2: the cache's own buffers */
+    for (int pass = 0; pass < 3; pass++)
+        for (int k = 0; k < nb; k++) {
+            if (b[k].count == 0) continue;
+            int shared = ws && b[k].kind == LG__ATT_WORK;
+            int wanted = pass == 2 ? !shared : shared && b[k].idx == (pass == 0);
+            if (!wanted) continue;
+            void **field = (void **)((char *)base + b[k].off);
+            if (shared) {
+                *field = (char *)ws + used;
+                used += lg__att_buf_size(&b[k], rs);
+            } else if (!(*field = lg__malloc_array((size_t)b[k].count, b[k].idx ? sizeof(lg_idx) : rs))) {
+                return lg__nomem(what);
+            }
+        }
+    return LG_OK;
+}
+
+void lg__att_bufs_free(void *base, const lg__att_buf *b, int nb, int shared) {
+    for (int k = 0; k < nb; k++) {
+        void **field = (void **)((char *)base + b[k].off);
+        if (!(shared && b[k].kind == LG__ATT_WORK)) lg__free(*field);
+        *field = NULL;
+    }
+}

@@ -1,0 +1,43 @@
+/*
+ * The buffers of an attention layer's cache (GAT, graph transformer), driven
+ * by one table per layer kind: the same table gives the documented sizes
+ * (lg_gat_memory, lg_gt_memory) and the allocation, so they cannot disagree.
+ * Activations (kept from forward to backward) are always the cache's own;
+ * backward's workspace is either its own too or carved from a buffer the
+ * caller owns (lg_gat_cache_init_shared, lg_gt_cache_init_shared), so that
+ * the layers of a deep model, whose backward passes run one after another,
+ * share one workspace instead of keeping one each. Not installed.
+ */
+#ifndef LG_ATTENTION_ATT_CACHE_H
+#define LG_ATTENTION_ATT_CACHE_H
+
+#include "core/internal.h"
+
+enum { LG__ATT_ACT = 0, LG__ATT_WORK = 1 };
+
+/* One buffer of a cache struct. */
+typedef struct lg__att_buf {
+    size_t off;   /* offsetof(the cache struct, its void * field)           */
+    int kind;     /* LG__ATT_ACT or LG__ATT_WORK                            */
+    int idx;      /* 1: lg_idx elements; 0: scalars of the cache's type     */
+    lg_idx count; /* elements (0: not needed for this config)               */
+} lg__att_buf;
+
+/* Bytes of the nb buffers of b for scalars of rs bytes: *act the
+ * activations, *work the workspace (the size a shared workspace needs). */
+void lg__att_bufs_bytes(const lg__att_buf *b, int nb, size_t rs, size_t *act, size_t *work);
+
+/* Sets every buffer field of the struct at base: activations allocated,
+ * workspace buffers allocated too when ws is NULL, else carved from ws
+ * (ws_bytes long, at least lg__att_bufs_bytes' work; index buffers first, so
+ * every buffer is aligned as its elements when ws is aligned for lg_idx).
+ * Unneeded buffers stay NULL. LG_ENOMEM (naming what) with the buffers made
+ * so far left for lg__att_bufs_free; LG_EINVAL if ws is too small. */
+lg_status lg__att_bufs_alloc(void *base, const lg__att_buf *b, int nb, size_t rs, void *ws, size_t ws_bytes,
+                             const char *what);
+
+/* Frees the buffers lg__att_bufs_alloc allocated (not the ones carved from a
+ * shared workspace: shared = 1). NULL fields are skipped. */
+void lg__att_bufs_free(void *base, const lg__att_buf *b, int nb, int shared);
+
+#endif /* LG_ATTENTION_ATT_CACHE_H */
