@@ -30,7 +30,6 @@
  * --dump DIR writes the configuration's data set for the peer (bench/dump.h)
  * and the model's settings to DIR/model.json, and exits.
  */
-#include <igraph.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -135,106 +134,18 @@ static int reset_peak_rss(void) {
 /* Data sets                                                                  */
 /* ------------------------------------------------------------------------- */
 
-/* A stochastic block model made with igraph: k equal classes, n nodes, about
- * m undirected edges, a share `within` of them inside classes. Sparse
- * class-dependent features: d columns, `per` non-zeros a row, each drawn with
- * probability 1/2 from the class's own band of d/k columns, else uniformly;
- * values uniform in (0, 1]. Splits: 20 training nodes per class, 500
- * validation, 1000 test (Planetoid-like). Seeds igraph's RNG from ours. */
+/* The library's stochastic block model (lg_sbm_generate): 8 classes, n
+ * nodes, about m undirected edges, 80% within classes, sparse binary
+ * class-dependent features (128 columns, 16 a row), Planetoid-like splits. */
 static lg_dataset *sbm_dataset(lg_idx n, lg_idx m, uint64_t seed) {
-    const int k = 8;
-    const lg_idx d = 128, per = 16;
-    const double within = 0.8;
-    lg_igraph_prepare(seed);
-    igraph_matrix_t pref;
-    igraph_vector_int_t sizes;
-    if (igraph_matrix_init(&pref, k, k) || igraph_vector_int_init(&sizes, k)) die("igraph init", LG_ENOMEM);
-    lg_idx b = n / k;
-    for (int c = 0; c < k; c++) VECTOR(sizes)[c] = c < k - 1 ? b : n - b * (k - 1);
-    double pairs_in = (double)k * (double)b * (double)(b - 1) / 2, pairs_out = (double)k * (k - 1) / 2 * (double)b * (double)b;
-    for (int r = 0; r < k; r++)
-        for (int c = 0; c < k; c++) MATRIX(pref, r, c) = r == c ? within * (double)m / pairs_in : (1 - within) * (double)m / pairs_out;
-    igraph_t ig;
-    igraph_error_t e = igraph_sbm_game(&ig, n, &pref, &sizes, 0, 0);
-    if (e) {
-        fprintf(stderr, "bench_models: igraph_sbm_game: %s\n", igraph_strerror(e));
-        exit(1);
-    }
-    igraph_matrix_destroy(&pref);
-    igraph_vector_int_destroy(&sizes);
-    lg_dataset *ds = calloc(1, sizeof *ds);
-    if (!ds) die("sbm", LG_ENOMEM);
-    lg_status st = lg_graph_from_igraph(&ds->graph, &ig, 0);
-    igraph_destroy(&ig);
-    if (st) die("sbm graph", st);
-    char name[64];
-    snprintf(name, sizeof name, "sbm-%lld-%lld", (long long)n, (long long)m);
-    ds->name = strdup(name);
-    ds->n_classes = k;
-    ds->labels = malloc(sizeof(int32_t) * (size_t)n);
-    lg_features *x = calloc(1, sizeof *x);
-    if (!ds->name || !ds->labels || !x) die("sbm", LG_ENOMEM);
-    x->n = n;
-    x->d = d;
-    x->kind = LG_FEAT_SPARSE;
-    x->p = malloc(sizeof(lg_idx) * (size_t)(n + 1));
-    x->j = malloc(sizeof(lg_idx) * (size_t)(n * per));
-    x->x = malloc(sizeof(float) * (size_t)(n * per));
-    if (!x->p || !x->j || !x->x) die("sbm features", LG_ENOMEM);
-    lg_rng r;
-    lg_rng_seed(&r, seed ^ 0x5eedf00dULL);
-    lg_idx band = d / k, nnz = 0;
-    unsigned char *used = calloc((size_t)d, 1);
-    if (!used) die("sbm features", LG_ENOMEM);
-    x->p[0] = 0;
-    for (lg_idx i = 0; i < n; i++) {
-        int c = (int)LG_MIN(i / b, k - 1);
-        ds->labels[i] = c;
-        for (lg_idx t = 0; t < per; t++) {
-            lg_idx col;
-            do {
-                col = lg_rng_double(&r) < 0.5 ? c * band + (lg_idx)lg_rng_below(&r, (uint64_t)band)
-                                              : (lg_idx)lg_rng_below(&r, (uint64_t)d);
-            } while (used[col]);
-            used[col] = 1;
-        }
-        for (lg_idx col = 0; col < d; col++) /* ascending columns */
-            if (used[col]) {
-                x->j[nnz] = col;
-                x->x[nnz++] = 1.0f - lg_rng_float(&r);
-                used[col] = 0;
-            }
-        x->p[i + 1] = nnz;
-    }
-    free(used);
-    x->nnz = nnz;
-    ds->features = x;
-    /* splits: a random order, 20 a class for training, then 500 and 1000 */
-    lg_idx *order = malloc(sizeof(lg_idx) * (size_t)n);
-    ds->train = malloc(sizeof(lg_idx) * (size_t)(20 * k));
-    ds->val = malloc(sizeof(lg_idx) * 500);
-    ds->test = malloc(sizeof(lg_idx) * 1000);
-    if (!order || !ds->train || !ds->val || !ds->test) die("sbm splits", LG_ENOMEM);
-    for (lg_idx i = 0; i < n; i++) order[i] = i;
-    lg_rng_shuffle(&r, order, n);
-    int per_class[8] = {0};
-    for (lg_idx q = 0; q < n; q++) {
-        lg_idx i = order[q];
-        if (per_class[ds->labels[i]] < 20) {
-            per_class[ds->labels[i]]++;
-            ds->train[ds->n_train++] = i;
-        } else if (ds->n_val < 500) {
-            ds->val[ds->n_val++] = i;
-        } else if (ds->n_test < 1000) {
-            ds->test[ds->n_test++] = i;
-        }
-    }
-    free(order);
-    ds->n_graphs = 1;
-    ds->graph_ptr = malloc(sizeof(lg_idx) * 2);
-    if (!ds->graph_ptr) die("sbm", LG_ENOMEM);
-    ds->graph_ptr[0] = 0;
-    ds->graph_ptr[1] = n;
+    lg_sbm_opts o;
+    lg_sbm_opts_default(&o);
+    o.nodes = n;
+    o.edges = m;
+    o.seed = seed;
+    lg_dataset *ds = NULL;
+    lg_status st = lg_sbm_generate(&ds, &o);
+    if (st) die("sbm", st);
     return ds;
 }
 

@@ -1,1 +1,1 @@
-list(APPEND LG_SOURCES datasets/mtx.c datasets/dataset.c datasets/trees.c)
+list(APPEND LG_SOURCES datasets/mtx.c datasets/dataset.c datasets/trees.c datasets/sbm.c)

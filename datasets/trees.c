@@ -19,6 +19,7 @@
 #include <igraph.h>
 
 #include "core/internal.h"
+#include "graph/graph_internal.h"
 
 /* Largest accepted number of nodes in a batch (2^40): keeps every count and
  * feature index far from overflow; memory runs out long before. */
@@ -30,13 +31,6 @@ void lg_trees_opts_default(lg_trees_opts *o) {
     o->count = 5000;
     o->seed = 0;
     o->train_fraction = 0.8;
-}
-
-/* Converts an igraph error code into an lg_status with igraph's message. */
-static lg_status lg__trees_igraph_status(igraph_error_t e, const char *what) {
-    if (e == IGRAPH_SUCCESS) return LG_OK;
-    if (e == IGRAPH_ENOMEM) return lg__nomem(what);
-    return lg__error(LG_EIGRAPH, "igraph: %s: %s", what, igraph_strerror(e));
 }
 
 /* *out = one tree of the given depth as an lg_graph: edges child -> parent
@@ -53,13 +47,13 @@ static lg_status lg__trees_shape(lg_graph **out, int depth, uint64_t seed) {
     *out = NULL;
     lg_igraph_prepare(seed);
     igraph_error_t e = igraph_kary_tree(&t, n, 2, IGRAPH_TREE_IN);
-    if (e) { st = lg__trees_igraph_status(e, "igraph_kary_tree"); goto fail; }
+    if (e) { st = lg__igraph_status(e, "igraph_kary_tree"); goto fail; }
     have_t = 1;
     e = igraph_vector_int_init(&edges, 0);
-    if (e) { st = lg__trees_igraph_status(e, "edge vector"); goto fail; }
+    if (e) { st = lg__igraph_status(e, "edge vector"); goto fail; }
     have_edges = 1;
     e = igraph_get_edgelist(&t, &edges, 0);
-    if (e) { st = lg__trees_igraph_status(e, "igraph_get_edgelist"); goto fail; }
+    if (e) { st = lg__igraph_status(e, "igraph_get_edgelist"); goto fail; }
     lg_idx m = igraph_ecount(&t);
     if (igraph_vcount(&t) != n || m != n - 1 || !igraph_is_directed(&t)) {
         st = lg__error(LG_EIGRAPH, "igraph_kary_tree(%lld, 2): %lld nodes and %lld edges, expected %lld and %lld",

@@ -29,6 +29,18 @@ info_trees)
   [ "$(json_field graphs)" = 100 ] || fail "trees 3: graphs $(json_field graphs)"
   [ "$(json_field features)" = 16 ] || fail "trees 3: features $(json_field features)"
   run info --trees 3; expect_rc 0 "info --trees 3 (text)"; grep -q "15 nodes each" "$tmp/out" || fail "text: $(cat "$tmp/out")"
+  # the built-in stochastic block model
+  run info --sbm 400,1000 --json; expect_rc 0 "info --sbm 400,1000"
+  [ "$(json_field nodes)" = 400 ] || fail "sbm: nodes $(json_field nodes)"
+  [ "$(json_field classes)" = 8 ] || fail "sbm: classes $(json_field classes)"
+  [ "$(json_field features)" = 128 ] || fail "sbm: features $(json_field features)"
+  run info --sbm 400,1000 --trees 3; expect_rc 2 "--sbm with --trees"
+  grep -q "only one of" "$tmp/err" || fail "--sbm with --trees: $(cat "$tmp/err")"
+  run info --sbm 10; expect_rc 2 "--sbm 10 (too small)"
+  grep -q "at least 2 per class" "$tmp/err" || fail "--sbm 10: $(cat "$tmp/err")"
+  run info --sbm 400,x; expect_rc 2 "--sbm 400,x"
+  run info --sbm 1000,10000000; expect_rc 2 "--sbm with too many edges"
+  grep -q "more than" "$tmp/err" || fail "--sbm too many edges: $(cat "$tmp/err")"
   ;;
 info_datasets)
   [ -n "${LIPGNN_DATA:-}" ] || { echo "LIPGNN_DATA is unset: skipping the Cora/PubMed CLI checks"; exit 77; }
@@ -219,6 +231,12 @@ demo)
   run demo --trees 2 --trees-count 40 --layers 3 --epochs 4
   expect_rc 0 demo
   grep -q "^none " "$tmp/out" && grep -q "^lipschitz " "$tmp/out" || fail "demo table: $(cat "$tmp/out")"
+  grep -q "With LipschitzNorm: training accuracy" "$tmp/out" || fail "demo on TREES: $(cat "$tmp/out")"
+  # the default problem (a stochastic block model), made small
+  run demo --sbm 400,1200 --layers 2 --epochs 3
+  expect_rc 0 "demo --sbm"
+  grep -q "sbm-400-1200 (400 nodes, 8 classes), 2-layer GAT" "$tmp/out" || fail "demo --sbm: $(cat "$tmp/out")"
+  grep -q "With LipschitzNorm: test accuracy" "$tmp/out" || fail "demo --sbm: $(cat "$tmp/out")"
   ;;
 *) echo "unknown case $case_"; exit 1 ;;
 esac

@@ -1,7 +1,7 @@
 /*
  * lipgnn/dataset.h: node-classification data sets: the directory loader
  * (Matrix Market graph and features, labels, splits), feature matrices, and the
- * TREES generator.
+ * TREES and SBM generators.
  *
  * Part of the umbrella header <lipgnn.h>; include that one.
  */
@@ -94,6 +94,41 @@ void lg_trees_opts_default(lg_trees_opts *o);
  * test list roots (split stratified by label where possible), val is empty.
  * Deterministic for a seed. O(count * 2^d). */
 lg_status lg_trees_generate(lg_dataset **out, const lg_trees_opts *o);
+
+/* Options of the stochastic-block-model generator. */
+typedef struct lg_sbm_opts {
+    lg_idx nodes;           /* n: nodes (default 3000)                            */
+    lg_idx edges;           /* m: expected undirected edges (default 12000)      */
+    int classes;            /* k: blocks, one class each (default 8)             */
+    double within;          /* expected share of the edges inside a block (0.8)  */
+    lg_idx features;        /* d: feature columns (128)                          */
+    lg_idx per_node;        /* non-zeros of a node's feature row (16)            */
+    double signal;          /* probability that a non-zero falls in the class's
+                               own band of d/k columns (0.5; else anywhere)     */
+    lg_idx train_per_class; /* training nodes of each class (20)                 */
+    lg_idx n_val, n_test;   /* validation and test nodes (500, 1000)             */
+    uint64_t seed;          /* everything random derives from it                 */
+} lg_sbm_opts;
+
+/* The defaults above: a Cora-sized problem (3000 nodes, 12 000 edges, 8
+ * classes, Planetoid-like splits) on which a 10-layer GAT without
+ * LipschitzNorm fails and with it learns (lipgnn demo). */
+void lg_sbm_opts_default(lg_sbm_opts *o);
+
+/* Generates a stochastic block model (Holland, Laskey & Leinhardt 1983) with
+ * igraph (igraph_sbm_game, its RNG seeded from o->seed): k blocks of n/k
+ * nodes (the last takes the remainder), node i in block min(i / (n/k), k-1),
+ * which is its class; an edge inside a block with probability p_in and
+ * between blocks with p_out, chosen so that about m edges are expected, a
+ * share `within` of them inside blocks; undirected (both directions stored),
+ * no self-loops. Features: sparse, per_node distinct columns a row, each from
+ * the class's band [c d/k, (c+1) d/k) with probability `signal`, else uniform
+ * over d; values uniform in (0, 1]. Splits from a seeded random order:
+ * train_per_class nodes of each class, then n_val validation and n_test test
+ * nodes. Deterministic for a seed (and igraph version). LG_EINVAL naming the
+ * first bad field (fewer than 2 nodes per class, splits that do not fit,
+ * more edges than the blocks can hold, ...). O(n per_node + m) expected. */
+lg_status lg_sbm_generate(lg_dataset **out, const lg_sbm_opts *o);
 
 #ifdef __cplusplus
 }

@@ -15,12 +15,15 @@ enum {
     LG_EXIT_EXPLODED = 3, /* training stopped on a gradient explosion         */
 };
 
-/* Where a command's data set comes from: exactly one of data, dataset, trees. */
+/* Where a command's data set comes from: exactly one of data, dataset, trees,
+ * sbm. */
 typedef struct lg_cli_data {
     const char *data;     /* --data DIR                                       */
     const char *dataset;  /* --dataset NAME, under $LIPGNN_DATA               */
     int trees;            /* --trees DEPTH (0 = not given)                    */
     long long trees_count; /* --trees-count N                                 */
+    long long sbm_nodes;  /* --sbm N[,M] (0 = not given): nodes ...           */
+    long long sbm_edges;  /* ... and expected edges (0: the default, 4N)      */
     uint64_t seed;        /* --seed S                                         */
 } lg_cli_data;
 
@@ -49,7 +52,8 @@ int lg_cli_parse_size(const char *cmd, const char *opt, const char *s, double *o
 int lg_cli_memory_check(const char *cmd, const lg_model_config *mc, const lg_train_config *tc, const lg_dataset *ds,
                         double max_memory);
 
-/* Handles one data option (--data, --dataset, --trees, --trees-count, --seed)
+/* Handles one data option (--data, --dataset, --trees, --trees-count, --sbm,
+ * --seed)
  * if `name` is one: returns 1 if handled, 0 if not a data option, -1 on a bad
  * value (message printed). */
 int lg_cli_data_option(const char *cmd, lg_cli_data *d, const char *name, const char *value);

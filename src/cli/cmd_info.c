@@ -54,7 +54,7 @@ static void lg__info_json(const lg_dataset *ds, const lg_graph_stats *gs) {
 int lg_cmd_info(int argc, char **argv) {
     static const struct option opts[] = {
         {"data", required_argument, 0, 0},     {"dataset", required_argument, 0, 0},
-        {"trees", required_argument, 0, 0},    {"trees-count", required_argument, 0, 0},
+        {"trees", required_argument, 0, 0},    {"trees-count", required_argument, 0, 0}, {"sbm", required_argument, 0, 0},
         {"seed", required_argument, 0, 0},     {"json", no_argument, 0, 'j'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
     };

@@ -212,7 +212,7 @@ int lg_cmd_lipschitz(int argc, char **argv) {
     const char *cmd = "lipschitz";
     static const struct option opts[] = {
         {"data", required_argument, 0, 'd'},    {"dataset", required_argument, 0, 'd'},
-        {"trees", required_argument, 0, 'd'},   {"trees-count", required_argument, 0, 'd'},
+        {"trees", required_argument, 0, 'd'},   {"trees-count", required_argument, 0, 'd'}, {"sbm", required_argument, 0, 'd'},
         {"model", required_argument, 0, 'r'},   {"resume", required_argument, 0, 'r'},
         {"iters", required_argument, 0, 'i'},   {"starts", required_argument, 0, 's'},
         {"radius", required_argument, 0, 'R'},  {"seed", required_argument, 0, 'S'},

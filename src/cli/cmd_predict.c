@@ -38,7 +38,7 @@ int lg_cmd_predict(int argc, char **argv) {
     const char *cmd = "predict";
     static const struct option opts[] = {
         {"data", required_argument, 0, 'd'},    {"dataset", required_argument, 0, 'd'},
-        {"trees", required_argument, 0, 'd'},   {"trees-count", required_argument, 0, 'd'},
+        {"trees", required_argument, 0, 'd'},   {"trees-count", required_argument, 0, 'd'}, {"sbm", required_argument, 0, 'd'},
         {"seed", required_argument, 0, 'd'},    {"resume", required_argument, 0, 'r'},
         {"out", required_argument, 0, 'o'},     {"embeddings", required_argument, 0, 'e'},
         {"attention", required_argument, 0, 'a'}, {"json", no_argument, 0, 'j'},

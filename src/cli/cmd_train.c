@@ -95,7 +95,7 @@ enum {
 
 static const struct option lg__train_options[] = {
     {"data", required_argument, 0, O_DATA},        {"dataset", required_argument, 0, O_DATA},
-    {"trees", required_argument, 0, O_DATA},       {"trees-count", required_argument, 0, O_DATA},
+    {"trees", required_argument, 0, O_DATA},       {"trees-count", required_argument, 0, O_DATA}, {"sbm", required_argument, 0, O_DATA},
     {"seed", required_argument, 0, O_DATA},        {"model", required_argument, 0, O_MODEL},
     {"layers", required_argument, 0, O_LAYERS},    {"hidden", required_argument, 0, O_HIDDEN},
     {"heads", required_argument, 0, O_HEADS},      {"norm", required_argument, 0, O_NORM},
@@ -441,12 +441,19 @@ int lg_cmd_train(int argc, char **argv) {
 }
 
 static const char lg__demo_help[] =
-    "Usage: lipgnn demo [--trees DEPTH] [--trees-count N] [--layers L] [--epochs E] [--seed S] [--threads N] [--json]\n"
+    "Usage: lipgnn demo [--sbm N[,M] | --trees DEPTH | --data DIR | --dataset NAME] [--layers L]\n"
+    "                   [--epochs E] [--seed S] [--threads N] [--json] [train options]\n"
     "The main job on a built-in problem (no data files): trains the same deep GAT\n"
-    "twice on TREES, without and with LipschitzNorm, and prints both training and\n"
-    "test accuracies and whether gradients exploded.\n"
-    "Defaults: --trees 3 --trees-count 500 --layers 20 --hidden 32 --epochs 100, no dropout\n"
-    "(about 10 s on 2 cores). TREES is scored by training accuracy, as in the paper.\n"
+    "twice, without and with LipschitzNorm, and prints both accuracies, the largest\n"
+    "per-layer gradient norm of each run and whether gradients exploded.\n"
+    "Default problem: --sbm 3000 (a stochastic block model made with igraph: 3000 nodes\n"
+    "in 8 classes, about 12 000 edges, sparse binary class-dependent features, 20\n"
+    "training nodes a class), --layers 12 --epochs 100 and DeepGAT's defaults (hidden\n"
+    "64, 1 head, dropout 0.6, attention dropout 0.3): about 20 s on 2 cores. Without\n"
+    "the norm such a GAT's gradients grow by two orders of magnitude and it stays near\n"
+    "chance; with it, it learns.\n"
+    "With --trees: 500 trees, hidden 32, no dropout (TREES is scored by training\n"
+    "accuracy, as in the paper).\n"
     "Every train option is accepted (see 'lipgnn train --help'); --norm is set by the demo.\n";
 
 int lg_cmd_demo(int argc, char **argv) {
@@ -456,17 +463,26 @@ int lg_cmd_demo(int argc, char **argv) {
             fputs(lg__demo_help, stdout);
             return LG_EXIT_OK;
         }
-    /* the demo's defaults first, the user's options after them */
+    /* the demo's defaults first, the user's options after them; the default
+     * problem only when the user names none */
     char *args[256];
     int n = 0;
-    const char *defaults[] = {"demo", "--trees", "3", "--trees-count", "500", "--layers", "20", "--hidden", "32",
-                              "--epochs", "100", "--dropout", "0", "--att-dropout", "0"};
-    int has_trees = 0;
-    for (int k = 1; k < argc; k++) has_trees |= !strcmp(argv[k], "--trees") || !strncmp(argv[k], "--trees=", 8);
-    for (size_t k = 0; k < sizeof defaults / sizeof *defaults; k++) {
-        if (has_trees && (k == 1 || k == 2)) continue;
-        args[n++] = (char *)defaults[k];
+    int has_trees = 0, has_data = 0;
+    for (int k = 1; k < argc; k++) {
+        const char *a = argv[k];
+        int trees = !strcmp(a, "--trees") || !strncmp(a, "--trees=", 8);
+        has_trees |= trees;
+        has_data |= trees || !strcmp(a, "--sbm") || !strncmp(a, "--sbm=", 6) || !strcmp(a, "--data") ||
+                    !strncmp(a, "--data=", 7) || !strcmp(a, "--dataset") || !strncmp(a, "--dataset=", 10);
     }
+    const char *common[] = {"demo", "--layers", "12", "--epochs", "100"};
+    const char *sbm[] = {"--sbm", "3000"};
+    const char *trees[] = {"--trees-count", "500", "--hidden", "32", "--dropout", "0", "--att-dropout", "0"};
+    for (size_t k = 0; k < sizeof common / sizeof *common; k++) args[n++] = (char *)common[k];
+    if (!has_data)
+        for (size_t k = 0; k < sizeof sbm / sizeof *sbm; k++) args[n++] = (char *)sbm[k];
+    if (has_trees)
+        for (size_t k = 0; k < sizeof trees / sizeof *trees; k++) args[n++] = (char *)trees[k];
     for (int k = 1; k < argc && n < 255; k++) args[n++] = argv[k];
     args[n] = NULL;
     lg_train_opts o;
@@ -477,8 +493,9 @@ int lg_cmd_demo(int argc, char **argv) {
     rc = lg_cli_data_load(cmd, &o.data, &ds);
     if (rc) return rc;
     if (!o.json)
-        printf("lipgnn demo: %s, %lld trees, %d-layer GAT (hidden %d), %d epochs: without, then with LipschitzNorm\n",
-               ds->name, (long long)ds->n_graphs, o.mc.layers, o.mc.hidden, o.tc.epochs);
+        printf("lipgnn demo: %s (%lld nodes, %d classes), %d-layer GAT (hidden %d), %d epochs: without, then with "
+               "LipschitzNorm\n",
+               ds->name, (long long)ds->graph->n, (int)ds->n_classes, o.mc.layers, o.mc.hidden, o.tc.epochs);
     lg_train_summary s[2];
     const lg_att_norm norms[2] = {LG_ATT_NORM_NONE, LG_ATT_NORM_LIPSCHITZ};
     int status = LG_EXIT_OK;
@@ -494,6 +511,11 @@ int lg_cmd_demo(int argc, char **argv) {
         for (int k = 0; k < 2; k++)
             printf("%-22s %10.4f %10.4f %14.4g %10s\n", k ? "lipschitz" : "none", s[k].train_acc, s[k].test_acc,
                    s[k].max_layer_grad_norm, s[k].exploded ? "yes" : "no");
+        const int by_train = ds->roots != NULL; /* TREES: training accuracy, as in the paper */
+        printf("\nWith LipschitzNorm: %s accuracy %.3f (without: %.3f); largest layer gradient norm %.3g (without: "
+               "%.3g).\n",
+               by_train ? "training" : "test", by_train ? s[1].train_acc : s[1].test_acc,
+               by_train ? s[0].train_acc : s[0].test_acc, s[1].max_layer_grad_norm, s[0].max_layer_grad_norm);
     }
     lg_dataset_free(ds);
     return status;

@@ -28,4 +28,9 @@ void lg__graph_transpose_into(lg_graph *t, lg_idx *next, const lg_graph *g);
 lg_idx lg__graph_row_loops_len(const lg_idx *row, lg_idx len, lg_idx i, int add);
 lg_idx lg__graph_row_loops(lg_idx *dst, const lg_idx *row, lg_idx len, lg_idx i, int add, lg_idx shift);
 
+/* An igraph error code (igraph_error_t) as our status: LG_OK for success,
+ * LG_ENOMEM for igraph's out-of-memory, else LG_EIGRAPH with igraph's text
+ * after "igraph: what: ". */
+lg_status lg__igraph_status(int code, const char *what);
+
 #endif

@@ -7,6 +7,7 @@
 #include <igraph.h>
 
 #include "core/internal.h"
+#include "graph/graph_internal.h"
 
 void lg_igraph_prepare(uint64_t seed) {
     igraph_set_error_handler(igraph_error_handler_ignore);
@@ -14,8 +15,8 @@ void lg_igraph_prepare(uint64_t seed) {
     igraph_rng_seed(igraph_rng_default(), (igraph_uint_t)seed);
 }
 
-/* Converts an igraph error code into ours, with igraph's text. */
-static lg_status lg__igraph_status(igraph_error_t e, const char *what) {
+lg_status lg__igraph_status(int code, const char *what) {
+    igraph_error_t e = (igraph_error_t)code;
     if (e == IGRAPH_SUCCESS) return LG_OK;
     if (e == IGRAPH_ENOMEM) return lg__nomem(what);
     return lg__error(LG_EIGRAPH, "igraph: %s: %s", what, igraph_strerror(e));
