@@ -676,6 +676,114 @@ static void test_star_needs_out_degree(void **state) {
     omp_set_num_threads(omp_get_num_procs());
 }
 
+/* ------------------------------------------------------------------------- */
+/* Contractive form and inverse                                               */
+/* ------------------------------------------------------------------------- */
+
+/* Every gradient of out = c F / (B + eps), the path through the bound B
+ * (Frobenius norms of W_Q^h, V_h, W_O) included. */
+static void test_fd_contractive(void **state) {
+    (void)state;
+    double worst = 0;
+    int cases = 0;
+    for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++)
+        for (int gi = 0; gi < 2; gi++) {
+            lg_l2att_config cfg = lg_l2att_config_default(shapes[si].F, shapes[si].K, shapes[si].C);
+            cfg.out_dim = shapes[si].D;
+            cfg.contractive = gi ? 0.5 : 0.9;
+            fd_case(&cfg, gi ? complete_graph(6) : small_graph(51 + si, 1), 17 + si, gi ? 2.0 : 1.0, &worst);
+            cases++;
+        }
+    print_message("%d contractive FD cases, worst error / allowed = %.3g\n", cases, worst);
+}
+
+/* The contractive layer's Jacobian norm stays below c. */
+static void test_contractive_jacobian(void **state) {
+    (void)state;
+    omp_set_num_threads(1);
+    double worst = 0;
+    for (int gi = 0; gi < 3; gi++)
+        for (int sc = 0; sc < 3; sc++) {
+            static const double scales[3] = {0.3, 1.0, 4.0};
+            lg_l2att_config cfg = lg_l2att_config_default(5, 2, 3);
+            cfg.contractive = 0.9;
+            gpair gp = gi == 0 ? small_graph(61, 1) : gi == 1 ? complete_graph(8) : star_graph(10);
+            prob pr;
+            prob_init(&pr, &cfg, gp, 300 + (uint64_t)sc, scales[sc]);
+            double sig = jac_sigma(&pr, 40, 5);
+            assert_true(sig <= 0.9);
+            worst = fmax(worst, sig / 0.9);
+            prob_free(&pr);
+        }
+    omp_set_num_threads(omp_get_num_procs());
+    print_message("contractive, c = 0.9: largest sigma / c = %.4f\n", worst);
+}
+
+static void test_invert(void **state) {
+    (void)state;
+    for (int gi = 0; gi < 3; gi++)
+        for (int sc = 0; sc < 2; sc++) {
+            lg_l2att_config cfg = lg_l2att_config_default(6, 2, 3);
+            cfg.contractive = sc ? 0.9 : 0.5;
+            gpair gp = gi == 0 ? small_graph(71, 1) : gi == 1 ? random_graph(300, 4, 9, 1) : complete_graph(10);
+            prob pr;
+            prob_init(&pr, &cfg, gp, 400 + (uint64_t)gi, sc ? 3.0 : 1.0);
+            lg_idx nv = pr.n * 6;
+            double *y = malloc(sizeof(double) * (size_t)nv), *x = malloc(sizeof(double) * (size_t)nv);
+            assert_true(y && x);
+            assert_ok(lg_l2att_forward_f64(pr.out, pr.cache, pr.in, pr.params, pr.gp.g, &cfg));
+            for (lg_idx t = 0; t < nv; t++) y[t] = pr.in[t] + pr.out[t];
+            int it = -1;
+            assert_ok(lg_l2att_invert_f64(x, &it, pr.cache, y, pr.params, pr.gp.g, &cfg, 1e-13, 1000));
+            double err = 0;
+            for (lg_idx t = 0; t < nv; t++) err = fmax(err, fabs(x[t] - pr.in[t]));
+            print_message("invert: graph %d, c = %g: %d iterations, max |x' - x| = %.3g\n", gi, cfg.contractive, it, err);
+            assert_true(it >= 1 && it < 1000);
+            assert_true(err <= 1e-10);
+            /* float: to its precision */
+            float *y32 = to_f32(y, nv), *x32 = to_f32(y, nv), *p32 = to_f32(pr.params, pr.P);
+            lg_l2att_cache *c32;
+            assert_ok(lg_l2att_cache_init_f32(&c32, &cfg, pr.n, pr.gp.g->nnz));
+            assert_ok(lg_l2att_invert_f32(x32, &it, c32, y32, p32, pr.gp.g, &cfg, 1e-5, 1000));
+            double e32 = 0;
+            for (lg_idx t = 0; t < nv; t++) e32 = fmax(e32, fabs(x32[t] - pr.in[t]));
+            assert_true(e32 <= 1e-4 * (sc ? 10 : 1));
+            /* errors */
+            if (gi == 0 && sc == 0) {
+                assert_int_equal(lg_l2att_invert_f64(x, &it, pr.cache, y, pr.params, pr.gp.g, &cfg, 1e-300, 2), LG_ERANGE);
+                assert_int_equal(it, 2);
+                assert_int_equal(lg_l2att_invert_f64(x, &it, pr.cache, y, pr.params, pr.gp.g, &cfg, 0, 10), LG_EINVAL);
+                assert_int_equal(lg_l2att_invert_f64(x, &it, pr.cache, y, pr.params, pr.gp.g, &cfg, 1e-9, 0), LG_EINVAL);
+                assert_int_equal(lg_l2att_invert_f64(y, &it, pr.cache, y, pr.params, pr.gp.g, &cfg, 1e-9, 10), LG_EINVAL);
+                assert_int_equal(lg_l2att_invert_f64(NULL, &it, pr.cache, y, pr.params, pr.gp.g, &cfg, 1e-9, 10), LG_EINVAL);
+                lg_l2att_config off = cfg;
+                off.contractive = 0;
+                lg_l2att_cache *c0;
+                assert_ok(lg_l2att_cache_init_f64(&c0, &off, pr.n, pr.gp.g->nnz));
+                assert_int_equal(lg_l2att_invert_f64(x, &it, c0, y, pr.params, pr.gp.g, &off, 1e-9, 10), LG_EINVAL);
+                assert_non_null(strstr(lg_last_error(), "contractive"));
+                lg_l2att_cache_free(c0);
+                lg_l2att_config nd = cfg;
+                nd.out_dim = 5;
+                assert_ok(lg_l2att_cache_init_f64(&c0, &nd, pr.n, pr.gp.g->nnz));
+                assert_int_equal(lg_l2att_invert_f64(x, &it, c0, y, pr.params, pr.gp.g, &nd, 1e-9, 10), LG_EINVAL);
+                lg_l2att_cache_free(c0);
+                /* a forward with contractive differing from the backward's */
+                lg_l2att_config c2 = cfg;
+                c2.contractive = 0.3;
+                double *dp = calloc((size_t)pr.P, sizeof(double));
+                assert_non_null(dp);
+                assert_ok(lg_l2att_forward_f64(pr.out, pr.cache, pr.in, pr.params, pr.gp.g, &cfg));
+                assert_int_equal(lg_l2att_backward_f64(NULL, dp, pr.R, pr.cache, pr.in, pr.params, pr.gp.g, pr.gp.gT, &c2),
+                                 LG_EINVAL);
+                free(dp);
+            }
+            lg_l2att_cache_free(c32);
+            free(y32), free(x32), free(p32), free(y), free(x);
+            prob_free(&pr);
+        }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config),
@@ -689,6 +797,9 @@ int main(void) {
         cmocka_unit_test(test_lambert_and_constants),
         cmocka_unit_test(test_jacobian_vs_bound),
         cmocka_unit_test(test_star_needs_out_degree),
+        cmocka_unit_test(test_fd_contractive),
+        cmocka_unit_test(test_contractive_jacobian),
+        cmocka_unit_test(test_invert),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
