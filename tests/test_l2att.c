@@ -649,6 +649,57 @@ static void test_jacobian_vs_bound(void **state) {
                   worst_core);
 }
 
+/* The parameter-free core (W_Q = V = W_O = I, C = 2) against L_att under a
+ * search for bad inputs: from random starts at several scales, random
+ * perturbations of X kept when they raise the estimated sigma_max (hill
+ * climbing, 60 steps). The bound must hold at every point visited. */
+static void test_core_bound_search(void **state) {
+    (void)state;
+    omp_set_num_threads(1);
+    double worst = 0;
+    for (int gi = 0; gi < 5; gi++) {
+        static const lg_idx sizes[4] = {2, 3, 5, 8};
+        lg_l2att_config cfg = lg_l2att_config_default(2, 1, 2);
+        gpair gp = gi < 4 ? complete_graph(sizes[gi]) : star_graph(6);
+        prob pr;
+        prob_init(&pr, &cfg, gp, 500 + (uint64_t)gi, 1.0);
+        lg_l2att_layout lay;
+        assert_ok(lg_l2att_layout_get(&cfg, &lay));
+        memset(pr.params, 0, sizeof(double) * (size_t)pr.P);
+        for (lg_idx c = 0; c < 2; c++) pr.params[lay.wq + c * 2 + c] = pr.params[lay.v + c * 2 + c] = pr.params[lay.wo + c * 2 + c] = 1;
+        lg_idx nin, nout;
+        assert_ok(lg_l2att_graph_degrees(pr.gp.g, &nin, &nout));
+        const double L = lg_l2att_attention_lip(nin, nout);
+        lg_idx nv = pr.n * 2;
+        double *best = malloc(sizeof(double) * (size_t)nv);
+        assert_non_null(best);
+        lg_rng r;
+        lg_rng_seed(&r, 77 + (uint64_t)gi);
+        double gbest = 0;
+        for (int start = 0; start < 4; start++) {
+            double sc = 0.5 * (double)(start + 1);
+            for (lg_idx t = 0; t < nv; t++) pr.in[t] = sc * urand(&r);
+            double cur = jac_sigma(&pr, 30, 1);
+            memcpy(best, pr.in, sizeof(double) * (size_t)nv);
+            for (int step = 0; step < 60; step++) {
+                double amp = 0.3 * sc * (1 - step / 80.0);
+                for (lg_idx t = 0; t < nv; t++) pr.in[t] = best[t] + amp * urand(&r);
+                double s = jac_sigma(&pr, 30, 1);
+                if (!(s <= L)) fail_msg("core, graph %d: sigma %.6g > L_att %.6g", gi, s, L);
+                if (s > cur) cur = s, memcpy(best, pr.in, sizeof(double) * (size_t)nv);
+            }
+            gbest = fmax(gbest, cur);
+        }
+        print_message("core search, %s (n_in %lld, n_out %lld): best sigma %.4f, L_att %.4f, ratio %.3f\n",
+                      gi < 4 ? "complete graph" : "star of 6", (long long)nin, (long long)nout, gbest, L, gbest / L);
+        worst = fmax(worst, gbest / L);
+        free(best);
+        prob_free(&pr);
+    }
+    omp_set_num_threads(omp_get_num_procs());
+    print_message("core search: largest sigma / L_att = %.3f\n", worst);
+}
+
 /* With N = the largest neighbourhood alone, the dense bound of Kim et al.
  * would not hold on a graph: on a star whose centre feeds m leaves (every
  * neighbourhood has 2 members), at equal inputs J = P (x) I and
@@ -796,6 +847,7 @@ int main(void) {
         cmocka_unit_test(test_threads_bitwise),
         cmocka_unit_test(test_lambert_and_constants),
         cmocka_unit_test(test_jacobian_vs_bound),
+        cmocka_unit_test(test_core_bound_search),
         cmocka_unit_test(test_star_needs_out_degree),
         cmocka_unit_test(test_fd_contractive),
         cmocka_unit_test(test_contractive_jacobian),
