@@ -164,7 +164,10 @@ void lg_l2att_cache_free(lg_l2att_cache *cache);
  * matching backward; out must not alias in. Cost: O(n F K C) + O(n K C^2) +
  * O(n K C D) in gemms, O(nnz K C) in one fused row pass, O(n + nnz) checks.
  * LG_EINVAL (message) for a bad argument, nothing written then. With
- * cfg.contractive, LG_ENUMERIC if the bound is not finite. */
+ * cfg.contractive, LG_ENUMERIC if the bound is not finite. Scores use the
+ * expanded form: inputs whose squared head norms ||q_i^h||^2 overflow the
+ * scalar type give non-finite outputs (no rescaling is attempted), and
+ * nearly equal q_i, q_j of large norm lose relative accuracy in s_ij. */
 lg_status lg_l2att_forward_f32(float *out, lg_l2att_cache *cache, const float *in, const float *params,
                                const lg_graph *g, const lg_l2att_config *cfg);
 lg_status lg_l2att_forward_f64(double *out, lg_l2att_cache *cache, const double *in, const double *params,
