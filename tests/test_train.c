@@ -153,6 +153,9 @@ static void test_model_gradients(void **state) {
         {LG_MODEL_GGNN, LG_ATT_NORM_NONE, LG_NODE_NORM_PAIRNORM_SI, 1, 1, 2, 0},
         {LG_MODEL_GCNII, LG_ATT_NORM_NONE, LG_NODE_NORM_NONE, 0, 1, 4, 1},
         {LG_MODEL_GCNII, LG_ATT_NORM_NONE, LG_NODE_NORM_PAIRNORM, 1, 1, 3, 0},
+        /* L2 attention (att_dropout is unused by it) */
+        {LG_MODEL_L2, LG_ATT_NORM_NONE, LG_NODE_NORM_NONE, 0, 1, 3, 0},
+        {LG_MODEL_L2, LG_ATT_NORM_NONE, LG_NODE_NORM_PAIRNORM, 1, 2, 3, 1},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         lg_model_config mc;
@@ -403,6 +406,20 @@ static void test_configs(void **state) {
         mc.att_norm = LG_ATT_NORM_LIPSCHITZ;
         assert_int_equal(lg_model_config_check(&mc), LG_EINVAL);
     }
+    /* l2: parsed, named, self-loops required, no LipschitzNorm */
+    assert_ok(lg_model_kind_parse("l2", &k));
+    assert_int_equal(k, LG_MODEL_L2);
+    assert_string_equal(lg_model_kind_name(k), "l2");
+    lg_model_config_default(&mc, LG_MODEL_L2);
+    assert_true(mc.self_loops && mc.att_dropout == 0 && mc.layers == 10);
+    assert_ok(lg_model_config_check(&mc));
+    mc.att_norm = LG_ATT_NORM_LIPSCHITZ;
+    assert_int_equal(lg_model_config_check(&mc), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "l2"));
+    mc.att_norm = LG_ATT_NORM_NONE;
+    mc.self_loops = 0;
+    assert_int_equal(lg_model_config_check(&mc), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "self-loops"));
     lg_model_config_default(&mc, LG_MODEL_GCNII);
     assert_int_equal(mc.layers, 64);
     assert_true(mc.alpha == 0.1 && mc.lambda == 0.5 && mc.dropout == 0.6);

@@ -22,6 +22,7 @@
 #include "lipgnn/dataset.h"
 #include "lipgnn/gat.h"
 #include "lipgnn/gt.h"
+#include "lipgnn/l2att.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -36,6 +37,7 @@ typedef enum lg_model_kind {
     LG_MODEL_GIN,         /* Linear, L GIN layers (MLP Linear-ReLU-Linear), ReLU, Linear  */
     LG_MODEL_GGNN,        /* Linear, L GGNN steps (messages + GRU, own weights), Linear    */
     LG_MODEL_GCNII,       /* Linear + ReLU (= H0), L GCNII layers + ReLU, Linear          */
+    LG_MODEL_L2,          /* Linear, L L2-attention layers (Kim et al. 2021, lipgnn/l2att.h), Linear */
     LG_MODEL_COUNT
 } lg_model_kind;
 
@@ -48,7 +50,7 @@ typedef enum lg_node_norm {
     LG_NODE_NORM_COUNT
 } lg_node_norm;
 
-/* "gat", "gt", "gat-classic", "gcn", "gin", "ggnn", "gcnii"; "?" out of range. */
+/* "gat", "gt", "gat-classic", "gcn", "gin", "ggnn", "gcnii", "l2"; "?" out of range. */
 const char *lg_model_kind_name(lg_model_kind k);
 lg_status lg_model_kind_parse(const char *name, lg_model_kind *out);
 
@@ -89,7 +91,10 @@ typedef struct lg_model_config {
  * (Kipf & Welling); gin, ggnn: 10 layers, hidden 64, dropout 0.5, no
  * self-loops, raw features, GIN-0 (eps fixed at 0); gcnii: 64 layers, hidden
  * 64, dropout 0.6, self-loops, row-normalised features, alpha 0.1, lambda 0.5
- * (Chen et al.). */
+ * (Chen et al.). l2: as gat (10 layers, hidden 64 per head, 1 head, dropout
+ * 0.6, self-loops, which it requires), no attention dropout (att_dropout is
+ * unused), att_norm none (the only value it accepts: L2 attention is
+ * Lipschitz without LipschitzNorm). */
 void lg_model_config_default(lg_model_config *c, lg_model_kind kind);
 
 /* LG_OK if c is usable (and meaningful: layernorm only for gt, the gate only for

@@ -1,3 +1,4 @@
 list(APPEND LG_SOURCES src/attention/att_cache.c)
 list(APPEND LG_SOURCES src/attention/gat.c src/attention/gat_f32.c src/attention/gat_f64.c)
 list(APPEND LG_SOURCES src/attention/gt_common.c src/attention/gt_f32.c src/attention/gt_f64.c)
+list(APPEND LG_SOURCES src/attention/l2att.c src/attention/l2att_f32.c src/attention/l2att_f64.c)

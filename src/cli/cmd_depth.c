@@ -23,7 +23,7 @@ static const char lg__depth_help[] =
     "so an interrupted study already covers every cell with its first seeds.\n"
     "\n"
     "Grid (comma-separated lists):\n"
-    "  --model M[,M2]       gat, gt, gat-classic, gcn, gin, ggnn, gcnii (default gat)\n"
+    "  --model M[,M2]       gat, gt, gat-classic, gcn, gin, ggnn, gcnii, l2 (default gat)\n"
     "  --layers L1,L2,...   depths (each 1..1000; required, except with --trees)\n"
     "  --trees D1,D2,... | --trees A..B  TREES of these depths (2..10): the x axis is then\n"
     "                       the tree depth d, each run with d+1 layers (the paper's TREES\n"

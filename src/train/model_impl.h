@@ -27,6 +27,10 @@ typedef struct {
     lg_gt_config tc;      /* its configuration (GT)                           */
     lg_gt_layout tl;      /* offsets inside its block (GT)                    */
     lg_gt_cache *tcache;  /* the layer's own activations (GT)                 */
+    int l2;               /* 1: L2-attention layer (lipgnn/l2att.h)           */
+    lg_l2att_config lc;   /* its configuration (L2)                           */
+    lg_l2att_layout ll;   /* offsets inside its block (L2)                    */
+    lg_l2att_cache *lcache; /* the layer's own activations (L2)               */
     lg_idx off;           /* offset of its block in the parameter block       */
     lg_idx count;         /* its parameters, LayerNorm included               */
     lg_idx ln_gain, ln_bias; /* offsets of the LayerNorm gain and bias (or -1) */
@@ -106,6 +110,7 @@ void LG_FN(lg__model_free)(LG_MODEL *m) {
             lg_gat_cache_free(y->cache);
             lg_gt_cache_free(y->tcache);
             lg_conv_cache_free(y->ccache);
+            lg_l2att_cache_free(y->lcache);
             lg__free(y->drop);
             lg__free(y->act);
             lg__free(y->ln);
@@ -198,7 +203,7 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
     m->io = c->kind != LG_MODEL_GAT_CLASSIC && c->kind != LG_MODEL_GCN;
     m->in_relu = c->kind == LG_MODEL_GCNII;
     m->io_drop = c->kind == LG_MODEL_GCNII;
-    const int conv = c->kind >= LG_MODEL_GCN;
+    const int conv = c->kind >= LG_MODEL_GCN && c->kind <= LG_MODEL_GCNII;
     const int pn = c->node_norm == LG_NODE_NORM_PAIRNORM || c->node_norm == LG_NODE_NORM_PAIRNORM_SI;
     if (!m->batch && x->n != m->n) { st = lg__error(LG_EINVAL, "features have %lld rows for %lld nodes", (long long)x->n, (long long)m->n); goto fail; }
     if (m->classes < 1) { st = lg__error(LG_EINVAL, "data set %s has no classes", ds->name); goto fail; }
@@ -256,6 +261,14 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
             y->w_out = lg_gt_out_dim(&y->tc);
             y->off = off;
             off += y->tl.count;
+        } else if (c->kind == LG_MODEL_L2) { /* width w -> w, K heads of width hidden */
+            y->l2 = 1;
+            y->lc = lg_l2att_config_default(w, c->heads, c->hidden);
+            LG_TRY(lg_l2att_layout_get(&y->lc, &y->ll));
+            y->w_in = w;
+            y->w_out = y->lc.out_dim;
+            y->off = off;
+            off += y->ll.count;
         } else if (conv) {
             static const lg_conv_kind ck[] = {LG_CONV_GCN, LG_CONV_GIN, LG_CONV_GGNN, LG_CONV_GCNII};
             y->conv = 1;
@@ -322,6 +335,7 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
         LG_FN(lg__layer) *y = &m->layer[l];
         if (y->gt) LG_TRY(LG_FN(lg_gt_params_init)(m->params + y->off, &y->tc, rng));
         else if (y->conv) LG_TRY(LG_FN(lg_conv_params_init)(m->params + y->off, &y->cc, rng));
+        else if (y->l2) LG_TRY(LG_FN(lg_l2att_params_init)(m->params + y->off, &y->lc, rng));
         else LG_TRY(LG_FN(lg_gat_params_init)(m->params + y->off, &y->gc, rng));
         if (y->ln_gain >= 0)
             for (lg_idx k = 0; k < y->w_out; k++) m->params[y->ln_gain + k] = 1;
@@ -332,10 +346,10 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
 buffers:
     if (!m->io) m->h0 = m->xd;
     else LG_TRY(LG_FN(lg__buf)(m, &m->h0, m->n, m->hid, &m->act_bytes, "input activations"));
-    /* one backward workspace for every attention layer: the largest */
+    /* one backward workspace for every GAT and GT layer: the largest */
     for (int l = 0; l < m->L; l++) {
         LG_FN(lg__layer) *y = &m->layer[l];
-        if (y->conv) continue;
+        if (y->conv || y->l2) continue;
         size_t wb;
         if (y->gt) {
             lg_gt_mem tm;
@@ -360,6 +374,12 @@ buffers:
             lg_gt_mem tm;
             LG_TRY(lg_gt_memory(&y->tc, m->n, nnz_g, sizeof(lg_real), &tm));
             m->act_bytes += tm.activations;
+        } else if (y->l2) { /* its own workspace (not shared yet) */
+            if (!plan) LG_TRY(LG_FN(lg_l2att_cache_init)(&y->lcache, &y->lc, m->n, nnz_g));
+            lg_l2att_mem lm;
+            LG_TRY(lg_l2att_memory(&y->lc, m->n, nnz_g, sizeof(lg_real), &lm));
+            m->act_bytes += lm.activations;
+            m->work_bytes += lm.workspace;
         } else if (y->conv) {
             if (!plan) LG_TRY(LG_FN(lg_conv_cache_init)(&y->ccache, &y->cc, m->n));
             lg_conv_mem cm;
@@ -492,6 +512,8 @@ static lg_status LG_FN(lg__block_forward)(LG_MODEL *m, int l, const lg_real *cur
     if (y->gt)
         LG_CHECK(LG_FN(lg_gt_forward)(y->act, y->tcache, y->drop, m->params + y->off, m->g, &y->tc, training, seed,
                                       LG_FN(lg__ctr)(epoch, l, 1)));
+    else if (y->l2)
+        LG_CHECK(LG_FN(lg_l2att_forward)(y->act, y->lcache, y->drop, m->params + y->off, m->g, &y->lc));
     else if (y->conv)
         LG_CHECK(LG_FN(lg_conv_forward)(y->act, y->ccache, y->drop, m->dh0 ? m->h0 : NULL, m->params + y->off, m->g,
                                         &y->cc));
@@ -605,6 +627,9 @@ static lg_status LG_FN(lg__block_backward)(LG_MODEL *m, int l, const lg_real *dc
     if (y->gt)
         LG_CHECK(LG_FN(lg_gt_backward)(need_din ? dlayer_in : NULL, m->grads + y->off, ga, y->tcache, y->drop,
                                        m->params + y->off, m->g, m->gT, &y->tc));
+    else if (y->l2)
+        LG_CHECK(LG_FN(lg_l2att_backward)(need_din ? dlayer_in : NULL, m->grads + y->off, ga, y->lcache, y->drop,
+                                          m->params + y->off, m->g, m->gT, &y->lc));
     else if (y->conv)
         LG_CHECK(LG_FN(lg_conv_backward)(need_din ? dlayer_in : NULL, m->dh0, m->grads + y->off, ga, y->ccache, y->drop,
                                          m->dh0 ? m->h0 : NULL, m->params + y->off, m->g, m->gT, &y->cc));
@@ -691,6 +716,7 @@ lg_status LG_FN(lg__model_attention)(const LG_MODEL *m, int l, lg_real *att) {
     if (m->layer[l].conv)
         return lg__error(LG_EINVAL, "--model %s has no attention weights", lg_model_kind_name(m->c.kind));
     if (m->layer[l].gt) return LG_FN(lg_gt_attention)(att, m->layer[l].tcache);
+    if (m->layer[l].l2) return LG_FN(lg_l2att_attention)(att, m->layer[l].lcache);
     return LG_FN(lg_gat_attention)(att, m->layer[l].cache);
 }
 
@@ -721,7 +747,7 @@ int LG_FN(lg__model_first_nonfinite)(const LG_MODEL *m) {
     return -1;
 }
 lg_idx LG_FN(lg__model_layer_heads)(const LG_MODEL *m, int l) {
-    return m->layer[l].gt ? m->layer[l].tc.heads : m->layer[l].conv ? 0 : m->layer[l].gc.heads;
+    return m->layer[l].gt ? m->layer[l].tc.heads : m->layer[l].l2 ? m->layer[l].lc.heads : m->layer[l].conv ? 0 : m->layer[l].gc.heads;
 }
 const lg_graph *LG_FN(lg__model_graph)(const LG_MODEL *m) { return m->g; }
 
@@ -736,6 +762,9 @@ lg__layer_range LG_FN(lg__model_layer_range)(const LG_MODEL *m, int l) {
         r.str_rows = y->tc.in_dim;
         r.str_cols = kc2;
         r.str_stride = y->tl.w_cols;
+    } else if (y->l2) { /* the tied query/key map W_Q */
+        r.att_off = y->off + y->ll.wq;
+        r.att_len = y->ll.v - y->ll.wq;
     } else if (y->conv) { /* no attention parameters */
         r.att_off = y->off;
         r.att_len = 0;
@@ -783,8 +812,8 @@ lg_status LG_FN(lg__model_block_info)(const LG_MODEL *m, int l, lg__block_info *
     if (!m || !b || l < 0 || l >= m->L) return lg__error(LG_EINVAL, "lg__model_block_info: bad argument (layer %d)", l);
     const LG_FN(lg__layer) *y = &m->layer[l];
     memset(b, 0, sizeof *b);
-    b->kind = y->gt ? LG__BLOCK_GT : y->conv ? LG__BLOCK_CONV : LG__BLOCK_GAT;
-    b->gc = y->conv || y->gt ? NULL : &y->gc;
+    b->kind = y->gt ? LG__BLOCK_GT : y->conv || y->l2 ? LG__BLOCK_CONV : LG__BLOCK_GAT; /* l2: no bound wired in yet */
+    b->gc = y->conv || y->gt || y->l2 ? NULL : &y->gc;
     b->tc = y->gt ? &y->tc : NULL;
     b->params = m->params + y->off;
     b->n = m->n;
