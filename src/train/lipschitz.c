@@ -404,6 +404,17 @@ static lg_status lg__block_bound(lg_lip_layer *row, const lg__block_info *b) {
                 : b->tc->norm == LG_ATT_NORM_LIPSCHITZ_REF ? "reference form: none derived"
                                                            : "gate: none derived";
         break;
+    case LG__BLOCK_L2: { /* the graph bound of docs/l2-attention.md, from g's degrees */
+        lg_idx n_in, n_out;
+        LG_CHECK(lg_l2att_graph_degrees(b->g, &n_in, &n_out));
+        LG_CHECK(lg_l2att_lipschitz_bound_f64(&lb, b->params, b->lc, n_in, n_out));
+        basis = "L2 attention, graph bound";
+        if (b->lc->contractive > 0) {
+            lb = b->lc->contractive;
+            basis = "L2 attention, contractive";
+        }
+        break;
+    }
     default: break;
     }
     if (isfinite(lb) && b->layernorm) { lb = INFINITY; basis = "LayerNorm: none derived"; }
@@ -488,8 +499,10 @@ lg_status lg_lipschitz_estimate(lg_lip_layer *out, int cap, lg_trainer *t, const
         memset(row, 0, sizeof *row);
         row->layer = l;
         snprintf(row->kind, sizeof row->kind, "%s",
-                 b.kind == LG__BLOCK_GAT ? "gat" : b.kind == LG__BLOCK_GT ? "gt" : lg_model_kind_name(mc->kind));
-        row->heads = b.kind == LG__BLOCK_GAT ? b.gc->heads : b.kind == LG__BLOCK_GT ? b.tc->heads : 0;
+                 b.kind == LG__BLOCK_GAT ? "gat" : b.kind == LG__BLOCK_GT ? "gt" : b.kind == LG__BLOCK_L2 ? "l2"
+                                                                                : lg_model_kind_name(mc->kind));
+        row->heads = b.kind == LG__BLOCK_GAT ? b.gc->heads : b.kind == LG__BLOCK_GT ? b.tc->heads
+                   : b.kind == LG__BLOCK_L2 ? b.lc->heads : 0;
         row->norm = b.kind == LG__BLOCK_GAT ? b.gc->norm : b.kind == LG__BLOCK_GT ? b.tc->norm : LG_ATT_NORM_NONE;
         memcpy(x0, lg__model_block_input_f64(m, l), sizeof(double) * (size_t)(n * b.w_in));
         lg__block_ctx bc = {m, l};

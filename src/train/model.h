@@ -148,11 +148,12 @@ lg_status lg__model_plan_f32(const lg_model_config *c, const lg_dataset *ds, con
 /* One block of the stack (the header's per-layer steps, dropout to PairNorm)
  * as a function of its input, in evaluation mode (no dropout), for the
  * Lipschitz estimator (src/train/lipschitz.c). Kinds of layer: */
-typedef enum { LG__BLOCK_GAT = 0, LG__BLOCK_GT, LG__BLOCK_CONV } lg__block_kind;
+typedef enum { LG__BLOCK_GAT = 0, LG__BLOCK_GT, LG__BLOCK_CONV, LG__BLOCK_L2 } lg__block_kind;
 typedef struct lg__block_info {
     lg__block_kind kind;
     const lg_gat_config *gc;  /* GAT: its configuration (else NULL)             */
     const lg_gt_config *tc;   /* GT: its configuration (else NULL)              */
+    const lg_l2att_config *lc; /* L2 attention: its configuration (else NULL)   */
     const void *params;       /* its parameter block (the model's scalar type)  */
     lg_idx n, w_in, w_out;    /* nodes, input and output widths                 */
     const char *act;          /* activation after it: "elu", "relu", "none"     */

@@ -812,9 +812,10 @@ lg_status LG_FN(lg__model_block_info)(const LG_MODEL *m, int l, lg__block_info *
     if (!m || !b || l < 0 || l >= m->L) return lg__error(LG_EINVAL, "lg__model_block_info: bad argument (layer %d)", l);
     const LG_FN(lg__layer) *y = &m->layer[l];
     memset(b, 0, sizeof *b);
-    b->kind = y->gt ? LG__BLOCK_GT : y->conv || y->l2 ? LG__BLOCK_CONV : LG__BLOCK_GAT; /* l2: no bound wired in yet */
+    b->kind = y->gt ? LG__BLOCK_GT : y->l2 ? LG__BLOCK_L2 : y->conv ? LG__BLOCK_CONV : LG__BLOCK_GAT;
     b->gc = y->conv || y->gt || y->l2 ? NULL : &y->gc;
     b->tc = y->gt ? &y->tc : NULL;
+    b->lc = y->l2 ? &y->lc : NULL;
     b->params = m->params + y->off;
     b->n = m->n;
     b->w_in = y->w_in;
