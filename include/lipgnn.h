@@ -40,6 +40,7 @@
 #include "lipgnn/nn.h"
 #include "lipgnn/gat.h"
 #include "lipgnn/gt.h"
+#include "lipgnn/cosatt.h"
 #include "lipgnn/conv.h"
 #include "lipgnn/train.h"
 #include "lipgnn/lipschitz.h"

@@ -266,6 +266,28 @@ lg_status lg_accuracy_f32(double *acc, const float *scores, lg_idx n, lg_idx c,
 lg_status lg_accuracy_f64(double *acc, const double *scores, lg_idx n, lg_idx c,
                           const int32_t *labels, const lg_idx *nodes, lg_idx m);
 
+/* ------------------------------------------------------------------------- */
+/* Spectral initialisation (LipsFormer)                                       */
+/* ------------------------------------------------------------------------- */
+
+/* Power iterations used by the layers' spectral initialisation. */
+#define LG_SPECTRAL_ITERS 100
+
+/* Divides the rows x cols matrix w (row stride ld >= cols) by its largest
+ * singular value sigma_max, estimated by `iters` power iterations in double
+ * from a start vector uniform in [-1, 1)^cols drawn from lg_rng seeded with
+ * seed: v <- v/||v||, u = W v, s = ||u||, v = W^T (u/s). s = ||W v|| with a
+ * unit v never exceeds sigma_max, and approaches it at the rate
+ * (sigma_2/sigma_1)^(2 iters) (a few hundred iterations for an exact value
+ * unless sigma_1 and sigma_2 are nearly equal). *sigma (if not NULL) = the s
+ * used; a zero matrix is left as it is (s = 0). Serial, deterministic;
+ * allocates two vectors (LG_ENOMEM). O(iters rows cols). LG_EINVAL for NULL w
+ * with a non-empty shape, ld < cols, iters < 1, or a non-finite norm. */
+lg_status lg_spectral_rescale_f32(float *w, lg_idx rows, lg_idx cols, lg_idx ld, int iters, uint64_t seed,
+                                  double *sigma);
+lg_status lg_spectral_rescale_f64(double *w, lg_idx rows, lg_idx cols, lg_idx ld, int iters, uint64_t seed,
+                                  double *sigma);
+
 #ifdef __cplusplus
 }
 #endif
