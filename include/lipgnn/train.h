@@ -36,6 +36,8 @@ typedef enum lg_model_kind {
     LG_MODEL_GIN,         /* Linear, L GIN layers (MLP Linear-ReLU-Linear), ReLU, Linear  */
     LG_MODEL_GGNN,        /* Linear, L GGNN steps (messages + GRU, own weights), Linear    */
     LG_MODEL_GCNII,       /* Linear + ReLU (= H0), L GCNII layers + ReLU, Linear          */
+    LG_MODEL_COSINE,      /* LipsFormer-style: Linear, L blocks h + alpha (*) SCSA(CenterNorm(
+                             dropout(h))) (lipgnn/cosatt.h), Linear                  */
     LG_MODEL_COUNT
 } lg_model_kind;
 
@@ -48,7 +50,8 @@ typedef enum lg_node_norm {
     LG_NODE_NORM_COUNT
 } lg_node_norm;
 
-/* "gat", "gt", "gat-classic", "gcn", "gin", "ggnn", "gcnii"; "?" out of range. */
+/* "gat", "gt", "gat-classic", "gcn", "gin", "ggnn", "gcnii", "cosine"; "?" out
+ * of range. */
 const char *lg_model_kind_name(lg_model_kind k);
 lg_status lg_model_kind_parse(const char *name, lg_model_kind *out);
 
@@ -89,7 +92,12 @@ typedef struct lg_model_config {
  * (Kipf & Welling); gin, ggnn: 10 layers, hidden 64, dropout 0.5, no
  * self-loops, raw features, GIN-0 (eps fixed at 0); gcnii: 64 layers, hidden
  * 64, dropout 0.6, self-loops, row-normalised features, alpha 0.1, lambda 0.5
- * (Chen et al.). */
+ * (Chen et al.). cosine: as gat (10 layers, hidden 64 = the width of the
+ * stream and of each head, 1 head, dropout 0.6, self-loops) without attention
+ * dropout, with the weighted residual (residual 1, always on: alpha per
+ * channel, learnt, initialised at 1/L), CenterNorm built in (node_norm and
+ * att_norm must stay none), tau 10, nu 1, eps 1e-6, spectral initialisation
+ * of each layer's W and W_O. */
 void lg_model_config_default(lg_model_config *c, lg_model_kind kind);
 
 /* LG_OK if c is usable (and meaningful: layernorm only for gt, the gate only for

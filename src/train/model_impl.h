@@ -27,6 +27,12 @@ typedef struct {
     lg_gt_config tc;      /* its configuration (GT)                           */
     lg_gt_layout tl;      /* offsets inside its block (GT)                    */
     lg_gt_cache *tcache;  /* the layer's own activations (GT)                 */
+    int cos;              /* 1: cosine block (SCSA, CenterNorm, weighted residual) */
+    lg_cosatt_config sc;  /* its configuration (cosine)                       */
+    lg_cosatt_layout sl;  /* offsets inside its SCSA block (cosine)           */
+    lg_cosatt_cache *scache; /* the layer's own activations (cosine)          */
+    lg_idx cn_gain, cn_bias, alpha; /* cosine: CenterNorm gain, bias, residual alpha */
+    lg_real *cn;          /* n x w_in  CenterNorm output (cosine)             */
     lg_idx off;           /* offset of its block in the parameter block       */
     lg_idx count;         /* its parameters, LayerNorm included               */
     lg_idx ln_gain, ln_bias; /* offsets of the LayerNorm gain and bias (or -1) */
@@ -99,6 +105,8 @@ void LG_FN(lg__model_free)(LG_MODEL *m) {
             LG_FN(lg__layer) *y = &m->layer[l];
             lg_gat_cache_free(y->cache);
             lg_gt_cache_free(y->tcache);
+            lg_cosatt_cache_free(y->scache);
+            lg__free(y->cn);
             lg_conv_cache_free(y->ccache);
             lg__free(y->drop);
             lg__free(y->act);
@@ -191,7 +199,7 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
     m->io = c->kind != LG_MODEL_GAT_CLASSIC && c->kind != LG_MODEL_GCN;
     m->in_relu = c->kind == LG_MODEL_GCNII;
     m->io_drop = c->kind == LG_MODEL_GCNII;
-    const int conv = c->kind >= LG_MODEL_GCN;
+    const int conv = c->kind >= LG_MODEL_GCN && c->kind <= LG_MODEL_GCNII;
     const int pn = c->node_norm == LG_NODE_NORM_PAIRNORM || c->node_norm == LG_NODE_NORM_PAIRNORM_SI;
     if (!m->batch && x->n != m->n) { st = lg__error(LG_EINVAL, "features have %lld rows for %lld nodes", (long long)x->n, (long long)m->n); goto fail; }
     if (m->classes < 1) { st = lg__error(LG_EINVAL, "data set %s has no classes", ds->name); goto fail; }
@@ -238,7 +246,19 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
     for (int l = 0; l < m->L; l++) {
         LG_FN(lg__layer) *y = &m->layer[l];
         int last = l == m->L - 1;
-        if (c->kind == LG_MODEL_GT) {
+        if (c->kind == LG_MODEL_COSINE) {
+            y->cos = 1;
+            y->sc = lg_cosatt_config_default(w, c->heads, c->hidden, w);
+            y->sc.spectral_init = 1;
+            LG_TRY(lg_cosatt_layout_get(&y->sc, &y->sl));
+            y->w_in = y->w_out = w;
+            y->off = off;
+            off += y->sl.count;
+            y->cn_gain = off;
+            y->cn_bias = off + w;
+            y->alpha = off + 2 * w;
+            off += 3 * w;
+        } else if (c->kind == LG_MODEL_GT) {
             y->gt = 1;
             y->tc = lg_gt_config_default(w, c->heads, c->hidden);
             y->tc.norm = c->att_norm;
@@ -288,13 +308,13 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
             off += y->w_out;
         }
         y->count = off - y->off;
-        y->actf = c->kind == LG_MODEL_GGNN ? LG__ACT_NONE
+        y->actf = c->kind == LG_MODEL_GGNN || y->cos ? LG__ACT_NONE
                  : c->kind == LG_MODEL_GCNII ? LG__ACT_RELU
                  : last ? LG__ACT_NONE
                  : conv ? LG__ACT_RELU
                         : LG__ACT_ELU;
         y->pn = pn && !(last && c->kind == LG_MODEL_GCN);
-        y->residual = c->residual && y->w_in == y->w_out;
+        y->residual = c->residual && y->w_in == y->w_out && !y->cos; /* cosine: its own */
         w = y->w_out;
         m->maxw = LG_MAX(m->maxw, w);
     }
@@ -313,7 +333,11 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
     if (m->io) LG_FN(lg__glorot)(m->params + m->w_in_off, m->f, c->hidden, rng);
     for (int l = 0; l < m->L; l++) {
         LG_FN(lg__layer) *y = &m->layer[l];
-        if (y->gt) LG_TRY(LG_FN(lg_gt_params_init)(m->params + y->off, &y->tc, rng));
+        if (y->cos) {
+            LG_TRY(LG_FN(lg_cosatt_params_init)(m->params + y->off, &y->sc, rng));
+            for (lg_idx k = 0; k < y->w_in; k++) m->params[y->cn_gain + k] = 1; /* bias stays 0 */
+            LG_TRY(LG_FN(lg_wresidual_init)(m->params + y->alpha, y->w_out, m->L));
+        } else if (y->gt) LG_TRY(LG_FN(lg_gt_params_init)(m->params + y->off, &y->tc, rng));
         else if (y->conv) LG_TRY(LG_FN(lg_conv_params_init)(m->params + y->off, &y->cc, rng));
         else LG_TRY(LG_FN(lg_gat_params_init)(m->params + y->off, &y->gc, rng));
         if (y->ln_gain >= 0)
@@ -327,7 +351,14 @@ buffers:
     else LG_TRY(LG_FN(lg__buf)(m, &m->h0, m->n, m->hid, &m->act_bytes, "input activations"));
     for (int l = 0; l < m->L; l++) {
         LG_FN(lg__layer) *y = &m->layer[l];
-        if (y->gt) {
+        if (y->cos) {
+            if (!plan) LG_TRY(LG_FN(lg_cosatt_cache_init)(&y->scache, &y->sc, m->n, nnz_g));
+            lg_cosatt_mem sm;
+            LG_TRY(lg_cosatt_memory(&y->sc, m->n, nnz_g, sizeof(lg_real), &sm));
+            m->act_bytes += sm.activations;
+            m->work_bytes += sm.workspace;
+            LG_TRY(LG_FN(lg__buf)(m, &y->cn, m->n, y->w_in, &m->act_bytes, "CenterNorm activations"));
+        } else if (y->gt) {
             if (!plan) LG_TRY(LG_FN(lg_gt_cache_init)(&y->tcache, &y->tc, m->n, nnz_g));
             lg_gt_mem tm;
             LG_TRY(lg_gt_memory(&y->tc, m->n, nnz_g, sizeof(lg_real), &tm));
@@ -355,7 +386,7 @@ buffers:
             LG_TRY(LG_FN(lg__buf)(m, &y->ln_rstd, m->n, 1, &m->act_bytes, "LayerNorm statistics"));
             y->z = y->ln;
         }
-        if (y->pn || y->residual) LG_TRY(LG_FN(lg__buf)(m, &y->out, m->n, y->w_out, &m->act_bytes, "residual activations"));
+        if (y->pn || y->residual || y->cos) LG_TRY(LG_FN(lg__buf)(m, &y->out, m->n, y->w_out, &m->act_bytes, "residual activations"));
         else y->out = y->z;
         if (y->pn) LG_TRY(LG_FN(lg__buf)(m, &y->pn_rstd, m->n, 1, &m->act_bytes, "PairNorm statistics"));
     }
@@ -459,6 +490,12 @@ static lg_status LG_FN(lg__block_forward)(LG_MODEL *m, int l, const lg_real *cur
     const lg_idx n = m->n;
     LG_FN(lg__layer) *y = &m->layer[l];
     LG_CHECK(LG_FN(lg_dropout_forward)(y->drop, cur, n * y->w_in, m->c.dropout, seed, LG_FN(lg__ctr)(epoch, l, 0), training));
+    if (y->cos) { /* out = cur + alpha (*) SCSA(CenterNorm(drop)) */
+        LG_CHECK(LG_FN(lg_centernorm_forward)(y->cn, y->drop, m->params + y->cn_gain, m->params + y->cn_bias, n,
+                                              y->w_in));
+        LG_CHECK(LG_FN(lg_cosatt_forward)(y->act, y->scache, y->cn, m->params + y->off, m->g, &y->sc));
+        return LG_FN(lg_wresidual_forward)(y->out, cur, y->act, m->params + y->alpha, n, y->w_out);
+    }
     if (y->gt)
         LG_CHECK(LG_FN(lg_gt_forward)(y->act, y->tcache, y->drop, m->params + y->off, m->g, &y->tc, training, seed,
                                       LG_FN(lg__ctr)(epoch, l, 1)));
@@ -538,6 +575,22 @@ static lg_status LG_FN(lg__block_backward)(LG_MODEL *m, int l, const lg_real *dc
     const lg_idx n = m->n;
     LG_FN(lg__layer) *y = &m->layer[l];
     const size_t out_sz = sizeof(lg_real) * (size_t)(n * y->w_out), in_sz = sizeof(lg_real) * (size_t)(n * y->w_in);
+    if (y->cos) { /* back through out = cur + alpha (*) SCSA(CenterNorm(dropout(cur))) */
+        memset(m->buf[3], 0, out_sz);
+        LG_CHECK(LG_FN(lg_wresidual_backward)(NULL, m->buf[3], m->grads + y->alpha, dcur, y->act,
+                                              m->params + y->alpha, n, y->w_out));
+        memset(m->buf[4], 0, in_sz);
+        LG_CHECK(LG_FN(lg_cosatt_backward)(m->buf[4], m->grads + y->off, m->buf[3], y->scache, y->cn,
+                                           m->params + y->off, m->g, m->gT, &y->sc));
+        memset(m->buf[2], 0, in_sz);
+        LG_CHECK(LG_FN(lg_centernorm_backward)(m->buf[2], m->grads + y->cn_gain, m->grads + y->cn_bias, m->buf[4],
+                                               y->drop, m->params + y->cn_gain, n, y->w_in));
+        if (!dprev) return LG_OK;
+        memset(dprev, 0, in_sz);
+        LG_CHECK(LG_FN(lg_dropout_backward)(dprev, m->buf[2], n * y->w_in, m->c.dropout, seed,
+                                            LG_FN(lg__ctr)(epoch, l, 0), training));
+        return LG_FN(lg_add)(dprev, dcur, n * y->w_in);
+    }
     /* dcur = dL/d out_l */
     const lg_real *g = dcur;
     if (y->pn) {
@@ -654,6 +707,7 @@ lg_status LG_FN(lg__model_attention)(const LG_MODEL *m, int l, lg_real *att) {
     if (m->layer[l].conv)
         return lg__error(LG_EINVAL, "--model %s has no attention weights", lg_model_kind_name(m->c.kind));
     if (m->layer[l].gt) return LG_FN(lg_gt_attention)(att, m->layer[l].tcache);
+    if (m->layer[l].cos) return LG_FN(lg_cosatt_attention)(att, m->layer[l].scache);
     return LG_FN(lg_gat_attention)(att, m->layer[l].cache);
 }
 
@@ -684,7 +738,8 @@ int LG_FN(lg__model_first_nonfinite)(const LG_MODEL *m) {
     return -1;
 }
 lg_idx LG_FN(lg__model_layer_heads)(const LG_MODEL *m, int l) {
-    return m->layer[l].gt ? m->layer[l].tc.heads : m->layer[l].conv ? 0 : m->layer[l].gc.heads;
+    return m->layer[l].gt ? m->layer[l].tc.heads : m->layer[l].cos ? m->layer[l].sc.heads
+                                                  : m->layer[l].conv ? 0 : m->layer[l].gc.heads;
 }
 const lg_graph *LG_FN(lg__model_graph)(const LG_MODEL *m) { return m->g; }
 
@@ -699,6 +754,14 @@ lg__layer_range LG_FN(lg__model_layer_range)(const LG_MODEL *m, int l) {
         r.str_rows = y->tc.in_dim;
         r.str_cols = kc2;
         r.str_stride = y->tl.w_cols;
+    } else if (y->cos) { /* Wq, Wk (columns [0, 2KC) of W, row stride 3KC) and bq, bk */
+        lg_idx kc2 = 2 * y->sc.heads * y->sc.head_dim;
+        r.att_off = y->off + y->sl.b;
+        r.att_len = kc2;
+        r.str_off = y->off + y->sl.w;
+        r.str_rows = y->sc.in_dim;
+        r.str_cols = kc2;
+        r.str_stride = y->sl.w_cols;
     } else if (y->conv) { /* no attention parameters */
         r.att_off = y->off;
         r.att_len = 0;
@@ -746,8 +809,8 @@ lg_status LG_FN(lg__model_block_info)(const LG_MODEL *m, int l, lg__block_info *
     if (!m || !b || l < 0 || l >= m->L) return lg__error(LG_EINVAL, "lg__model_block_info: bad argument (layer %d)", l);
     const LG_FN(lg__layer) *y = &m->layer[l];
     memset(b, 0, sizeof *b);
-    b->kind = y->gt ? LG__BLOCK_GT : y->conv ? LG__BLOCK_CONV : LG__BLOCK_GAT;
-    b->gc = y->conv || y->gt ? NULL : &y->gc;
+    b->kind = y->gt ? LG__BLOCK_GT : y->cos ? LG__BLOCK_COS : y->conv ? LG__BLOCK_CONV : LG__BLOCK_GAT;
+    b->gc = y->conv || y->gt || y->cos ? NULL : &y->gc;
     b->tc = y->gt ? &y->tc : NULL;
     b->params = m->params + y->off;
     b->n = m->n;
