@@ -18,6 +18,11 @@ grep -q '"model":"cosine"' "$tmp/out" || fail "--model cosine: $(tail -1 "$tmp/o
 grep -q '"residual":true' "$tmp/out" || fail "--model cosine: residual not reported: $(tail -1 "$tmp/out")"
 grep -q '"att_dropout":0,' "$tmp/out" || fail "--model cosine: att_dropout not 0: $(tail -1 "$tmp/out")"
 
+# mini-batches of trees (the batch model: caches sized for the largest batch, smaller ones bound)
+run train --trees 3 --trees-count 40 --model cosine --layers 4 --hidden 8 --epochs 3 --batch-size 7 --json
+expect_rc 0 "train --model cosine --batch-size 7"; no_sanitizer "cosine in mini-batches"
+grep -q '"model":"cosine"' "$tmp/out" || fail "cosine in mini-batches: $(tail -1 "$tmp/out")"
+
 # a checkpoint round trip and the Lipschitz estimator on it (no bound known for the kind)
 run train --trees 3 --trees-count 40 --model cosine --layers 3 --hidden 8 --epochs 3 --batch-size 0 --quiet --save "$tmp/c.ckpt"
 expect_rc 0 "train --model cosine --save"

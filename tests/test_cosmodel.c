@@ -3,7 +3,8 @@
  * out = h + alpha (*) SCSA(CenterNorm(dropout(h))), src/train/model_impl.h):
  * central finite differences of the whole f64 model's loss against its
  * backward for every parameter (dense and sparse features, 1 and 2 heads,
- * 1 and 3 layers, dropout on), the checker catching a wrong gradient, the
+ * 1 and 3 layers, dropout on; and the mini-batch model on TREES), the
+ * checker catching a wrong gradient, the
  * initial values (alpha = 1/L, CenterNorm (1, 0), spectral norm 1 of W and
  * W_O), configuration checks and names, and a short training run.
  *
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "train/batch.h"
 #include "train/model.h"
 
 /* n nodes, d features (dense or sparse), c classes; node n-1 receives no
@@ -82,18 +84,17 @@ static double loss64(lg__model_f64 *m, const lg_idx *nodes, lg_idx count) {
     return loss;
 }
 
-/* Every parameter: central differences vs the backward; corrupt: one analytic
- * entry made wrong. Returns the mismatches, *worst the largest relative error. */
-static int fd_check(const lg_model_config *mc, const lg_dataset *ds, double tol, double *worst, int corrupt) {
-    lg__model_f64 *m = NULL;
-    lg_rng r;
-    lg_rng_seed(&r, 5);
-    assert_ok(lg__model_init_f64(&m, mc, ds, ds->features, &r));
+/* Every parameter of the built model m (moved off its initial values by r):
+ * central differences of the loss over nodes vs the backward; corrupt: one
+ * analytic entry made wrong. Returns the mismatches, *worst the largest
+ * relative error. */
+static int fd_model(lg__model_f64 *m, lg_rng *r, const lg_idx *nodes, lg_idx count, double tol, double *worst,
+                    int corrupt) {
     double *p = lg__model_params_f64(m);
     const lg_idx np = lg__model_nparams_f64(m);
-    for (lg_idx k = 0; k < np; k++) p[k] += 0.1 * (lg_rng_double(&r) - 0.5); /* every path carries signal */
-    loss64(m, ds->train, ds->n_train);
-    assert_ok(lg__model_backward_f64(m, ds->train, ds->n_train, 1, 11, 3));
+    for (lg_idx k = 0; k < np; k++) p[k] += 0.1 * (lg_rng_double(r) - 0.5); /* every path carries signal */
+    loss64(m, nodes, count);
+    assert_ok(lg__model_backward_f64(m, nodes, count, 1, 11, 3));
     double *g = malloc(sizeof(double) * (size_t)np);
     assert_non_null(g);
     memcpy(g, lg__model_grads_f64(m), sizeof(double) * (size_t)np);
@@ -107,9 +108,9 @@ static int fd_check(const lg_model_config *mc, const lg_dataset *ds, double tol,
     for (lg_idx k = 0; k < np; k++) {
         double keep = p[k];
         p[k] = keep + h;
-        double lp = loss64(m, ds->train, ds->n_train);
+        double lp = loss64(m, nodes, count);
         p[k] = keep - h;
-        double lm = loss64(m, ds->train, ds->n_train);
+        double lm = loss64(m, nodes, count);
         p[k] = keep;
         double num = (lp - lm) / (2 * h), err = fabs(num - g[k]) / fmax(1e-4, fmax(fabs(num), fabs(g[k])));
         if (fabs(num - g[k]) < 1e-11) err = 0; /* below the rounding floor of the differences */
@@ -120,6 +121,16 @@ static int fd_check(const lg_model_config *mc, const lg_dataset *ds, double tol,
         }
     }
     free(g);
+    return bad;
+}
+
+/* fd_model on a full-batch model of ds, loss over its training nodes. */
+static int fd_check(const lg_model_config *mc, const lg_dataset *ds, double tol, double *worst, int corrupt) {
+    lg__model_f64 *m = NULL;
+    lg_rng r;
+    lg_rng_seed(&r, 5);
+    assert_ok(lg__model_init_f64(&m, mc, ds, ds->features, &r));
+    int bad = fd_model(m, &r, ds->train, ds->n_train, tol, worst, corrupt);
     lg__model_free_f64(m);
     return bad;
 }
@@ -149,6 +160,47 @@ static void test_model_gradients(void **state) {
     assert_true(fd_check(&mc, dense, 1e-5, &worst, 1) >= 1);
     lg_dataset_free(dense);
     lg_dataset_free(sparse);
+}
+
+/* The batch model (TREES mini-batches: caches sized for the largest batch,
+ * the graph of each batch bound): central differences over a batch of 3
+ * trees of depth 2, loss at the roots. */
+static void test_batch_model_gradients(void **state) {
+    (void)state;
+    lg_trees_opts o;
+    lg_trees_opts_default(&o);
+    o.depth = 2;
+    o.count = 6;
+    o.seed = 12;
+    lg_dataset *ds = NULL;
+    assert_ok(lg_trees_generate(&ds, &o));
+    for (int corrupt = 0; corrupt < 2; corrupt++) {
+        lg_model_config mc;
+        lg_model_config_default(&mc, LG_MODEL_COSINE);
+        mc.hidden = 3;
+        mc.heads = 2;
+        mc.layers = 3;
+        mc.dropout = 0.3;
+        lg__batcher b;
+        assert_ok(lg__batcher_init(&b, ds, ds->features, &mc, 3, 0));
+        lg__batch bt;
+        lg__batcher_fill(&b, 0, 0, 0, &bt);
+        assert_true(bt.n_graphs == 3 && bt.n_read == 3);
+        const lg_idx cap[3] = {b.n_cap, b.nnz_cap, b.t_cap};
+        lg__model_f64 *m = NULL;
+        lg_rng r;
+        lg_rng_seed(&r, 5);
+        assert_ok(lg__model_init_batch_f64(&m, &mc, ds, ds->features, cap, &r));
+        assert_ok(lg__model_bind_f64(m, &bt));
+        double worst;
+        int bad = fd_model(m, &r, b.iota, b.n_targets, 1e-5, &worst, corrupt);
+        if (!corrupt && bad) fail_msg("batch model: %d gradients differ (worst %.3g)", bad, worst);
+        if (corrupt) assert_true(bad >= 1);
+        else print_message("  batch model: worst relative error %.2e\n", worst);
+        lg__model_free_f64(m);
+        lg__batcher_destroy(&b);
+    }
+    lg_dataset_free(ds);
 }
 
 /* sigma_max of a rows x cols block (row stride ld) by 2000 power iterations. */
@@ -280,6 +332,7 @@ int main(void) {
         cmocka_unit_test(test_configs),
         cmocka_unit_test(test_initial_values),
         cmocka_unit_test(test_model_gradients),
+        cmocka_unit_test(test_batch_model_gradients),
         cmocka_unit_test(test_training_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
