@@ -33,8 +33,10 @@
  * A node without in-neighbours has m_i = 0 and outputs b_O. Self-loops: the
  * layer adds none (lg_graph_self_loops adds them); gT = lg_graph_transpose(g).
  *
- * tau and nu. LipsFormer defines SCSA(X) = nu softmax(tau Qhat Khat^T) Vhat
- * with the rows of Q, K, V divided by sqrt(||.||^2 + eps). Its released code
+ * tau and nu. The form implemented is SCSA(X) = nu softmax(tau Qhat Khat^T)
+ * Vhat with the rows of Q, K, V divided by sqrt(||.||^2 + eps), LipsFormer's
+ * as summarised for this work (of the paper itself only the abstract was
+ * read here). The released code
  * (IDEA-Research/LipsFormer, models/lipsformer_swin.py, WindowAttention) uses
  * a FIXED tau = 10 (a literal constant, no parameter), F.normalize on q and k
  * (eps 1e-12 as a floor on the norm, not added under the square root), and
@@ -44,8 +46,7 @@
  * construction and no gradient can raise it. v IS normalised, as in the
  * paper's formula. eps is a config field (default 1e-6); it makes the map
  * smooth at 0, at the price of a local slope up to ~1/sqrt(eps) for
- * ||x|| ~ sqrt(eps). The paper's text was only read through its abstract
- * here; the choices above follow the formula as stated and the released code.
+ * ||x|| ~ sqrt(eps).
  *
  * Shapes (row-major):
  *     in      n x F       layer input H
