@@ -327,6 +327,42 @@ static void test_training_runs(void **state) {
     lg_dataset_free(ds);
 }
 
+/* Fails the k-th allocation of trainer init + one epoch for k = 1, 2, ...
+ * until one succeeds: each failure is LG_ENOMEM without a leak (the spectral
+ * initialisation's vectors included), and the epoch allocates nothing. */
+static void test_out_of_memory(void **state) {
+    (void)state;
+    lg_dataset *ds = random_dataset(12, 5, 3, 1, 6);
+    lg_model_config mc;
+    lg_model_config_default(&mc, LG_MODEL_COSINE);
+    mc.layers = 2;
+    mc.hidden = 4;
+    mc.heads = 2;
+    lg_train_config tc;
+    lg_train_config_default(&tc);
+    int ok = 0;
+    long k;
+    for (k = 1; k < 3000 && !ok; k++) {
+        lg_test_alloc_fail_at(k);
+        lg_trainer *t = NULL;
+        lg_status st = lg_trainer_init(&t, &mc, &tc, ds);
+        if (st == LG_OK) {
+            lg_epoch_stats es;
+            assert_int_equal(lg_trainer_epoch(t, &es), LG_OK);
+            ok = 1;
+        } else {
+            assert_int_equal(st, LG_ENOMEM);
+            assert_null(t);
+        }
+        lg_trainer_free(t);
+        assert_int_equal(lg_test_alloc_live(), 0);
+        lg_test_alloc_reset();
+    }
+    assert_true(ok);
+    print_message("  %ld allocations swept\n", k - 1);
+    lg_dataset_free(ds);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_configs),
@@ -334,6 +370,7 @@ int main(void) {
         cmocka_unit_test(test_model_gradients),
         cmocka_unit_test(test_batch_model_gradients),
         cmocka_unit_test(test_training_runs),
+        cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
