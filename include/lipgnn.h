@@ -41,6 +41,7 @@
 #include "lipgnn/gat.h"
 #include "lipgnn/gt.h"
 #include "lipgnn/l2att.h"
+#include "lipgnn/cosatt.h"
 #include "lipgnn/conv.h"
 #include "lipgnn/train.h"
 #include "lipgnn/lipschitz.h"

@@ -168,7 +168,7 @@ train)
   expect_rc 0 "--layer-weight-decay"
   grep -q '"layer_weight_decay":0.10000000000000001,' "$tmp/out" || fail "--layer-weight-decay: $(tail -1 "$tmp/out")"
   run train --help; expect_rc 0 "train --help"; grep -q -- "gcn, gin, ggnn, gcnii" "$tmp/out" || fail "train --help lists the baselines"
-  grep -q -- "l2: L2 self-attention" "$tmp/out" || fail "train --help lacks --model l2"
+  grep -q -- "l2 (L2 self-attention" "$tmp/out" || fail "train --help lacks --model l2"
   # L2 attention: trains, is named in the summary, refuses LipschitzNorm
   run train --data "$tiny" --model l2 --layers 3 --hidden 4 --heads 2 --epochs 2 --norm pairnorm --residual --json
   expect_rc 0 "--model l2"; grep -q '"model":"l2"' "$tmp/out" || fail "--model l2: $(tail -1 "$tmp/out")"

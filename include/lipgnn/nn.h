@@ -266,6 +266,79 @@ lg_status lg_accuracy_f32(double *acc, const float *scores, lg_idx n, lg_idx c,
 lg_status lg_accuracy_f64(double *acc, const double *scores, lg_idx n, lg_idx c,
                           const int32_t *labels, const lg_idx *nodes, lg_idx m);
 
+/* ------------------------------------------------------------------------- */
+/* Spectral initialisation (LipsFormer)                                       */
+/* ------------------------------------------------------------------------- */
+
+/* Power iterations used by the layers' spectral initialisation. */
+#define LG_SPECTRAL_ITERS 100
+
+/* Divides the rows x cols matrix w (row stride ld >= cols) by its largest
+ * singular value sigma_max, estimated by `iters` power iterations in double
+ * from a start vector uniform in [-1, 1)^cols drawn from lg_rng seeded with
+ * seed: v <- v/||v||, u = W v, s = ||u||, v = W^T (u/s). s = ||W v|| with a
+ * unit v never exceeds sigma_max, and approaches it at the rate
+ * (sigma_2/sigma_1)^(2 iters) (a few hundred iterations for an exact value
+ * unless sigma_1 and sigma_2 are nearly equal). *sigma (if not NULL) = the s
+ * used; a zero matrix is left as it is (s = 0). Serial, deterministic;
+ * allocates two vectors (LG_ENOMEM). O(iters rows cols). LG_EINVAL for NULL w
+ * with a non-empty shape, ld < cols, iters < 1, or a non-finite norm. */
+lg_status lg_spectral_rescale_f32(float *w, lg_idx rows, lg_idx cols, lg_idx ld, int iters, uint64_t seed,
+                                  double *sigma);
+lg_status lg_spectral_rescale_f64(double *w, lg_idx rows, lg_idx cols, lg_idx ld, int iters, uint64_t seed,
+                                  double *sigma);
+
+/* ------------------------------------------------------------------------- */
+/* CenterNorm and the weighted residual shortcut (LipsFormer)                 */
+/* ------------------------------------------------------------------------- */
+
+/* CenterNorm (Qi et al., LipsFormer, ICLR 2023), per node over its d >= 2
+ * features:
+ *     y_i = gain * (d/(d-1)) (x_i - mean(x_i)) + bias
+ * (no division by the standard deviation: unlike LayerNorm it is Lipschitz,
+ * with constant max|gain| d/(d-1), the centring projection having norm 1).
+ * y, x: n x d; gain, bias: d (NULL: 1 and 0). The mean is taken as
+ * x_i0 + mean(x_i - x_i0). y may equal x only if no backward follows (the
+ * backward reads x for dgain). OpenMP over rows. O(n d). LG_EINVAL for d < 2,
+ * a bad shape or a NULL array with n > 0. */
+lg_status lg_centernorm_forward_f32(float *y, const float *x, const float *gain, const float *bias, lg_idx n,
+                                    lg_idx d);
+lg_status lg_centernorm_forward_f64(double *y, const double *x, const double *gain, const double *bias,
+                                    lg_idx n, lg_idx d);
+
+/* Backward, given dy (n x d), the forward's x and gain (NULL: 1):
+ *     dx (n x d) += (d/(d-1)) (g_i - mean(g_i)),  g_i = dy_i * gain
+ *     dgain (d)  += sum over rows of dy_i * (d/(d-1)) (x_i - mean(x_i))
+ *     dbias (d)  += sum over rows of dy_i
+ * (sums in row order over column blocks: bitwise independent of threads).
+ * dx, dgain, dbias may be NULL; x may be NULL when dgain is. O(n d). */
+lg_status lg_centernorm_backward_f32(float *dx, float *dgain, float *dbias, const float *dy, const float *x,
+                                     const float *gain, lg_idx n, lg_idx d);
+lg_status lg_centernorm_backward_f64(double *dx, double *dgain, double *dbias, const double *dy,
+                                     const double *x, const double *gain, lg_idx n, lg_idx d);
+
+/* The weighted residual shortcut of LipsFormer, y = x + alpha (*) f(x) with
+ * a learnable per-channel alpha (d), initialised at 1/L for a stack of L
+ * layers: alpha[c] = 1/layers (layers >= 1, LG_EINVAL otherwise). */
+lg_status lg_wresidual_init_f32(float *alpha, lg_idx d, lg_idx layers);
+lg_status lg_wresidual_init_f64(double *alpha, lg_idx d, lg_idx layers);
+
+/* y_ic = x_ic + alpha_c f_ic (n x d). y may alias x or f (elementwise).
+ * O(n d). */
+lg_status lg_wresidual_forward_f32(float *y, const float *x, const float *f, const float *alpha, lg_idx n,
+                                   lg_idx d);
+lg_status lg_wresidual_forward_f64(double *y, const double *x, const double *f, const double *alpha, lg_idx n,
+                                   lg_idx d);
+
+/* Backward: dx += dy; df += alpha (*) dy; dalpha (d) += sum over rows of
+ * dy (*) f (row order, column blocks). Any of dx, df, dalpha may be NULL
+ * (alpha is needed for df, f for dalpha); dx and df must not alias.
+ * O(n d). */
+lg_status lg_wresidual_backward_f32(float *dx, float *df, float *dalpha, const float *dy, const float *f,
+                                    const float *alpha, lg_idx n, lg_idx d);
+lg_status lg_wresidual_backward_f64(double *dx, double *df, double *dalpha, const double *dy, const double *f,
+                                    const double *alpha, lg_idx n, lg_idx d);
+
 #ifdef __cplusplus
 }
 #endif

@@ -38,6 +38,8 @@ typedef enum lg_model_kind {
     LG_MODEL_GGNN,        /* Linear, L GGNN steps (messages + GRU, own weights), Linear    */
     LG_MODEL_GCNII,       /* Linear + ReLU (= H0), L GCNII layers + ReLU, Linear          */
     LG_MODEL_L2,          /* Linear, L L2-attention layers (Kim et al. 2021, lipgnn/l2att.h), Linear */
+    LG_MODEL_COSINE,      /* LipsFormer-style: Linear, L blocks h + alpha (*) SCSA(CenterNorm(
+                             dropout(h))) (lipgnn/cosatt.h), Linear                  */
     LG_MODEL_COUNT
 } lg_model_kind;
 
@@ -50,7 +52,8 @@ typedef enum lg_node_norm {
     LG_NODE_NORM_COUNT
 } lg_node_norm;
 
-/* "gat", "gt", "gat-classic", "gcn", "gin", "ggnn", "gcnii", "l2"; "?" out of range. */
+/* "gat", "gt", "gat-classic", "gcn", "gin", "ggnn", "gcnii", "l2", "cosine"; "?"
+ * out of range. */
 const char *lg_model_kind_name(lg_model_kind k);
 lg_status lg_model_kind_parse(const char *name, lg_model_kind *out);
 
@@ -94,7 +97,12 @@ typedef struct lg_model_config {
  * (Chen et al.). l2: as gat (10 layers, hidden 64 per head, 1 head, dropout
  * 0.6, self-loops, which it requires), no attention dropout (att_dropout is
  * unused), att_norm none (the only value it accepts: L2 attention is
- * Lipschitz without LipschitzNorm). */
+ * Lipschitz without LipschitzNorm).
+ * cosine: as gat (10 layers, hidden 64 = the width of the stream and of each head, 1 head, dropout 0.6, self-loops) without attention
+ * dropout, with the weighted residual (residual 1, always on: alpha per
+ * channel, learnt, initialised at 1/L), CenterNorm built in (node_norm and
+ * att_norm must stay none), tau 10, nu 1, eps 1e-6, spectral initialisation
+ * of each layer's W and W_O. */
 void lg_model_config_default(lg_model_config *c, lg_model_kind kind);
 
 /* LG_OK if c is usable (and meaningful: layernorm only for gt, the gate only for

@@ -6,3 +6,5 @@
 #include "nn/pairnorm_impl.h"
 #include "nn/layernorm_impl.h"
 #include "nn/loss_impl.h"
+#include "nn/spectral_impl.h"
+#include "nn/centernorm_impl.h"

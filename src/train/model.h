@@ -13,6 +13,10 @@
  *     out_l  = z_l + cur           if residual and widths match
  *     out_l  = PairNorm(out_l)     if chosen (not on gcn's last layer: the logits)
  *     cur    = out_l
+ * cosine (LipsFormer-style) replaces the per-layer steps by
+ *     out_l  = cur + alpha_l (*) SCSA_l(CenterNorm_l(dropout(cur)))
+ * (lipgnn/cosatt.h; alpha_l per channel, learnt, initialised at 1/L; no
+ * activation, LayerNorm or PairNorm), all widths = hidden.
  * h0 = X W_in + b_in (sparse or dense X; ReLU'd for gcnii); gat-classic and gcn
  * have no input linear (h0 = X, dense) and no output linear (their last layer
  * maps to the classes); otherwise logits = cur W_out + b_out. logp = log_softmax.
@@ -22,7 +26,8 @@
  * et al.'s model.
  *
  * Parameter block: [W_in F x H | b_in H] then per layer [layer block | LN gain
- * | LN bias] then [W_out D x classes | b_out classes]. Gradients use the same
+ * | LN bias] (cosine: [SCSA block | CenterNorm gain | CenterNorm bias | alpha])
+ * then [W_out D x classes | b_out classes]. Gradients use the same
  * layout (and Adam's moments, in the trainer).
  */
 #ifndef LG_TRAIN_MODEL_H
@@ -148,7 +153,7 @@ lg_status lg__model_plan_f32(const lg_model_config *c, const lg_dataset *ds, con
 /* One block of the stack (the header's per-layer steps, dropout to PairNorm)
  * as a function of its input, in evaluation mode (no dropout), for the
  * Lipschitz estimator (src/train/lipschitz.c). Kinds of layer: */
-typedef enum { LG__BLOCK_GAT = 0, LG__BLOCK_GT, LG__BLOCK_CONV, LG__BLOCK_L2 } lg__block_kind;
+typedef enum { LG__BLOCK_GAT = 0, LG__BLOCK_GT, LG__BLOCK_CONV, LG__BLOCK_L2, LG__BLOCK_COS } lg__block_kind;
 typedef struct lg__block_info {
     lg__block_kind kind;
     const lg_gat_config *gc;  /* GAT: its configuration (else NULL)             */

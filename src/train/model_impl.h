@@ -31,6 +31,12 @@ typedef struct {
     lg_l2att_config lc;   /* its configuration (L2)                           */
     lg_l2att_layout ll;   /* offsets inside its block (L2)                    */
     lg_l2att_cache *lcache; /* the layer's own activations (L2)               */
+    int cos;              /* 1: cosine block (SCSA, CenterNorm, weighted residual) */
+    lg_cosatt_config sc;  /* its configuration (cosine)                       */
+    lg_cosatt_layout sl;  /* offsets inside its SCSA block (cosine)           */
+    lg_cosatt_cache *scache; /* the layer's own activations (cosine)          */
+    lg_idx cn_gain, cn_bias, alpha; /* cosine: CenterNorm gain, bias, residual alpha */
+    lg_real *cn;          /* n x w_in  CenterNorm output (cosine)             */
     lg_idx off;           /* offset of its block in the parameter block       */
     lg_idx count;         /* its parameters, LayerNorm included               */
     lg_idx ln_gain, ln_bias; /* offsets of the LayerNorm gain and bias (or -1) */
@@ -109,6 +115,8 @@ void LG_FN(lg__model_free)(LG_MODEL *m) {
             LG_FN(lg__layer) *y = &m->layer[l];
             lg_gat_cache_free(y->cache);
             lg_gt_cache_free(y->tcache);
+            lg_cosatt_cache_free(y->scache);
+            lg__free(y->cn);
             lg_conv_cache_free(y->ccache);
             lg_l2att_cache_free(y->lcache);
             lg__free(y->drop);
@@ -250,7 +258,19 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
     for (int l = 0; l < m->L; l++) {
         LG_FN(lg__layer) *y = &m->layer[l];
         int last = l == m->L - 1;
-        if (c->kind == LG_MODEL_GT) {
+        if (c->kind == LG_MODEL_COSINE) {
+            y->cos = 1;
+            y->sc = lg_cosatt_config_default(w, c->heads, c->hidden, w);
+            y->sc.spectral_init = 1;
+            LG_TRY(lg_cosatt_layout_get(&y->sc, &y->sl));
+            y->w_in = y->w_out = w;
+            y->off = off;
+            off += y->sl.count;
+            y->cn_gain = off;
+            y->cn_bias = off + w;
+            y->alpha = off + 2 * w;
+            off += 3 * w;
+        } else if (c->kind == LG_MODEL_GT) {
             y->gt = 1;
             y->tc = lg_gt_config_default(w, c->heads, c->hidden);
             y->tc.norm = c->att_norm;
@@ -308,13 +328,13 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
             off += y->w_out;
         }
         y->count = off - y->off;
-        y->actf = c->kind == LG_MODEL_GGNN ? LG__ACT_NONE
+        y->actf = c->kind == LG_MODEL_GGNN || y->cos ? LG__ACT_NONE
                  : c->kind == LG_MODEL_GCNII ? LG__ACT_RELU
                  : last ? LG__ACT_NONE
                  : conv ? LG__ACT_RELU
                         : LG__ACT_ELU;
         y->pn = pn && !(last && c->kind == LG_MODEL_GCN);
-        y->residual = c->residual && y->w_in == y->w_out;
+        y->residual = c->residual && y->w_in == y->w_out && !y->cos; /* cosine: its own */
         w = y->w_out;
         m->maxw = LG_MAX(m->maxw, w);
     }
@@ -333,7 +353,11 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
     if (m->io) LG_FN(lg__glorot)(m->params + m->w_in_off, m->f, c->hidden, rng);
     for (int l = 0; l < m->L; l++) {
         LG_FN(lg__layer) *y = &m->layer[l];
-        if (y->gt) LG_TRY(LG_FN(lg_gt_params_init)(m->params + y->off, &y->tc, rng));
+        if (y->cos) {
+            LG_TRY(LG_FN(lg_cosatt_params_init)(m->params + y->off, &y->sc, rng));
+            for (lg_idx k = 0; k < y->w_in; k++) m->params[y->cn_gain + k] = 1; /* bias stays 0 */
+            LG_TRY(LG_FN(lg_wresidual_init)(m->params + y->alpha, y->w_out, m->L));
+        } else if (y->gt) LG_TRY(LG_FN(lg_gt_params_init)(m->params + y->off, &y->tc, rng));
         else if (y->conv) LG_TRY(LG_FN(lg_conv_params_init)(m->params + y->off, &y->cc, rng));
         else if (y->l2) LG_TRY(LG_FN(lg_l2att_params_init)(m->params + y->off, &y->lc, rng));
         else LG_TRY(LG_FN(lg_gat_params_init)(m->params + y->off, &y->gc, rng));
@@ -349,7 +373,7 @@ buffers:
     /* one backward workspace for every GAT and GT layer: the largest */
     for (int l = 0; l < m->L; l++) {
         LG_FN(lg__layer) *y = &m->layer[l];
-        if (y->conv || y->l2) continue;
+        if (y->conv || y->l2 || y->cos) continue;
         size_t wb;
         if (y->gt) {
             lg_gt_mem tm;
@@ -369,7 +393,14 @@ buffers:
     }
     for (int l = 0; l < m->L; l++) {
         LG_FN(lg__layer) *y = &m->layer[l];
-        if (y->gt) {
+        if (y->cos) {
+            if (!plan) LG_TRY(LG_FN(lg_cosatt_cache_init)(&y->scache, &y->sc, m->n, nnz_g));
+            lg_cosatt_mem sm;
+            LG_TRY(lg_cosatt_memory(&y->sc, m->n, nnz_g, sizeof(lg_real), &sm));
+            m->act_bytes += sm.activations;
+            m->work_bytes += sm.workspace;
+            LG_TRY(LG_FN(lg__buf)(m, &y->cn, m->n, y->w_in, &m->act_bytes, "CenterNorm activations"));
+        } else if (y->gt) {
             if (!plan) LG_TRY(LG_FN(lg_gt_cache_init_shared)(&y->tcache, &y->tc, m->n, nnz_g, m->ws, m->ws_bytes));
             lg_gt_mem tm;
             LG_TRY(lg_gt_memory(&y->tc, m->n, nnz_g, sizeof(lg_real), &tm));
@@ -401,7 +432,7 @@ buffers:
             LG_TRY(LG_FN(lg__buf)(m, &y->ln_rstd, m->n, 1, &m->act_bytes, "LayerNorm statistics"));
             y->z = y->ln;
         }
-        if (y->pn || y->residual) LG_TRY(LG_FN(lg__buf)(m, &y->out, m->n, y->w_out, &m->act_bytes, "residual activations"));
+        if (y->pn || y->residual || y->cos) LG_TRY(LG_FN(lg__buf)(m, &y->out, m->n, y->w_out, &m->act_bytes, "residual activations"));
         else y->out = y->z;
         if (y->pn) LG_TRY(LG_FN(lg__buf)(m, &y->pn_rstd, m->n, 1, &m->act_bytes, "PairNorm statistics"));
     }
@@ -418,8 +449,9 @@ buffers:
     } else {
         m->maxw = LG_MAX(m->maxw, m->classes);
     }
-    int any_pn = 0, any_ln = 0;
-    for (int l = 0; l < m->L; l++) any_pn |= m->layer[l].pn, any_ln |= m->layer[l].ln_gain >= 0;
+    int any_pn = 0, any_ln = 0; /* (cosine blocks use buf[2] and buf[3] too) */
+    for (int l = 0; l < m->L; l++)
+        any_pn |= m->layer[l].pn || m->layer[l].cos, any_ln |= m->layer[l].ln_gain >= 0 || m->layer[l].cos;
     for (int k = 0; k < 5; k++)
         if ((k != 2 || any_pn) && (k != 3 || any_ln))
             LG_TRY(LG_FN(lg__buf)(m, &m->buf[k], m->n, m->maxw, &m->work_bytes, "backward buffers"));
@@ -509,6 +541,12 @@ static lg_status LG_FN(lg__block_forward)(LG_MODEL *m, int l, const lg_real *cur
     const lg_idx n = m->n;
     LG_FN(lg__layer) *y = &m->layer[l];
     LG_CHECK(LG_FN(lg_dropout_forward)(y->drop, cur, n * y->w_in, m->c.dropout, seed, LG_FN(lg__ctr)(epoch, l, 0), training));
+    if (y->cos) { /* out = cur + alpha (*) SCSA(CenterNorm(drop)) */
+        LG_CHECK(LG_FN(lg_centernorm_forward)(y->cn, y->drop, m->params + y->cn_gain, m->params + y->cn_bias, n,
+                                              y->w_in));
+        LG_CHECK(LG_FN(lg_cosatt_forward)(y->act, y->scache, y->cn, m->params + y->off, m->g, &y->sc));
+        return LG_FN(lg_wresidual_forward)(y->out, cur, y->act, m->params + y->alpha, n, y->w_out);
+    }
     if (y->gt)
         LG_CHECK(LG_FN(lg_gt_forward)(y->act, y->tcache, y->drop, m->params + y->off, m->g, &y->tc, training, seed,
                                       LG_FN(lg__ctr)(epoch, l, 1)));
@@ -585,13 +623,29 @@ lg_status LG_FN(lg__model_eval)(const LG_MODEL *m, const lg_idx *nodes, lg_idx c
  * seed, epoch): from dcur = dL/d out_l (n x w_out) to dprev = dL/d(its input)
  * (n x w_in, overwritten; NULL: not needed), adding the block's parameter
  * gradients to grads. Scratch: dprev itself (until the end), buf[4], and
- * buf[2] (PairNorm) and buf[3] (LayerNorm), which exist only in models that
- * have them (dcur and dprev must be buf[0] and buf[1]). */
+ * buf[2] (PairNorm, cosine) and buf[3] (LayerNorm, cosine), which exist only
+ * in models that have them (dcur and dprev must be buf[0] and buf[1]). */
 static lg_status LG_FN(lg__block_backward)(LG_MODEL *m, int l, const lg_real *dcur, lg_real *dprev, int training,
                                            uint64_t seed, uint64_t epoch) {
     const lg_idx n = m->n;
     LG_FN(lg__layer) *y = &m->layer[l];
     const size_t out_sz = sizeof(lg_real) * (size_t)(n * y->w_out), in_sz = sizeof(lg_real) * (size_t)(n * y->w_in);
+    if (y->cos) { /* back through out = cur + alpha (*) SCSA(CenterNorm(dropout(cur))) */
+        memset(m->buf[3], 0, out_sz);
+        LG_CHECK(LG_FN(lg_wresidual_backward)(NULL, m->buf[3], m->grads + y->alpha, dcur, y->act,
+                                              m->params + y->alpha, n, y->w_out));
+        memset(m->buf[4], 0, in_sz);
+        LG_CHECK(LG_FN(lg_cosatt_backward)(m->buf[4], m->grads + y->off, m->buf[3], y->scache, y->cn,
+                                           m->params + y->off, m->g, m->gT, &y->sc));
+        memset(m->buf[2], 0, in_sz);
+        LG_CHECK(LG_FN(lg_centernorm_backward)(m->buf[2], m->grads + y->cn_gain, m->grads + y->cn_bias, m->buf[4],
+                                               y->drop, m->params + y->cn_gain, n, y->w_in));
+        if (!dprev) return LG_OK;
+        memset(dprev, 0, in_sz);
+        LG_CHECK(LG_FN(lg_dropout_backward)(dprev, m->buf[2], n * y->w_in, m->c.dropout, seed,
+                                            LG_FN(lg__ctr)(epoch, l, 0), training));
+        return LG_FN(lg_add)(dprev, dcur, n * y->w_in);
+    }
     /* dcur = dL/d out_l */
     const lg_real *g = dcur;
     if (y->pn) {
@@ -717,6 +771,7 @@ lg_status LG_FN(lg__model_attention)(const LG_MODEL *m, int l, lg_real *att) {
         return lg__error(LG_EINVAL, "--model %s has no attention weights", lg_model_kind_name(m->c.kind));
     if (m->layer[l].gt) return LG_FN(lg_gt_attention)(att, m->layer[l].tcache);
     if (m->layer[l].l2) return LG_FN(lg_l2att_attention)(att, m->layer[l].lcache);
+    if (m->layer[l].cos) return LG_FN(lg_cosatt_attention)(att, m->layer[l].scache);
     return LG_FN(lg_gat_attention)(att, m->layer[l].cache);
 }
 
@@ -747,7 +802,8 @@ int LG_FN(lg__model_first_nonfinite)(const LG_MODEL *m) {
     return -1;
 }
 lg_idx LG_FN(lg__model_layer_heads)(const LG_MODEL *m, int l) {
-    return m->layer[l].gt ? m->layer[l].tc.heads : m->layer[l].l2 ? m->layer[l].lc.heads : m->layer[l].conv ? 0 : m->layer[l].gc.heads;
+    return m->layer[l].gt ? m->layer[l].tc.heads : m->layer[l].l2 ? m->layer[l].lc.heads
+           : m->layer[l].cos ? m->layer[l].sc.heads : m->layer[l].conv ? 0 : m->layer[l].gc.heads;
 }
 const lg_graph *LG_FN(lg__model_graph)(const LG_MODEL *m) { return m->g; }
 
@@ -765,6 +821,14 @@ lg__layer_range LG_FN(lg__model_layer_range)(const LG_MODEL *m, int l) {
     } else if (y->l2) { /* the tied query/key map W_Q */
         r.att_off = y->off + y->ll.wq;
         r.att_len = y->ll.v - y->ll.wq;
+    } else if (y->cos) { /* Wq, Wk (columns [0, 2KC) of W, row stride 3KC) and bq, bk */
+        lg_idx kc2 = 2 * y->sc.heads * y->sc.head_dim;
+        r.att_off = y->off + y->sl.b;
+        r.att_len = kc2;
+        r.str_off = y->off + y->sl.w;
+        r.str_rows = y->sc.in_dim;
+        r.str_cols = kc2;
+        r.str_stride = y->sl.w_cols;
     } else if (y->conv) { /* no attention parameters */
         r.att_off = y->off;
         r.att_len = 0;
@@ -812,8 +876,8 @@ lg_status LG_FN(lg__model_block_info)(const LG_MODEL *m, int l, lg__block_info *
     if (!m || !b || l < 0 || l >= m->L) return lg__error(LG_EINVAL, "lg__model_block_info: bad argument (layer %d)", l);
     const LG_FN(lg__layer) *y = &m->layer[l];
     memset(b, 0, sizeof *b);
-    b->kind = y->gt ? LG__BLOCK_GT : y->l2 ? LG__BLOCK_L2 : y->conv ? LG__BLOCK_CONV : LG__BLOCK_GAT;
-    b->gc = y->conv || y->gt || y->l2 ? NULL : &y->gc;
+    b->kind = y->gt ? LG__BLOCK_GT : y->l2 ? LG__BLOCK_L2 : y->cos ? LG__BLOCK_COS : y->conv ? LG__BLOCK_CONV : LG__BLOCK_GAT;
+    b->gc = y->conv || y->gt || y->l2 || y->cos ? NULL : &y->gc;
     b->tc = y->gt ? &y->tc : NULL;
     b->lc = y->l2 ? &y->lc : NULL;
     b->params = m->params + y->off;

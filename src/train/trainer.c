@@ -21,7 +21,7 @@
 /* Names and configurations                                                   */
 /* ------------------------------------------------------------------------- */
 
-static const char *const lg__kind_names[LG_MODEL_COUNT] = {"gat", "gt", "gat-classic", "gcn", "gin", "ggnn", "gcnii", "l2"};
+static const char *const lg__kind_names[LG_MODEL_COUNT] = {"gat", "gt", "gat-classic", "gcn", "gin", "ggnn", "gcnii", "l2", "cosine"};
 static const char *const lg__node_names[LG_NODE_NORM_COUNT] = {"none", "pairnorm", "pairnorm-si", "layernorm"};
 
 const char *lg_model_kind_name(lg_model_kind k) {
@@ -31,7 +31,7 @@ const char *lg_model_kind_name(lg_model_kind k) {
 lg_status lg_model_kind_parse(const char *name, lg_model_kind *out) {
     for (int k = 0; name && k < LG_MODEL_COUNT; k++)
         if (strcmp(name, lg__kind_names[k]) == 0) { *out = (lg_model_kind)k; return LG_OK; }
-    return lg__error(LG_EINVAL, "unknown model '%s' (valid: gat, gt, gat-classic, gcn, gin, ggnn, gcnii, l2)", name ? name : "");
+    return lg__error(LG_EINVAL, "unknown model '%s' (valid: gat, gt, gat-classic, gcn, gin, ggnn, gcnii, l2, cosine)", name ? name : "");
 }
 
 lg_status lg_norm_parse(const char *s, lg_att_norm *att, lg_node_norm *node) {
@@ -102,6 +102,9 @@ void lg_model_config_default(lg_model_config *c, lg_model_kind kind) {
         c->feature_norm_row = 1;
     } else if (kind == LG_MODEL_L2) { /* L2 attention: no attention dropout */
         c->att_dropout = 0;
+    } else if (kind == LG_MODEL_COSINE) { /* LipsFormer-style blocks */
+        c->att_dropout = 0;
+        c->residual = 1;
     } else if (kind >= LG_MODEL_GCN && kind <= LG_MODEL_GCNII) { /* the baselines: no attention */
         c->att_dropout = 0;
         c->dropout = 0.5;
@@ -133,6 +136,12 @@ lg_status lg_model_config_check(const lg_model_config *c) {
     if (c->node_norm == LG_NODE_NORM_LAYERNORM && c->kind != LG_MODEL_GT)
         return lg__error(LG_EINVAL, "--norm layernorm is for the graph transformer (--model gt)");
     if (c->gate && c->kind != LG_MODEL_GT) return lg__error(LG_EINVAL, "--gate is for the graph transformer (--model gt)");
+    if (c->kind == LG_MODEL_COSINE) {
+        if (c->att_norm != LG_ATT_NORM_NONE || c->node_norm != LG_NODE_NORM_NONE)
+            return lg__error(LG_EINVAL, "--norm: --model cosine normalises itself (cosine scores, CenterNorm): use none");
+        if (c->att_dropout != 0) return lg__error(LG_EINVAL, "--att-dropout: --model cosine has no attention dropout");
+        if (c->residual != 1) return lg__error(LG_EINVAL, "--model cosine always has its weighted residual");
+    }
     if (c->kind >= LG_MODEL_GCN && c->kind <= LG_MODEL_GCNII && c->att_norm != LG_ATT_NORM_NONE)
         return lg__error(LG_EINVAL, "--norm %s: --model %s has no attention to normalise (use none or pairnorm)",
                          lg_att_norm_name(c->att_norm), lg_model_kind_name(c->kind));
