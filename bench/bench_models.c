@@ -399,7 +399,7 @@ int main(int argc, char **argv) {
     printf("{\"bench\":\"models\",\"name\":\"%s\",\"family\":\"%s\",\"config\":{\"model\":\"%s\",\"data\":\"%s\","
            "\"nodes\":%lld,\"edges\":%lld,\"features\":%lld,\"feature_nnz\":%lld,\"classes\":%d,\"train_nodes\":%lld,"
            "\"layers\":%d,\"hidden\":%d,\"heads\":%d,\"norm\":\"%s\",\"dropout\":%g,\"att_dropout\":%g,\"params\":%lld},"
-           "\"threads\":%d,\"blas_core\":\"%s\",\"epochs\":%d,\"warmup\":%d,\"infer_passes\":%d,"
+           "\"threads\":%d,\"blas_core\":\"%s\",\"kernel_isa\":\"%s\",\"epochs\":%d,\"warmup\":%d,\"infer_passes\":%d,"
            "\"epoch_ms\":%.3f,\"epoch_ms_min\":%.3f,\"epoch_cpu_ms\":%.3f,\"infer_ms\":%.3f,\"floor_ms\":%.3f,\"floor_infer_ms\":%.3f,"
            "\"ratio\":%.3f,\"infer_ratio\":%.3f,\"gemm_calls\":%d,\"gemm_gflop\":%.3f,"
            "\"rss_before_bytes\":%lld,\"peak_rss_bytes\":%lld,\"rss_end_bytes\":%lld,\"peak_ok\":%d,"
@@ -408,7 +408,7 @@ int main(int argc, char **argv) {
            c->name, c->family, lg_model_kind_name(mc.kind), ds->name, (long long)g->n, (long long)g->nnz,
            (long long)ds->features->d, (long long)ds->features->nnz, ds->n_classes, (long long)ds->n_train,
            c->kind == LG_MODEL_GAT_CLASSIC ? 2 : mc.layers, mc.hidden, mc.heads, norm, mc.dropout, mc.att_dropout,
-           (long long)lg__model_nparams_f32(m), threads, bi.current, epochs, warmup, passes, ms, ms_min, ms_cpu, ms_inf, fl, fl_inf,
+           (long long)lg__model_nparams_f32(m), threads, bi.current, lg_kernel_isa(), epochs, warmup, passes, ms, ms_min, ms_cpu, ms_inf, fl, fl_inf,
            ms / fl, ms_inf / fl_inf, rt.log.count, replay_flops(&rt) * 1e-9, rss_before, rss_peak, rss_end, peak_ok,
            mem.params, mem.activations, mem.workspace, mem.other, (double)grown / (double)budget, allocs, loss_first,
            loss_last, setup_ms);

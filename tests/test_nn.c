@@ -1063,6 +1063,72 @@ static void test_bad_input(void **state) {
     assert_true(loss == 0.0);
 }
 
+/* The kernels' two instruction-set variants (core/isa.h) give the same bits:
+ * ELU and dropout, forward and backward, float and double, over inputs with
+ * both signs, zeros, NaN, huge and tiny values, a length that is not a
+ * multiple of the chunk, and in-place dropout. Skipped (with a message) where
+ * the CPU lacks AVX-512. Also the setter's refusals. */
+static void test_isa_variants_bitwise(void **state) {
+    (void)state;
+    assert_int_equal(lg_set_kernel_isa("sse9"), LG_EINVAL);
+    assert_int_equal(lg_set_kernel_isa(NULL), LG_EINVAL);
+    assert_ok(lg_set_kernel_isa("baseline"));
+    assert_string_equal(lg_kernel_isa(), "baseline");
+    if (lg_set_kernel_isa("avx512") != LG_OK) {
+        print_message("test_isa_variants_bitwise: this CPU has no AVX-512 (CPUID): only the baseline variant runs here\n");
+        assert_ok(lg_set_kernel_isa("auto"));
+        return;
+    }
+    const lg_idx n = 3 * 4096 + 123;
+    lg_rng r;
+    lg_rng_seed(&r, 77);
+    float *xf = malloc(sizeof(float) * (size_t)n), *gf = malloc(sizeof(float) * (size_t)n);
+    double *xd = malloc(sizeof(double) * (size_t)n), *gd = malloc(sizeof(double) * (size_t)n);
+    assert_true(xf && gf && xd && gd);
+    for (lg_idx k = 0; k < n; k++) {
+        double v = (lg_rng_double(&r) - 0.5) * 20;
+        if (k % 97 == 0) v = 0;
+        if (k % 101 == 0) v = -1e30;
+        if (k % 103 == 0) v = 1e-40;
+        xd[k] = v;
+        xf[k] = (float)v;
+        gd[k] = lg_rng_double(&r) - 0.5;
+        gf[k] = (float)gd[k];
+    }
+    xf[5] = NAN;
+    xd[5] = NAN;
+    float *of[2][4];
+    double *od[2][4];
+    const char *isa[2] = {"baseline", "avx512"};
+    for (int v = 0; v < 2; v++) {
+        assert_ok(lg_set_kernel_isa(isa[v]));
+        for (int t = 0; t < 4; t++) {
+            of[v][t] = calloc((size_t)n, sizeof(float));
+            od[v][t] = calloc((size_t)n, sizeof(double));
+            assert_true(of[v][t] && od[v][t]);
+        }
+        assert_ok(lg_elu_forward_f32(of[v][0], xf, n));
+        assert_ok(lg_elu_backward_f32(of[v][1], gf, of[v][0], n));
+        assert_ok(lg_dropout_forward_f32(of[v][2], xf, n, 0.3, 9, 4, 1));
+        memcpy(of[v][3], xf, sizeof(float) * (size_t)n);
+        assert_ok(lg_dropout_forward_f32(of[v][3], of[v][3], n, 0.6, 9, 5, 1)); /* in place */
+        assert_ok(lg_dropout_backward_f32(of[v][1], gf, n, 0.3, 9, 4, 1));
+        assert_ok(lg_elu_forward_f64(od[v][0], xd, n));
+        assert_ok(lg_elu_backward_f64(od[v][1], gd, od[v][0], n));
+        assert_ok(lg_dropout_forward_f64(od[v][2], xd, n, 0.3, 9, 4, 1));
+        memcpy(od[v][3], xd, sizeof(double) * (size_t)n);
+        assert_ok(lg_dropout_forward_f64(od[v][3], od[v][3], n, 0.6, 9, 5, 1));
+        assert_ok(lg_dropout_backward_f64(od[v][1], gd, n, 0.3, 9, 4, 1));
+    }
+    assert_ok(lg_set_kernel_isa("auto"));
+    for (int t = 0; t < 4; t++) {
+        assert_memory_equal(of[0][t], of[1][t], sizeof(float) * (size_t)n);
+        assert_memory_equal(od[0][t], od[1][t], sizeof(double) * (size_t)n);
+        for (int v = 0; v < 2; v++) free(of[v][t]), free(od[v][t]);
+    }
+    free(xf), free(gf), free(xd), free(gd);
+}
+
 int main(void) {
     lg_rng_seed(&rng, 20240611);
     const struct CMUnitTest tests[] = {
@@ -1070,6 +1136,7 @@ int main(void) {
         cmocka_unit_test(test_fd_sparse_linear),
         cmocka_unit_test(test_fd_elu),
         cmocka_unit_test(test_elu_f32_accuracy),
+        cmocka_unit_test(test_isa_variants_bitwise),
         cmocka_unit_test(test_fd_checker_catches_bugs),
         cmocka_unit_test(test_fd_dropout),
         cmocka_unit_test(test_fd_pairnorm),

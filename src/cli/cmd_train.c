@@ -263,7 +263,7 @@ static void lg__print_json(const lg_train_opts *o, const lg_dataset *ds, const l
     const lg_train_config *t = &o->tc;
     printf("{\"lipgnn_version\":\"%s\",\"blas_core\":", lg_version());
     lg_json_string(stdout, bi.current);
-    printf(",\"threads\":%d,\"dataset\":", omp_get_max_threads());
+    printf(",\"kernel_isa\":\"%s\",\"threads\":%d,\"dataset\":", lg_kernel_isa(), omp_get_max_threads());
     lg_json_string(stdout, ds->name);
     printf(",\"model\":\"%s\",\"norm\":\"%s\",\"layers\":%d,\"hidden\":%d,\"heads\":%d,\"epochs\":%d,\"seed\":%llu",
            lg_model_kind_name(m->kind), norm, m->layers, m->hidden, m->heads, t->epochs, (unsigned long long)t->seed);

@@ -23,7 +23,7 @@ static const char lg__usage[] =
     "\n"
     "Options:\n"
     "  -h, --help     this help; `lipgnn COMMAND --help` for a command's options\n"
-    "  -V, --version  the version, and the OpenBLAS core type in use\n"
+    "  -V, --version  the version, the OpenBLAS core type and lipgnn's kernel instruction set\n"
     "\n"
     "Environment:\n"
     "  LIPGNN_DATA        directory that --dataset NAME looks in (e.g. holding cora/, pubmed/)\n"
@@ -64,6 +64,8 @@ static int lg_cli_version(void) {
     printf("lipgnn %s\n", lg_version());
     printf("OpenBLAS core: %s (best for this CPU: %s; %s)\n", bi.current, bi.best[0] ? bi.best : "unknown",
            fixed ? "set by lipgnn" : (bi.user_set ? "set by OPENBLAS_CORETYPE" : "detected by OpenBLAS"));
+    printf("lipgnn kernels: %s (CPUID; LIPGNN_ISA=baseline forces the baseline x86-64 ones; same results)\n",
+           lg_kernel_isa());
     return LG_EXIT_OK;
 }
 

@@ -6,6 +6,7 @@
  * (element-wise, also in place): branch-free selects instead of jumps on the
  * random signs and masks.
  */
+#include "core/isa.h"
 #include "core/real.h"
 #include "nn/nn_common.h"
 
@@ -43,18 +44,53 @@ static inline float lg__expm1f_nonpos(float w) {
 #define LG__NN_ELU_NEG(v) LG__NN_EXPM1(v)
 #endif
 
+/* The element-wise loops run over chunks of LG__NN_CHUNK elements, each
+ * chunk by the variant of its body for the CPU (core/isa.h); the chunks are
+ * spread over the threads. Elements are independent: no result depends on
+ * the chunking, the threads or the variant. */
+
+LG__ALWAYS_INLINE void LG__CAT(LG_FN(lg__elu_fwd), _body)(lg_real *restrict y, const lg_real *restrict x, lg_idx n) {
+#pragma omp simd
+    for (lg_idx k = 0; k < n; k++) {
+        const lg_real v = x[k], e = LG__NN_ELU_NEG(v);
+        y[k] = v <= 0 ? e : v;
+    }
+}
+LG__ISA_VARIANTS(LG_FN(lg__elu_fwd), (lg_real *restrict y, const lg_real *restrict x, lg_idx n), (y, x, n))
+
 /* y[k] = x[k] > 0 ? x[k] : expm1(x[k]) (NaN stays NaN) */
 lg_status LG_FN(lg_elu_forward)(lg_real *y, const lg_real *x, lg_idx count) {
     if (count < 0) return lg__error(LG_EINVAL, "%s: negative count", __func__);
     LG__NN_NEED(y, count > 0, "y");
     LG__NN_NEED(x, count > 0, "x");
+    if (y == x) { /* in place: the body's restrict does not hold */
 #pragma omp parallel for simd schedule(static) if (count >= LG__NN_PAR_MIN)
-    for (lg_idx k = 0; k < count; k++) {
-        const lg_real v = x[k], e = LG__NN_ELU_NEG(v);
-        y[k] = v <= 0 ? e : v;
+        for (lg_idx k = 0; k < count; k++) {
+            const lg_real v = x[k], e = LG__NN_ELU_NEG(v);
+            y[k] = v <= 0 ? e : v;
+        }
+        return LG_OK;
+    }
+    void (*f)(lg_real *restrict, const lg_real *restrict, lg_idx) = LG__ISA_PICK(LG_FN(lg__elu_fwd));
+    const lg_idx nc = (count + LG__NN_CHUNK - 1) / LG__NN_CHUNK;
+#pragma omp parallel for schedule(static) if (count >= LG__NN_PAR_MIN)
+    for (lg_idx c = 0; c < nc; c++) {
+        const lg_idx k0 = c * LG__NN_CHUNK;
+        f(y + k0, x + k0, LG_MIN(LG__NN_CHUNK, count - k0));
     }
     return LG_OK;
 }
+
+LG__ALWAYS_INLINE void LG__CAT(LG_FN(lg__elu_bwd), _body)(lg_real *restrict dx, const lg_real *restrict dy,
+                                               const lg_real *restrict y, lg_idx n) {
+#pragma omp simd
+    for (lg_idx k = 0; k < n; k++) { /* branch-free: the signs are random */
+        const lg_real s = y[k] > 0 ? LG_R(1) : y[k] + LG_R(1);
+        dx[k] += dy[k] * s;
+    }
+}
+LG__ISA_VARIANTS(LG_FN(lg__elu_bwd), (lg_real *restrict dx, const lg_real *restrict dy, const lg_real *restrict y, lg_idx n),
+                 (dx, dy, y, n))
 
 /* dx[k] += dy[k] * (y[k] > 0 ? 1 : y[k] + 1), from the output y */
 lg_status LG_FN(lg_elu_backward)(lg_real *dx, const lg_real *dy, const lg_real *y, lg_idx count) {
@@ -62,10 +98,21 @@ lg_status LG_FN(lg_elu_backward)(lg_real *dx, const lg_real *dy, const lg_real *
     LG__NN_NEED(dx, count > 0, "dx");
     LG__NN_NEED(dy, count > 0, "dy");
     LG__NN_NEED(y, count > 0, "y");
+    if (dx == dy || dx == y) { /* aliasing: the body's restrict does not hold */
 #pragma omp parallel for simd schedule(static) if (count >= LG__NN_PAR_MIN)
-    for (lg_idx k = 0; k < count; k++) { /* branch-free: the signs are random */
-        const lg_real s = y[k] > 0 ? LG_R(1) : y[k] + LG_R(1);
-        dx[k] += dy[k] * s;
+        for (lg_idx k = 0; k < count; k++) {
+            const lg_real s = y[k] > 0 ? LG_R(1) : y[k] + LG_R(1);
+            dx[k] += dy[k] * s;
+        }
+        return LG_OK;
+    }
+    void (*f)(lg_real *restrict, const lg_real *restrict, const lg_real *restrict, lg_idx) =
+        LG__ISA_PICK(LG_FN(lg__elu_bwd));
+    const lg_idx nc = (count + LG__NN_CHUNK - 1) / LG__NN_CHUNK;
+#pragma omp parallel for schedule(static) if (count >= LG__NN_PAR_MIN)
+    for (lg_idx c = 0; c < nc; c++) {
+        const lg_idx k0 = c * LG__NN_CHUNK;
+        f(dx + k0, dy + k0, y + k0, LG_MIN(LG__NN_CHUNK, count - k0));
     }
     return LG_OK;
 }
@@ -115,6 +162,41 @@ static inline lg_real LG_FN(lg__nn_keep_or_zero)(lg_real v, int keep) {
     return u.r;
 }
 
+/* Dropout of elements [k0, k0 + n) of a tensor: y[k] = kept(k0 + k) ? x[k]
+ * scale : 0, or, accumulating (acc = 1), y[k] += that. In place allowed for
+ * the forward (y = x): each element is read before it is written. */
+LG__ALWAYS_INLINE void LG__CAT(LG_FN(lg__dropout), _body)(lg_real *y, const lg_real *x, lg_idx k0, lg_idx n, uint64_t stream,
+                                               uint64_t thr, lg_real scale, int acc) {
+    if (acc) {
+#pragma omp simd
+        for (lg_idx k = 0; k < n; k++)
+            y[k] += LG_FN(lg__nn_keep_or_zero)(x[k] * scale, lg__nn_dropout_keep(stream, thr, k0 + k));
+    } else {
+#pragma omp simd
+        for (lg_idx k = 0; k < n; k++)
+            y[k] = LG_FN(lg__nn_keep_or_zero)(x[k] * scale, lg__nn_dropout_keep(stream, thr, k0 + k));
+    }
+}
+LG__ISA_VARIANTS(LG_FN(lg__dropout),
+                 (lg_real * y, const lg_real *x, lg_idx k0, lg_idx n, uint64_t stream, uint64_t thr, lg_real scale,
+                  int acc),
+                 (y, x, k0, n, stream, thr, scale, acc))
+
+/* The dropout loop over chunks, spread over the threads. */
+static void LG_FN(lg__dropout_run)(lg_real *y, const lg_real *x, lg_idx count, double p, uint64_t seed,
+                                   uint64_t counter, int acc) {
+    const uint64_t stream = lg__nn_dropout_stream(seed, counter), thr = lg__nn_dropout_threshold(p);
+    const lg_real scale = (lg_real)(1.0 / (1.0 - p));
+    void (*f)(lg_real *, const lg_real *, lg_idx, lg_idx, uint64_t, uint64_t, lg_real, int) =
+        LG__ISA_PICK(LG_FN(lg__dropout));
+    const lg_idx nc = (count + LG__NN_CHUNK - 1) / LG__NN_CHUNK;
+#pragma omp parallel for schedule(static) if (count >= LG__NN_PAR_MIN / 4)
+    for (lg_idx c = 0; c < nc; c++) {
+        const lg_idx k0 = c * LG__NN_CHUNK;
+        f(y + k0, x + k0, k0, LG_MIN(LG__NN_CHUNK, count - k0), stream, thr, scale, acc);
+    }
+}
+
 /* y[k] = kept(k) ? x[k] / (1 - p) : 0 (y = x when not training or p = 0) */
 lg_status LG_FN(lg_dropout_forward)(lg_real *y, const lg_real *x, lg_idx count, double p, uint64_t seed,
                                     uint64_t counter, int training) {
@@ -129,11 +211,7 @@ lg_status LG_FN(lg_dropout_forward)(lg_real *y, const lg_real *x, lg_idx count, 
         }
         return LG_OK;
     }
-    const uint64_t stream = lg__nn_dropout_stream(seed, counter), thr = lg__nn_dropout_threshold(p);
-    const lg_real scale = (lg_real)(1.0 / (1.0 - p));
-#pragma omp parallel for simd schedule(static) if (count >= LG__NN_PAR_MIN / 4)
-    for (lg_idx k = 0; k < count; k++)
-        y[k] = LG_FN(lg__nn_keep_or_zero)(x[k] * scale, lg__nn_dropout_keep(stream, thr, k));
+    LG_FN(lg__dropout_run)(y, x, count, p, seed, counter, 0);
     return LG_OK;
 }
 
@@ -145,11 +223,7 @@ lg_status LG_FN(lg_dropout_backward)(lg_real *dx, const lg_real *dy, lg_idx coun
     LG__NN_NEED(dx, count > 0, "dx");
     LG__NN_NEED(dy, count > 0, "dy");
     if (!training || p == 0.0) return LG_FN(lg_add)(dx, dy, count);
-    const uint64_t stream = lg__nn_dropout_stream(seed, counter), thr = lg__nn_dropout_threshold(p);
-    const lg_real scale = (lg_real)(1.0 / (1.0 - p));
-#pragma omp parallel for simd schedule(static) if (count >= LG__NN_PAR_MIN / 4)
-    for (lg_idx k = 0; k < count; k++)
-        dx[k] += LG_FN(lg__nn_keep_or_zero)(dy[k] * scale, lg__nn_dropout_keep(stream, thr, k));
+    LG_FN(lg__dropout_run)(dx, dy, count, p, seed, counter, 1);
     return LG_OK;
 }
 

@@ -17,6 +17,10 @@
  * more than it saves. The results do not depend on it. */
 #define LG__NN_PAR_MIN 8192
 
+/* Elements per chunk of the element-wise loops (a chunk is one call of a
+ * kernel variant, core/isa.h). */
+#define LG__NN_CHUNK 4096
+
 /* Golden-ratio increment of splitmix64, spacing the dropout keys. */
 #define LG__NN_GOLDEN 0x9e3779b97f4a7c15ULL
 
