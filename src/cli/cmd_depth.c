@@ -538,7 +538,8 @@ static void lg__write_summary(FILE *f, const void *ctx) {
         fprintf(f, "| %d |", g->xdepth ? g->depths[pi] : g->layers[pi]);
         LG__FOR_SERIES(g) {
             lg__stat st = lg__cell_stat(g, s->rs, s->metric, mi, ri, xi, ni, lj, pi);
-            if (st.n) fprintf(f, " %.3f ± %.3f (n=%d) |", st.mean, st.std, st.n);
+            if (st.n > 1) fprintf(f, " %.3f ± %.3f (n=%d) |", st.mean, st.std, st.n);
+            else if (st.n == 1) fprintf(f, " %.3f (n=1) |", st.mean); /* no spread from one run */
             else fprintf(f, " – (n=0) |");
         }
         fputc('\n', f);
