@@ -454,7 +454,7 @@ static const char lg__demo_help[] =
     "Default problem: --sbm 3000 (a stochastic block model made with igraph: 3000 nodes\n"
     "in 8 classes, about 12 000 edges, sparse binary class-dependent features, 20\n"
     "training nodes a class), --layers 12 --epochs 100 and DeepGAT's defaults (hidden\n"
-    "64, 1 head, dropout 0.6, attention dropout 0.3): about 20 s on 2 cores. Without\n"
+    "64, 1 head, dropout 0.6, attention dropout 0.3): about 15 s of CPU. Without\n"
     "the norm such a GAT's gradients grow by two orders of magnitude and it stays near\n"
     "chance; with it, it learns.\n"
     "With --trees: 500 trees, hidden 32, no dropout (TREES is scored by training\n"
