@@ -1108,6 +1108,10 @@ static void test_isa_variants_bitwise(void **state) {
             assert_true(of[v][t] && od[v][t]);
         }
         assert_ok(lg_elu_forward_f32(of[v][0], xf, n));
+        memcpy(of[v][1], xf, sizeof(float) * (size_t)n); /* in place: the same bits */
+        assert_ok(lg_elu_forward_f32(of[v][1], of[v][1], n));
+        assert_memory_equal(of[v][1], of[v][0], sizeof(float) * (size_t)n);
+        memset(of[v][1], 0, sizeof(float) * (size_t)n);
         assert_ok(lg_elu_backward_f32(of[v][1], gf, of[v][0], n));
         assert_ok(lg_dropout_forward_f32(of[v][2], xf, n, 0.3, 9, 4, 1));
         memcpy(of[v][3], xf, sizeof(float) * (size_t)n);

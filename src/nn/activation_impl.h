@@ -49,29 +49,23 @@ static inline float lg__expm1f_nonpos(float w) {
  * spread over the threads. Elements are independent: no result depends on
  * the chunking, the threads or the variant. */
 
-LG__ALWAYS_INLINE void LG__CAT(LG_FN(lg__elu_fwd), _body)(lg_real *restrict y, const lg_real *restrict x, lg_idx n) {
+/* (no restrict: y = x, in place, is allowed; element k is read before it is
+ * written and no other element is touched) */
+LG__ALWAYS_INLINE void LG__CAT(LG_FN(lg__elu_fwd), _body)(lg_real *y, const lg_real *x, lg_idx n) {
 #pragma omp simd
     for (lg_idx k = 0; k < n; k++) {
         const lg_real v = x[k], e = LG__NN_ELU_NEG(v);
         y[k] = v <= 0 ? e : v;
     }
 }
-LG__ISA_VARIANTS(LG_FN(lg__elu_fwd), (lg_real *restrict y, const lg_real *restrict x, lg_idx n), (y, x, n))
+LG__ISA_VARIANTS(LG_FN(lg__elu_fwd), (lg_real * y, const lg_real *x, lg_idx n), (y, x, n))
 
-/* y[k] = x[k] > 0 ? x[k] : expm1(x[k]) (NaN stays NaN) */
+/* y[k] = x[k] > 0 ? x[k] : expm1(x[k]) (NaN stays NaN); y = x allowed */
 lg_status LG_FN(lg_elu_forward)(lg_real *y, const lg_real *x, lg_idx count) {
     if (count < 0) return lg__error(LG_EINVAL, "%s: negative count", __func__);
     LG__NN_NEED(y, count > 0, "y");
     LG__NN_NEED(x, count > 0, "x");
-    if (y == x) { /* in place: the body's restrict does not hold */
-#pragma omp parallel for simd schedule(static) if (count >= LG__NN_PAR_MIN)
-        for (lg_idx k = 0; k < count; k++) {
-            const lg_real v = x[k], e = LG__NN_ELU_NEG(v);
-            y[k] = v <= 0 ? e : v;
-        }
-        return LG_OK;
-    }
-    void (*f)(lg_real *restrict, const lg_real *restrict, lg_idx) = LG__ISA_PICK(LG_FN(lg__elu_fwd));
+    void (*f)(lg_real *, const lg_real *, lg_idx) = LG__ISA_PICK(LG_FN(lg__elu_fwd));
     const lg_idx nc = (count + LG__NN_CHUNK - 1) / LG__NN_CHUNK;
 #pragma omp parallel for schedule(static) if (count >= LG__NN_PAR_MIN)
     for (lg_idx c = 0; c < nc; c++) {
