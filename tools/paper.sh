@@ -4,7 +4,8 @@
 #
 #   tools/paper.sh [--lipgnn PATH] [--out DIR] EXPERIMENT...
 #
-# Experiments: fig2 table3-cora table3-pubmed table1 fig6-cora-gat fig6-cora-gt, or all.
+# Experiments: fig2 table3-cora table3-pubmed table1 fig6-cora-gat fig6-cora-gt, or all;
+# beyond the paper (issue 10): attentions-cora, attentions-trees, attentions-lipschitz.
 # Each writes to OUT/EXPERIMENT (default OUT: results/). The depth studies are
 # resumable: run the same command again after an interruption and the finished runs
 # are kept (OUT/EXPERIMENT/runs.csv). Needs LIPGNN_DATA (the directory of cora/ and
@@ -73,6 +74,28 @@ for e in "${exps[@]}"; do
     fig6-cora-gt)
       study "$e" --dataset cora --model gt --layers 2,5,10,15,20,25,30 \
         --norms none,pairnorm,layernorm,lipschitz --hidden 64 --heads 8 ;;
+    attentions-cora) # GAT-Lip, GT-Lip, L2 and scaled-cosine attention against depth, 1 head of 64
+      c=(--dataset cora --layers 2,5,10,20 --hidden 64 --heads 1 --threads 1)
+      study "$e-gatgt" "${c[@]}" --model gat,gt --norms lipschitz
+      study "$e-l2" "${c[@]}" --model l2 --norms none
+      study "$e-cosine" "${c[@]}" --model cosine --norms none --residual 1 ;;
+    attentions-trees) # TREES, 500 trees, batches of 32, 50 epochs (a reduced protocol)
+      t=(--trees-count 500 --batch-size 32 --threads 1 --metric train)
+      "$lipgnn" depth-study --out "$out/$e-gat" --trees 2..8 --model gat --norms none,pairnorm,lipschitz \
+        --seeds 3 --epochs 50 --verbose "${t[@]}"
+      "$lipgnn" depth-study --out "$out/$e-l2" --trees 2..6 --model l2 --norms none --seeds 3 --epochs 50 \
+        --verbose "${t[@]}"
+      "$lipgnn" depth-study --out "$out/$e-cosine" --trees 2..6 --model cosine --norms none --residual 1 \
+        --seeds 3 --epochs 50 --verbose "${t[@]}" ;;
+    attentions-lipschitz) # per-layer Lipschitz estimates beside the bounds, 10-layer models on Cora
+      mkdir -p "$out/$e"
+      for m in "gat --norm lipschitz" "gt --norm lipschitz" "l2" "cosine"; do
+        name=${m%% *}
+        "$lipgnn" train --dataset cora --model $m --layers 10 --epochs 100 --threads 1 --seed 0 \
+          --save "$out/$e/$name.ckpt" --json > "$out/$e/$name.train.json"
+        "$lipgnn" lipschitz --model "$out/$e/$name.ckpt" --dataset cora --threads 1 --out "$out/$e/$name" \
+          --json > "$out/$e/$name.lip.json"
+      done ;;
     *) echo "paper.sh: unknown experiment '$e' (see --help)" >&2; exit 2 ;;
   esac
 done
