@@ -111,6 +111,13 @@ lg_status lg_elu_forward_f64(double *y, const double *x, lg_idx count);
 lg_status lg_elu_backward_f32(float *dx, const float *dy, const float *y, lg_idx count);
 lg_status lg_elu_backward_f64(double *dx, const double *dy, const double *y, lg_idx count);
 
+/* The same in place, when the incoming gradient is not needed afterwards:
+ *   g[k] *= (y[k] > 0 ? 1 : y[k] + 1)
+ * (the bits of lg_elu_backward into a zeroed dx, but for the sign of a zero
+ * product). O(count). */
+lg_status lg_elu_backward_inplace_f32(float *g, const float *y, lg_idx count);
+lg_status lg_elu_backward_inplace_f64(double *g, const double *y, lg_idx count);
+
 /* ReLU. Forward: y[k] = max(x[k], 0); y may equal x. Backward FROM THE
  * OUTPUT y: dx[k] += dy[k] if y[k] > 0 (0 at the kink). O(count). */
 lg_status lg_relu_forward_f32(float *y, const float *x, lg_idx count);

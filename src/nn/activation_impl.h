@@ -111,6 +111,28 @@ lg_status LG_FN(lg_elu_backward)(lg_real *dx, const lg_real *dy, const lg_real *
     return LG_OK;
 }
 
+LG__ALWAYS_INLINE void LG__CAT(LG_FN(lg__elu_bwd_ip), _body)(lg_real *restrict g, const lg_real *restrict y, lg_idx n) {
+#pragma omp simd
+    for (lg_idx k = 0; k < n; k++) g[k] *= y[k] > 0 ? LG_R(1) : y[k] + LG_R(1);
+}
+LG__ISA_VARIANTS(LG_FN(lg__elu_bwd_ip), (lg_real *restrict g, const lg_real *restrict y, lg_idx n), (g, y, n))
+
+/* g[k] *= (y[k] > 0 ? 1 : y[k] + 1) */
+lg_status LG_FN(lg_elu_backward_inplace)(lg_real *g, const lg_real *y, lg_idx count) {
+    if (count < 0) return lg__error(LG_EINVAL, "%s: negative count", __func__);
+    LG__NN_NEED(g, count > 0, "g");
+    LG__NN_NEED(y, count > 0, "y");
+    if (g == y) return lg__error(LG_EINVAL, "%s: g and y are the same array", __func__);
+    void (*f)(lg_real *restrict, const lg_real *restrict, lg_idx) = LG__ISA_PICK(LG_FN(lg__elu_bwd_ip));
+    const lg_idx nc = (count + LG__NN_CHUNK - 1) / LG__NN_CHUNK;
+#pragma omp parallel for schedule(static) if (count >= LG__NN_PAR_MIN)
+    for (lg_idx c = 0; c < nc; c++) {
+        const lg_idx k0 = c * LG__NN_CHUNK;
+        f(g + k0, y + k0, LG_MIN(LG__NN_CHUNK, count - k0));
+    }
+    return LG_OK;
+}
+
 /* y[k] = max(x[k], 0) */
 lg_status LG_FN(lg_relu_forward)(lg_real *y, const lg_real *x, lg_idx count) {
     if (count < 0) return lg__error(LG_EINVAL, "%s: negative count", __func__);

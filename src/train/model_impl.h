@@ -100,7 +100,7 @@ struct LG_MODEL {
     const int32_t *olabels; /* their labels: labels, or rlabels                   */
     int32_t *rlabels;      /* batch model: r_cap labels of the nodes read out     */
     lg_real *hread, *dhread; /* batch model: r_cap x D, their last hidden rows and gradient */
-    lg_real *dlog;         /* batch model: r_cap x classes                        */
+    lg_real *dlog;         /* r_cap x classes: dL/d logits                        */
 };
 
 static void LG_FN(lg__glorot)(lg_real *w, lg_idx fan_in, lg_idx fan_out, lg_rng *rng) {
@@ -163,6 +163,17 @@ static lg_status LG_FN(lg__buf)(const LG_MODEL *m, lg_real **p, lg_idx n, lg_idx
     *p = lg__calloc((size_t)(count > 0 ? count : 1), sizeof(lg_real));
     if (!*p) return lg__nomem(what);
     return LG_OK;
+}
+
+/* 1 if the backward of block y runs in place (lg__block_backward): an
+ * attention layer (GAT, GT, L2) followed by ELU or nothing, without
+ * LayerNorm, residual or PairNorm, whose input gradient is needed: then
+ * dL/d z goes through the ELU in the incoming gradient's buffer, the layer
+ * writes its input gradient to the outgoing one and the dropout's backward
+ * runs there in place, so no third buffer is needed. */
+static int LG_FN(lg__block_in_place)(const LG_FN(lg__layer) *y, int need_din) {
+    return need_din && !y->conv && !y->cos && !y->pn && !y->residual && y->ln_gain < 0 &&
+           (y->actf == LG__ACT_ELU || y->actf == LG__ACT_NONE);
 }
 
 /* Directed edges of g once self-loops are added (add) or removed. O(nnz). */
@@ -445,15 +456,17 @@ buffers:
         if (!plan && !(m->rlabels = lg__malloc(lb))) { st = lg__nomem("read-out labels"); goto fail; }
         LG_TRY(LG_FN(lg__buf)(m, &m->hread, m->r_cap, D, &m->act_bytes, "read-out activations"));
         LG_TRY(LG_FN(lg__buf)(m, &m->dhread, m->r_cap, D, &m->work_bytes, "read-out gradients"));
-        LG_TRY(LG_FN(lg__buf)(m, &m->dlog, m->r_cap, m->classes, &m->work_bytes, "read-out gradients"));
     } else {
         m->maxw = LG_MAX(m->maxw, m->classes);
     }
-    int any_pn = 0, any_ln = 0; /* (cosine blocks use buf[2] and buf[3] too) */
-    for (int l = 0; l < m->L; l++)
+    LG_TRY(LG_FN(lg__buf)(m, &m->dlog, m->r_cap, m->classes, &m->work_bytes, "logit gradients"));
+    int any_pn = 0, any_ln = 0, any_scratch = 0; /* (cosine blocks use buf[2], buf[3], buf[4]) */
+    for (int l = 0; l < m->L; l++) {
         any_pn |= m->layer[l].pn || m->layer[l].cos, any_ln |= m->layer[l].ln_gain >= 0 || m->layer[l].cos;
+        any_scratch |= !LG_FN(lg__block_in_place)(&m->layer[l], !(l == 0 && !m->io));
+    }
     for (int k = 0; k < 5; k++)
-        if ((k != 2 || any_pn) && (k != 3 || any_ln))
+        if ((k != 2 || any_pn) && (k != 3 || any_ln) && (k != 4 || any_scratch))
             LG_TRY(LG_FN(lg__buf)(m, &m->buf[k], m->n, m->maxw, &m->work_bytes, "backward buffers"));
     LG_TRY(LG_FN(lg__buf)(m, &m->pn_work, m->n, 1, &m->work_bytes, "PairNorm workspace"));
     if (c->kind == LG_MODEL_GCNII) LG_TRY(LG_FN(lg__buf)(m, &m->dh0, m->n, m->hid, &m->work_bytes, "initial-residual gradient"));
@@ -625,7 +638,7 @@ lg_status LG_FN(lg__model_eval)(const LG_MODEL *m, const lg_idx *nodes, lg_idx c
  * gradients to grads. Scratch: dprev itself (until the end), buf[4], and
  * buf[2] (PairNorm, cosine) and buf[3] (LayerNorm, cosine), which exist only
  * in models that have them (dcur and dprev must be buf[0] and buf[1]). */
-static lg_status LG_FN(lg__block_backward)(LG_MODEL *m, int l, const lg_real *dcur, lg_real *dprev, int training,
+static lg_status LG_FN(lg__block_backward)(LG_MODEL *m, int l, lg_real *dcur, lg_real *dprev, int training,
                                            uint64_t seed, uint64_t epoch) {
     const lg_idx n = m->n;
     LG_FN(lg__layer) *y = &m->layer[l];
@@ -645,6 +658,25 @@ static lg_status LG_FN(lg__block_backward)(LG_MODEL *m, int l, const lg_real *dc
         LG_CHECK(LG_FN(lg_dropout_backward)(dprev, m->buf[2], n * y->w_in, m->c.dropout, seed,
                                             LG_FN(lg__ctr)(epoch, l, 0), training));
         return LG_FN(lg_add)(dprev, dcur, n * y->w_in);
+    }
+    if (LG_FN(lg__block_in_place)(y, dprev != NULL)) {
+        /* dcur = dL/d out_l = dL/d z_l becomes dL/d act_l in place (it is not
+         * needed afterwards: no residual), the layer writes dL/d drop_l to
+         * dprev, and the dropout's backward (its mask times 1/(1-p), which is
+         * its forward) runs there in place */
+        if (y->actf == LG__ACT_ELU) LG_CHECK(LG_FN(lg_elu_backward_inplace)(dcur, y->z, n * y->w_out));
+        memset(dprev, 0, in_sz);
+        if (y->gt)
+            LG_CHECK(LG_FN(lg_gt_backward)(dprev, m->grads + y->off, dcur, y->tcache, y->drop, m->params + y->off, m->g,
+                                           m->gT, &y->tc));
+        else if (y->l2)
+            LG_CHECK(LG_FN(lg_l2att_backward)(dprev, m->grads + y->off, dcur, y->lcache, y->drop, m->params + y->off,
+                                              m->g, m->gT, &y->lc));
+        else
+            LG_CHECK(LG_FN(lg_gat_backward)(dprev, m->grads + y->off, dcur, y->cache, y->drop, m->params + y->off, m->g,
+                                            m->gT, &y->gc));
+        return LG_FN(lg_dropout_forward)(dprev, dprev, n * y->w_in, m->c.dropout, seed, LG_FN(lg__ctr)(epoch, l, 0),
+                                         training);
     }
     /* dcur = dL/d out_l */
     const lg_real *g = dcur;
@@ -704,7 +736,7 @@ lg_status LG_FN(lg__model_backward)(LG_MODEL *m, const lg_idx *nodes, lg_idx cou
     memset(m->grads, 0, sizeof(lg_real) * (size_t)m->n_params);
     if (m->dh0) memset(m->dh0, 0, sizeof(lg_real) * (size_t)(n * m->hid));
     const lg_idx no = m->nout;
-    lg_real *dlog = m->batch ? m->dlog : m->buf[4], *dcur = m->buf[0], *dprev = m->buf[1];
+    lg_real *dlog = m->dlog, *dcur = m->buf[0], *dprev = m->buf[1];
     memset(dlog, 0, sizeof(lg_real) * (size_t)(no * m->classes));
     LG_CHECK(LG_FN(lg_log_softmax_nll_backward)(dlog, m->logp, no, m->classes, m->olabels, nodes, count, 1.0));
     const LG_FN(lg__layer) *last = &m->layer[m->L - 1];
