@@ -1133,6 +1133,54 @@ static void test_isa_variants_bitwise(void **state) {
     free(xf), free(gf), free(xd), free(gd);
 }
 
+/* lg_elu_backward_inplace: g *= ELU'(from y) gives the values of
+ * lg_elu_backward into a zeroed dx (== compares -0 and +0 as equal), in both
+ * precisions and both kernel variants; its refusals. */
+static void test_elu_backward_inplace(void **state) {
+    (void)state;
+    const lg_idx n = 2 * 4096 + 77;
+    float *x = malloc(sizeof(float) * (size_t)n), *y = malloc(sizeof(float) * (size_t)n);
+    float *g = malloc(sizeof(float) * (size_t)n), *ref = calloc((size_t)n, sizeof(float));
+    double *xd = malloc(sizeof(double) * (size_t)n), *yd = malloc(sizeof(double) * (size_t)n);
+    double *gd = malloc(sizeof(double) * (size_t)n), *refd = calloc((size_t)n, sizeof(double));
+    assert_true(x && y && g && ref && xd && yd && gd && refd);
+    lg_rng r;
+    lg_rng_seed(&r, 5);
+    for (lg_idx k = 0; k < n; k++) {
+        xd[k] = (lg_rng_double(&r) - 0.5) * 8;
+        gd[k] = lg_rng_double(&r) - 0.5;
+        x[k] = (float)xd[k];
+        g[k] = (float)gd[k];
+    }
+    assert_ok(lg_elu_forward_f32(y, x, n));
+    assert_ok(lg_elu_forward_f64(yd, xd, n));
+    assert_ok(lg_elu_backward_f32(ref, g, y, n));
+    assert_ok(lg_elu_backward_f64(refd, gd, yd, n));
+    const char *isa[2] = {"baseline", "auto"};
+    for (int v = 0; v < 2; v++) {
+        assert_ok(lg_set_kernel_isa(isa[v]));
+        float *t = malloc(sizeof(float) * (size_t)n);
+        double *td = malloc(sizeof(double) * (size_t)n);
+        assert_true(t && td);
+        memcpy(t, g, sizeof(float) * (size_t)n);
+        memcpy(td, gd, sizeof(double) * (size_t)n);
+        assert_ok(lg_elu_backward_inplace_f32(t, y, n));
+        assert_ok(lg_elu_backward_inplace_f64(td, yd, n));
+        for (lg_idx k = 0; k < n; k++) {
+            if (t[k] != ref[k]) fail_msg("f32 element %lld: %g, expected %g", (long long)k, t[k], ref[k]);
+            if (td[k] != refd[k]) fail_msg("f64 element %lld: %g, expected %g", (long long)k, td[k], refd[k]);
+        }
+        free(t), free(td);
+    }
+    assert_ok(lg_set_kernel_isa("auto"));
+    assert_int_equal(lg_elu_backward_inplace_f32(g, g, n), LG_EINVAL);
+    assert_int_equal(lg_elu_backward_inplace_f32(NULL, y, n), LG_EINVAL);
+    assert_int_equal(lg_elu_backward_inplace_f32(g, NULL, n), LG_EINVAL);
+    assert_int_equal(lg_elu_backward_inplace_f64(gd, yd, -1), LG_EINVAL);
+    assert_ok(lg_elu_backward_inplace_f32(NULL, NULL, 0));
+    free(x), free(y), free(g), free(ref), free(xd), free(yd), free(gd), free(refd);
+}
+
 int main(void) {
     lg_rng_seed(&rng, 20240611);
     const struct CMUnitTest tests[] = {
@@ -1141,6 +1189,7 @@ int main(void) {
         cmocka_unit_test(test_fd_elu),
         cmocka_unit_test(test_elu_f32_accuracy),
         cmocka_unit_test(test_isa_variants_bitwise),
+        cmocka_unit_test(test_elu_backward_inplace),
         cmocka_unit_test(test_fd_checker_catches_bugs),
         cmocka_unit_test(test_fd_dropout),
         cmocka_unit_test(test_fd_pairnorm),

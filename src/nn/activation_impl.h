@@ -122,7 +122,7 @@ lg_status LG_FN(lg_elu_backward_inplace)(lg_real *g, const lg_real *y, lg_idx co
     if (count < 0) return lg__error(LG_EINVAL, "%s: negative count", __func__);
     LG__NN_NEED(g, count > 0, "g");
     LG__NN_NEED(y, count > 0, "y");
-    if (g == y) return lg__error(LG_EINVAL, "%s: g and y are the same array", __func__);
+    if (count > 0 && g == y) return lg__error(LG_EINVAL, "%s: g and y are the same array", __func__);
     void (*f)(lg_real *restrict, const lg_real *restrict, lg_idx) = LG__ISA_PICK(LG_FN(lg__elu_bwd_ip));
     const lg_idx nc = (count + LG__NN_CHUNK - 1) / LG__NN_CHUNK;
 #pragma omp parallel for schedule(static) if (count >= LG__NN_PAR_MIN)
