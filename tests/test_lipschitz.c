@@ -489,8 +489,8 @@ static void test_trained_model(void **state) {
         {LG_MODEL_GT, LG_ATT_NORM_LIPSCHITZ, 0, 1, "corollary 2"},
         {LG_MODEL_GAT, LG_ATT_NORM_NONE, 0, 0, "no LipschitzNorm"},
         {LG_MODEL_GIN, LG_ATT_NORM_NONE, 0, 0, "no bound known for this kind"},
-        {LG_MODEL_L2, LG_ATT_NORM_NONE, 0, 1, "L2 attention, graph bound"},
-        {LG_MODEL_L2, LG_ATT_NORM_NONE, 1, 1, "L2 attention, graph bound + residual"},
+        {LG_MODEL_L2, LG_ATT_NORM_NONE, 0, 1, "L2 attention: graph bound"},
+        {LG_MODEL_L2, LG_ATT_NORM_NONE, 1, 1, "L2 attention: graph bound + residual"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         lg_model_config mc;

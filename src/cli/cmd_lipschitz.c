@@ -81,7 +81,16 @@ static int lg__lip_csv(const char *cmd, const char *path, const lg_lip_layer *r,
         lg__lip_num(f, r[l].ascent);
         fputc(',', f);
         lg__lip_num(f, r[l].bound);
-        fprintf(f, ",%s,", r[l].basis);
+        if (strpbrk(r[l].basis, ",\"\n")) { /* RFC 4180: quoted, quotes doubled */
+            fputs(",\"", f);
+            for (const char *c = r[l].basis; *c; c++) {
+                if (*c == '"') fputc('"', f);
+                fputc(*c, f);
+            }
+            fputs("\",", f);
+        } else {
+            fprintf(f, ",%s,", r[l].basis);
+        }
         lg__lip_num(f, r[l].prod_power);
         fputc(',', f);
         lg__lip_num(f, r[l].prod_ascent);

@@ -408,10 +408,10 @@ static lg_status lg__block_bound(lg_lip_layer *row, const lg__block_info *b) {
         lg_idx n_in, n_out;
         LG_CHECK(lg_l2att_graph_degrees(b->g, &n_in, &n_out));
         LG_CHECK(lg_l2att_lipschitz_bound_f64(&lb, b->params, b->lc, n_in, n_out));
-        basis = "L2 attention, graph bound";
+        basis = "L2 attention: graph bound";
         if (b->lc->contractive > 0) {
             lb = b->lc->contractive;
-            basis = "L2 attention, contractive";
+            basis = "L2 attention: contractive";
         }
         break;
     }
