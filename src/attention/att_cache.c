@@ -43,3 +43,10 @@ void lg__att_bufs_free(void *base, const lg__att_buf *b, int nb, int shared) {
         *field = NULL;
     }
 }
+
+lg_status lg__att_after_fwd(int present, size_t cache_rs, size_t rs, int have_fwd, const char *fn) {
+    if (!present) return lg__error(LG_EINVAL, "%s: cache is NULL", fn);
+    if (cache_rs != rs) return lg__error(LG_EINVAL, "%s: the cache was made for another scalar type", fn);
+    if (!have_fwd) return lg__error(LG_EINVAL, "%s: no forward has been run with this cache", fn);
+    return LG_OK;
+}

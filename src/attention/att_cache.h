@@ -40,4 +40,15 @@ lg_status lg__att_bufs_alloc(void *base, const lg__att_buf *b, int nb, size_t rs
  * shared workspace: shared = 1). NULL fields are skipped. */
 void lg__att_bufs_free(void *base, const lg__att_buf *b, int nb, int shared);
 
+/* The check before a read-out or a backward of any attention layer: LG_EINVAL
+ * (naming fn) if the cache is absent (present = 0), was made for another
+ * scalar size than rs, or has seen no forward. */
+lg_status lg__att_after_fwd(int present, size_t cache_rs, size_t rs, int have_fwd, const char *fn);
+
+/* lg__att_after_fwd on a layer's cache (any struct with real_size and
+ * have_fwd), for the kernels' scalar type. */
+#define LG__ATT_AFTER_FWD(cache, fn)                                                                       \
+    lg__att_after_fwd((cache) != NULL, (cache) ? (cache)->real_size : 0, sizeof(lg_real),                 \
+                      (cache) ? (cache)->have_fwd : 0, fn)
+
 #endif /* LG_ATTENTION_ATT_CACHE_H */

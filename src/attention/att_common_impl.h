@@ -38,6 +38,23 @@ static inline lg_real lg__anorm(const lg_real *x, lg_idx n) {
     return m * LG_SQRT(t);
 }
 
+/* The softmax of one row and head, in place: att[e K + k] for the edges
+ * e in [e0, e1) (e1 > e0) of a row, head k of K, become exp(a - max) / sum,
+ * the maximum subtracted (every exponent <= 0: no overflow; the sum >= 1) and
+ * the sum's inverse multiplied. The one softmax of every attention layer. */
+static inline void lg__asoftmax(lg_real *att, lg_idx e0, lg_idx e1, lg_idx K, lg_idx k) {
+    lg_real mx = att[e0 * K + k];
+    for (lg_idx e = e0 + 1; e < e1; e++) mx = att[e * K + k] > mx ? att[e * K + k] : mx;
+    lg_real z = 0;
+    for (lg_idx e = e0; e < e1; e++) {
+        lg_real v = LG_EXP(att[e * K + k] - mx);
+        att[e * K + k] = v;
+        z += v;
+    }
+    const lg_real iz = 1 / z;
+    for (lg_idx e = e0; e < e1; e++) att[e * K + k] *= iz;
+}
+
 /* Attention dropout, the rule of both layers (lipgnn/gat.h): 1 if edge e,
  * head k survives with key = lg_hash64(seed ^ lg_hash64(counter)). */
 static inline int lg__akeep(uint64_t key, lg_idx e, lg_idx K, lg_idx k, double p) {

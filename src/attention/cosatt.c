@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "graph/graph_internal.h"
+#include "attention/att_cache.h"
 #include "attention/cosatt_internal.h"
 
 lg_cosatt_config lg_cosatt_config_default(lg_idx in_dim, lg_idx heads, lg_idx head_dim, lg_idx out_dim) {
@@ -69,14 +70,10 @@ lg_status lg_cosatt_layout_get(const lg_cosatt_config *c, lg_cosatt_layout *lay)
     return LG_OK;
 }
 
-/* The cache's buffers: one table drives lg_cosatt_memory and the allocation. */
-enum { LG__COS_ACT = 0, LG__COS_WORK = 1 };
-typedef struct lg__cos_buf {
-    size_t off;   /* offsetof(lg_cosatt_cache, field) */
-    int kind;     /* LG__COS_ACT or LG__COS_WORK      */
-    int idx;      /* 1: lg_idx elements; 0: scalars   */
-    lg_idx count; /* elements                         */
-} lg__cos_buf;
+/* The cache's buffers: one table (att_cache.h) drives lg_cosatt_memory and
+ * the allocation. */
+enum { LG__COS_ACT = LG__ATT_ACT, LG__COS_WORK = LG__ATT_WORK };
+typedef lg__att_buf lg__cos_buf;
 
 #define LG__COS_NBUF 11
 
@@ -122,19 +119,16 @@ lg_status lg_cosatt_memory(const lg_cosatt_config *cfg, lg_idx n, lg_idx nnz, si
     if (real_size != sizeof(float) && real_size != sizeof(double))
         return lg__error(LG_EINVAL, "lg_cosatt_memory: real_size %zu is neither 4 nor 8", real_size);
     LG_CHECK(lg__cos_bufs(cfg, n, nnz, b, &nch));
-    for (int k = 0; k < LG__COS_NBUF; k++) {
-        size_t bytes = (size_t)b[k].count * (b[k].idx ? sizeof(lg_idx) : real_size);
-        if (b[k].kind == LG__COS_ACT) mem->activations += bytes;
-        else mem->workspace += bytes;
-    }
+    lg__att_bufs_bytes(b, LG__COS_NBUF, real_size, &mem->activations, &mem->workspace);
     return LG_OK;
 }
 
 void lg_cosatt_cache_free(lg_cosatt_cache *c) {
     if (!c) return;
-    void **bufs[] = {&c->zh, &c->rinv, &c->att, &c->msg,   &c->dz,  &c->dm,
-                     &c->eds, &c->rec, &c->tpos, &c->tnext, &c->part};
-    for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++) lg__free(*bufs[k]);
+    lg__cos_buf b[LG__COS_NBUF];
+    lg_idx nch;
+    /* the table only needs the config, which was validated at allocation */
+    if (lg__cos_bufs(&c->cfg, 0, 0, b, &nch) == LG_OK) lg__att_bufs_free(c, b, LG__COS_NBUF, 0);
     lg__free(c);
 }
 
@@ -154,15 +148,7 @@ lg_status lg__cos_cache_alloc(lg_cosatt_cache **out, const lg_cosatt_config *cfg
     c->n_cap = n_cap;
     c->nnz_cap = nnz_cap;
     c->nchunk = nch;
-    for (int k = 0; k < LG__COS_NBUF; k++) {
-        if (b[k].count == 0) continue;
-        void *p = lg__malloc_array((size_t)b[k].count, b[k].idx ? sizeof(lg_idx) : rs);
-        if (!p) {
-            st = lg__nomem("cosine-attention cache buffer");
-            goto fail;
-        }
-        *(void **)((char *)c + b[k].off) = p;
-    }
+    LG_TRY(lg__att_bufs_alloc(c, b, LG__COS_NBUF, rs, NULL, 0, "cosine-attention cache buffer"));
     *out = c;
     return LG_OK;
 fail:

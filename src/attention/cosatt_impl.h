@@ -34,6 +34,7 @@
 
 #include "core/gemm.h"
 #include "core/real.h"
+#include "attention/att_cache.h"
 #include "attention/cosatt_internal.h"
 #include "attention/att_common_impl.h"
 #include "graph/graph_internal.h"
@@ -115,17 +116,7 @@ lg_status LG_FN(lg_cosatt_forward)(lg_real *out, lg_cosatt_cache *cache, const l
                 if (e + LG__ATT_PF_DIST < nnz) lg__aprefetch(zh + g->j[e + LG__ATT_PF_DIST] * P + KC, 2 * KC);
                 for (lg_idx k = 0; k < K; k++) att[e * K + k] = tau * lg__adot(qi + k * C, kj + k * C, C);
             }
-            for (lg_idx k = 0; k < K; k++) {
-                lg_real mx = att[e0 * K + k];
-                for (lg_idx e = e0 + 1; e < e1; e++) mx = att[e * K + k] > mx ? att[e * K + k] : mx;
-                lg_real s = 0;
-                for (lg_idx e = e0; e < e1; e++) {
-                    lg_real v = LG_EXP(att[e * K + k] - mx);
-                    att[e * K + k] = v;
-                    s += v;
-                }
-                for (lg_idx e = e0; e < e1; e++) att[e * K + k] /= s;
-            }
+            for (lg_idx k = 0; k < K; k++) lg__asoftmax(att, e0, e1, K, k);
             for (lg_idx e = e0; e < e1; e++) {
                 const lg_real *vj = zh + g->j[e] * P + 2 * KC;
                 for (lg_idx k = 0; k < K; k++) lg__aaxpy(m + k * C, nu * att[e * K + k], vj + k * C, C);
@@ -143,21 +134,12 @@ lg_status LG_FN(lg_cosatt_forward)(lg_real *out, lg_cosatt_cache *cache, const l
     return LG_OK;
 }
 
-/* A read-out or backward must follow a forward of this precision. */
-static lg_status LG_FN(lg__cos_after_fwd)(const lg_cosatt_cache *cache, const char *fn) {
-    if (!cache) return lg__error(LG_EINVAL, "%s: cache is NULL", fn);
-    if (cache->real_size != sizeof(lg_real))
-        return lg__error(LG_EINVAL, "%s: the cache was made for another scalar type", fn);
-    if (!cache->have_fwd) return lg__error(LG_EINVAL, "%s: no forward has been run with this cache", fn);
-    return LG_OK;
-}
-
 lg_status LG_FN(lg_cosatt_backward)(lg_real *d_in, lg_real *d_params, const lg_real *d_out,
                                     lg_cosatt_cache *cache, const lg_real *in, const lg_real *params,
                                     const lg_graph *g, const lg_graph *gT, const lg_cosatt_config *cfg) {
     static const char fn[] = "lg_cosatt_backward";
     LG_CHECK(lg__cos_check_cache(cache, cfg, sizeof(lg_real), fn));
-    LG_CHECK(LG_FN(lg__cos_after_fwd)(cache, fn));
+    LG_CHECK(LG__ATT_AFTER_FWD(cache, fn));
     if (!d_params || !d_out || !in || !params)
         return lg__error(LG_EINVAL, "%s: d_params, d_out, in or params is NULL", fn);
     LG_CHECK(lg__cos_check_graph(cache, g, "graph", fn));
@@ -261,7 +243,7 @@ lg_status LG_FN(lg_cosatt_backward)(lg_real *d_in, lg_real *d_params, const lg_r
 }
 
 lg_status LG_FN(lg_cosatt_attention)(lg_real *att, const lg_cosatt_cache *cache) {
-    LG_CHECK(LG_FN(lg__cos_after_fwd)(cache, "lg_cosatt_attention"));
+    LG_CHECK(LG__ATT_AFTER_FWD(cache, "lg_cosatt_attention"));
     if (!att) return lg__error(LG_EINVAL, "lg_cosatt_attention: att is NULL");
     if (cache->nnz > 0) memcpy(att, cache->att, sizeof(lg_real) * (size_t)(cache->nnz * cache->cfg.heads));
     return LG_OK;

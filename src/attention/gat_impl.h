@@ -35,6 +35,7 @@
 
 #include "core/gemm.h"
 #include "core/real.h"
+#include "attention/att_cache.h"
 #include "attention/gat_internal.h"
 #include "attention/att_common_impl.h"
 #include "graph/graph_internal.h"
@@ -203,22 +204,14 @@ lg_status LG_FN(lg_gat_forward)(lg_real *out, lg_gat_cache *cache, const lg_real
                     if (paper) q[i * K + k] = qi = lg__ghyp(nrm[i * K + k], m, eps);
                 }
                 const lg_real sdi = sd[i * K + k], a4 = 4 * anorm[k];
-                lg_real mx = 0, qr = 0, cij = 0;
+                lg_real qr = 0, cij = 0;
                 for (lg_idx e = e0; e < e1; e++) {
                     const lg_idx j = g->j[e];
                     lg_real t = lg__gscore(mode, sdi + ss[j * K + k], sc, qi, m, lip ? nrm[j * K + k] : 0, a4, &qr, &cij);
                     lg_real v = t * lr[t > 0]; /* LeakyReLU, without a branch */
                     att[e * K + k] = v;
-                    mx = e == e0 ? v : (v > mx ? v : mx);
                 }
-                lg_real z = 0;
-                for (lg_idx e = e0; e < e1; e++) {
-                    lg_real v = LG_EXP(att[e * K + k] - mx); /* <= 1: no overflow */
-                    att[e * K + k] = v;
-                    z += v;
-                }
-                const lg_real iz = 1 / z; /* z >= 1 */
-                for (lg_idx e = e0; e < e1; e++) att[e * K + k] *= iz;
+                lg__asoftmax(att, e0, e1, K, k);
             }
             /* aggregation, edge-major over whole rows of XP */
             for (lg_idx e = e0; e < e1; e++) {
@@ -245,21 +238,12 @@ lg_status LG_FN(lg_gat_forward)(lg_real *out, lg_gat_cache *cache, const lg_real
     return LG_OK;
 }
 
-/* Checks that a read-out or backward follows a forward of this precision. */
-static lg_status LG_FN(lg__gat_after_fwd)(const lg_gat_cache *cache, const char *fn) {
-    if (!cache) return lg__error(LG_EINVAL, "%s: cache is NULL", fn);
-    if (cache->real_size != sizeof(lg_real))
-        return lg__error(LG_EINVAL, "%s: the cache was made for another scalar type", fn);
-    if (!cache->have_fwd) return lg__error(LG_EINVAL, "%s: no forward has been run with this cache", fn);
-    return LG_OK;
-}
-
 lg_status LG_FN(lg_gat_backward)(lg_real *d_in, lg_real *d_params, const lg_real *d_out, lg_gat_cache *cache,
                                  const lg_real *in, const lg_real *params, const lg_graph *g, const lg_graph *gT,
                                  const lg_gat_config *cfg) {
     static const char fn[] = "lg_gat_backward";
     LG_CHECK(lg__gat_check_cache(cache, cfg, sizeof(lg_real), fn));
-    LG_CHECK(LG_FN(lg__gat_after_fwd)(cache, fn));
+    LG_CHECK(LG__ATT_AFTER_FWD(cache, fn));
     if (!d_params || !d_out || !in || !params) return lg__error(LG_EINVAL, "%s: d_params, d_out, in or params is NULL", fn);
     const lg_gat_config *fc = &cache->fcfg;
     if (fc->lip_scale != cfg->lip_scale || fc->negative_slope != cfg->negative_slope ||
@@ -463,7 +447,7 @@ lg_status LG_FN(lg_gat_backward)(lg_real *d_in, lg_real *d_params, const lg_real
 }
 
 lg_status LG_FN(lg_gat_attention)(lg_real *att, const lg_gat_cache *cache) {
-    LG_CHECK(LG_FN(lg__gat_after_fwd)(cache, "lg_gat_attention"));
+    LG_CHECK(LG__ATT_AFTER_FWD(cache, "lg_gat_attention"));
     if (!att) return lg__error(LG_EINVAL, "lg_gat_attention: att is NULL");
     if (cache->nnz > 0) memcpy(att, cache->att, sizeof(lg_real) * (size_t)(cache->nnz * cache->cfg.heads));
     return LG_OK;
@@ -471,7 +455,7 @@ lg_status LG_FN(lg_gat_attention)(lg_real *att, const lg_gat_cache *cache) {
 
 lg_status LG_FN(lg_gat_node_normaliser)(lg_real *c, const lg_gat_cache *cache) {
     static const char fn[] = "lg_gat_node_normaliser";
-    LG_CHECK(LG_FN(lg__gat_after_fwd)(cache, fn));
+    LG_CHECK(LG__ATT_AFTER_FWD(cache, fn));
     if (!c) return lg__error(LG_EINVAL, "%s: c is NULL", fn);
     const lg_idx K = cache->cfg.heads;
     const lg_real *q = cache->q, *anorm = cache->anorm;
@@ -492,7 +476,7 @@ lg_status LG_FN(lg_gat_node_normaliser)(lg_real *c, const lg_gat_cache *cache) {
  * score (what == 1) of the last forward. */
 static lg_status LG_FN(lg__gat_edge_readout)(lg_real *r, const lg_gat_cache *cache, const lg_graph *g, int what,
                                              const char *fn) {
-    LG_CHECK(LG_FN(lg__gat_after_fwd)(cache, fn));
+    LG_CHECK(LG__ATT_AFTER_FWD(cache, fn));
     if (!r) return lg__error(LG_EINVAL, "%s: output is NULL", fn);
     LG_CHECK(lg__gat_check_graph(cache, g, "graph", fn));
     if (g->n != cache->n || g->nnz != cache->nnz)

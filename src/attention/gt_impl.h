@@ -50,6 +50,7 @@
 
 #include "core/gemm.h"
 #include "core/real.h"
+#include "attention/att_cache.h"
 #include "attention/gt_internal.h"
 #include "attention/att_common_impl.h"
 #include "graph/graph_internal.h"
@@ -191,17 +192,7 @@ lg_status LG_FN(lg_gt_forward)(lg_real *out, lg_gt_cache *cache, const lg_real *
                                          lg__tcoef(mode, isc, lip ? den[i * K + k] : 1);
                 }
                 /* softmax per head, maximum subtracted */
-                for (lg_idx k = 0; k < K; k++) {
-                    lg_real mx = att[e0 * K + k];
-                    for (lg_idx e = e0 + 1; e < e1; e++) mx = att[e * K + k] > mx ? att[e * K + k] : mx;
-                    lg_real s = 0;
-                    for (lg_idx e = e0; e < e1; e++) {
-                        lg_real v = LG_EXP(att[e * K + k] - mx);
-                        att[e * K + k] = v;
-                        s += v;
-                    }
-                    for (lg_idx e = e0; e < e1; e++) att[e * K + k] /= s;
-                }
+                for (lg_idx k = 0; k < K; k++) lg__asoftmax(att, e0, e1, K, k);
                 /* aggregation, edge-major over whole value rows */
                 for (lg_idx e = e0; e < e1; e++) {
                     const lg_real *vj = z + g->j[e] * P + 2 * KC;
@@ -241,21 +232,12 @@ lg_status LG_FN(lg_gt_forward)(lg_real *out, lg_gt_cache *cache, const lg_real *
     return LG_OK;
 }
 
-/* Checks that a read-out or backward follows a forward of this precision. */
-static lg_status LG_FN(lg__gt_after_fwd)(const lg_gt_cache *cache, const char *fn) {
-    if (!cache) return lg__error(LG_EINVAL, "%s: cache is NULL", fn);
-    if (cache->real_size != sizeof(lg_real))
-        return lg__error(LG_EINVAL, "%s: the cache was made for another scalar type", fn);
-    if (!cache->have_fwd) return lg__error(LG_EINVAL, "%s: no forward has been run with this cache", fn);
-    return LG_OK;
-}
-
 lg_status LG_FN(lg_gt_backward)(lg_real *d_in, lg_real *d_params, const lg_real *d_out, lg_gt_cache *cache,
                                 const lg_real *in, const lg_real *params, const lg_graph *g, const lg_graph *gT,
                                 const lg_gt_config *cfg) {
     static const char fn[] = "lg_gt_backward";
     LG_CHECK(lg__gt_check_cache(cache, cfg, sizeof(lg_real), fn));
-    LG_CHECK(LG_FN(lg__gt_after_fwd)(cache, fn));
+    LG_CHECK(LG__ATT_AFTER_FWD(cache, fn));
     if (!d_params || !d_out || !in || !params)
         return lg__error(LG_EINVAL, "%s: d_params, d_out, in or params is NULL", fn);
     if (cache->fcfg.att_dropout != cfg->att_dropout)
@@ -455,7 +437,7 @@ lg_status LG_FN(lg_gt_backward)(lg_real *d_in, lg_real *d_params, const lg_real 
 }
 
 lg_status LG_FN(lg_gt_attention)(lg_real *att, const lg_gt_cache *cache) {
-    LG_CHECK(LG_FN(lg__gt_after_fwd)(cache, "lg_gt_attention"));
+    LG_CHECK(LG__ATT_AFTER_FWD(cache, "lg_gt_attention"));
     if (!att) return lg__error(LG_EINVAL, "lg_gt_attention: att is NULL");
     if (cache->nnz > 0) memcpy(att, cache->att, sizeof(lg_real) * (size_t)(cache->nnz * cache->cfg.heads));
     return LG_OK;
@@ -463,7 +445,7 @@ lg_status LG_FN(lg_gt_attention)(lg_real *att, const lg_gt_cache *cache) {
 
 lg_status LG_FN(lg_gt_normaliser)(lg_real *c, const lg_gt_cache *cache) {
     static const char fn[] = "lg_gt_normaliser";
-    LG_CHECK(LG_FN(lg__gt_after_fwd)(cache, fn));
+    LG_CHECK(LG__ATT_AFTER_FWD(cache, fn));
     if (!c) return lg__error(LG_EINVAL, "%s: c is NULL", fn);
     const lg_idx K = cache->cfg.heads;
     const lg_real sq = LG_SQRT((lg_real)cache->cfg.head_dim);
@@ -478,7 +460,7 @@ lg_status LG_FN(lg_gt_normaliser)(lg_real *c, const lg_gt_cache *cache) {
 
 lg_status LG_FN(lg_gt_scores)(lg_real *t, const lg_gt_cache *cache, const lg_graph *g) {
     static const char fn[] = "lg_gt_scores";
-    LG_CHECK(LG_FN(lg__gt_after_fwd)(cache, fn));
+    LG_CHECK(LG__ATT_AFTER_FWD(cache, fn));
     if (!t) return lg__error(LG_EINVAL, "%s: t is NULL", fn);
     LG_CHECK(lg__gt_check_graph(cache, g, "graph", fn));
     if (g->n != cache->n || g->nnz != cache->nnz) return lg__error(LG_EINVAL, "%s: graph is not the forward's", fn);
@@ -498,7 +480,7 @@ lg_status LG_FN(lg_gt_scores)(lg_real *t, const lg_gt_cache *cache, const lg_gra
 }
 
 lg_status LG_FN(lg_gt_gate)(lg_real *b, const lg_gt_cache *cache) {
-    LG_CHECK(LG_FN(lg__gt_after_fwd)(cache, "lg_gt_gate"));
+    LG_CHECK(LG__ATT_AFTER_FWD(cache, "lg_gt_gate"));
     if (!b) return lg__error(LG_EINVAL, "lg_gt_gate: b is NULL");
     if (!cache->cfg.gate) return lg__error(LG_EINVAL, "lg_gt_gate: the layer has no gate");
     if (cache->n > 0) memcpy(b, cache->gb, sizeof(lg_real) * (size_t)cache->n);

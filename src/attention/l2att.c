@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "graph/graph_internal.h"
+#include "attention/att_cache.h"
 #include "attention/l2att_internal.h"
 
 lg_l2att_config lg_l2att_config_default(lg_idx in_dim, lg_idx heads, lg_idx head_dim) {
@@ -123,14 +124,10 @@ lg_status lg__l2att_check_loops(const lg_graph *g, const char *fn) {
     return LG_OK;
 }
 
-/* The cache's buffers: one table drives lg_l2att_memory and the allocation. */
-enum { LG__ACT = 0, LG__WORK = 1 };
-typedef struct lg__l2_buf {
-    size_t off;
-    int kind;
-    int idx;
-    lg_idx count;
-} lg__l2_buf;
+/* The cache's buffers: one table (att_cache.h) drives lg_l2att_memory and the
+ * allocation. */
+enum { LG__ACT = LG__ATT_ACT, LG__WORK = LG__ATT_WORK };
+typedef lg__att_buf lg__l2_buf;
 
 #define LG__L2_NBUF 15
 
@@ -175,11 +172,7 @@ lg_status lg_l2att_memory(const lg_l2att_config *cfg, lg_idx n, lg_idx nnz, size
     if (real_size != sizeof(float) && real_size != sizeof(double))
         return lg__error(LG_EINVAL, "lg_l2att_memory: real_size %zu is neither 4 nor 8", real_size);
     LG_CHECK(lg__l2_bufs(cfg, n, nnz, b, &nch));
-    for (int k = 0; k < LG__L2_NBUF; k++) {
-        size_t bytes = (size_t)b[k].count * (b[k].idx ? sizeof(lg_idx) : real_size);
-        if (b[k].kind == LG__ACT) mem->activations += bytes;
-        else mem->workspace += bytes;
-    }
+    lg__att_bufs_bytes(b, LG__L2_NBUF, real_size, &mem->activations, &mem->workspace);
     return LG_OK;
 }
 
@@ -187,8 +180,7 @@ void lg_l2att_cache_free(lg_l2att_cache *c) {
     if (!c) return;
     lg__l2_buf b[LG__L2_NBUF];
     lg_idx nch;
-    if (lg__l2_bufs(&c->cfg, 0, 0, b, &nch) == LG_OK)
-        for (int k = 0; k < LG__L2_NBUF; k++) lg__free(*(void **)((char *)c + b[k].off));
+    if (lg__l2_bufs(&c->cfg, 0, 0, b, &nch) == LG_OK) lg__att_bufs_free(c, b, LG__L2_NBUF, 0);
     lg__free(c);
 }
 
@@ -208,15 +200,7 @@ lg_status lg__l2att_cache_alloc(lg_l2att_cache **out, const lg_l2att_config *cfg
     c->n_cap = n_cap;
     c->nnz_cap = nnz_cap;
     c->nchunk = nch;
-    for (int k = 0; k < LG__L2_NBUF; k++) {
-        if (b[k].count == 0) continue;
-        void *p = lg__malloc_array((size_t)b[k].count, b[k].idx ? sizeof(lg_idx) : rs);
-        if (!p) {
-            st = lg__nomem("L2-attention cache buffer");
-            goto fail;
-        }
-        *(void **)((char *)c + b[k].off) = p;
-    }
+    LG_TRY(lg__att_bufs_alloc(c, b, LG__L2_NBUF, rs, NULL, 0, "L2-attention cache buffer"));
     *out = c;
     return LG_OK;
 fail:

@@ -32,6 +32,7 @@
 
 #include "core/gemm.h"
 #include "core/real.h"
+#include "attention/att_cache.h"
 #include "attention/l2att_internal.h"
 #include "attention/att_common_impl.h"
 #include "graph/graph_internal.h"
@@ -162,22 +163,13 @@ lg_status LG_FN(lg_l2att_forward)(lg_real *out, lg_l2att_cache *cache, const lg_
             lg_real *mi = m + i * KC;
             for (lg_idx k = 0; k < K; k++) {
                 const lg_real qni = qn[i * K + k];
-                lg_real mx = 0;
                 for (lg_idx e = e0; e < e1; e++) {
                     const lg_idx j = g->j[e];
                     if (e + LG__ATT_PF_DIST < e1) __builtin_prefetch(q + g->j[e + LG__ATT_PF_DIST] * KC + k * C);
                     lg_real s = j == i ? 0 : -((qni + qn[j * K + k]) - 2 * lg__adot(qi + k * C, q + j * KC + k * C, C)) * isc;
                     att[e * K + k] = s;
-                    mx = e == e0 ? s : (s > mx ? s : mx);
                 }
-                lg_real z = 0;
-                for (lg_idx e = e0; e < e1; e++) {
-                    lg_real v = LG_EXP(att[e * K + k] - mx);
-                    att[e * K + k] = v;
-                    z += v;
-                }
-                const lg_real iz = 1 / z;
-                for (lg_idx e = e0; e < e1; e++) att[e * K + k] *= iz;
+                lg__asoftmax(att, e0, e1, K, k);
             }
             for (lg_idx c = 0; c < KC; c++) mi[c] = 0;
             for (lg_idx e = e0; e < e1; e++) {
@@ -210,20 +202,12 @@ lg_status LG_FN(lg_l2att_forward)(lg_real *out, lg_l2att_cache *cache, const lg_
     return LG_OK;
 }
 
-static lg_status LG_FN(lg__l2_after_fwd)(const lg_l2att_cache *cache, const char *fn) {
-    if (!cache) return lg__error(LG_EINVAL, "%s: cache is NULL", fn);
-    if (cache->real_size != sizeof(lg_real))
-        return lg__error(LG_EINVAL, "%s: the cache was made for another scalar type", fn);
-    if (!cache->have_fwd) return lg__error(LG_EINVAL, "%s: no forward has been run with this cache", fn);
-    return LG_OK;
-}
-
 lg_status LG_FN(lg_l2att_backward)(lg_real *d_in, lg_real *d_params, const lg_real *d_out, lg_l2att_cache *cache,
                                    const lg_real *in, const lg_real *params, const lg_graph *g, const lg_graph *gT,
                                    const lg_l2att_config *cfg) {
     static const char fn[] = "lg_l2att_backward";
     LG_CHECK(lg__l2att_check_cache(cache, cfg, sizeof(lg_real), fn));
-    LG_CHECK(LG_FN(lg__l2_after_fwd)(cache, fn));
+    LG_CHECK(LG__ATT_AFTER_FWD(cache, fn));
     if (!d_params || !d_out || !in || !params)
         return lg__error(LG_EINVAL, "%s: d_params, d_out, in or params is NULL", fn);
     if (cache->fcfg.contractive != cfg->contractive)
@@ -379,7 +363,7 @@ lg_status LG_FN(lg_l2att_invert)(lg_real *x, int *iters, lg_l2att_cache *cache, 
 }
 
 lg_status LG_FN(lg_l2att_attention)(lg_real *att, const lg_l2att_cache *cache) {
-    LG_CHECK(LG_FN(lg__l2_after_fwd)(cache, "lg_l2att_attention"));
+    LG_CHECK(LG__ATT_AFTER_FWD(cache, "lg_l2att_attention"));
     if (!att) return lg__error(LG_EINVAL, "lg_l2att_attention: att is NULL");
     if (cache->nnz > 0) memcpy(att, cache->att, sizeof(lg_real) * (size_t)(cache->nnz * cache->cfg.heads));
     return LG_OK;
