@@ -235,6 +235,21 @@ else
   wellformed "$out3/depth.svg"
 fi
 
+# models side by side whose norms differ: the combinations a model refuses are
+# skipped (said on stderr and in summary.md); a model left with nothing is an error
+sbs=$tmp/side
+run depth-study --trees 2 --trees-count 40 --layers 1 --model gat,l2 --norms none,lipschitz --seeds 1 --epochs 2 \
+  --hidden 8 --out "$sbs"
+expect_rc 0 "depth-study gat,l2 x none,lipschitz"
+[ "$(rows "$sbs/runs.csv")" = 3 ] || fail "side by side: $(rows "$sbs/runs.csv") runs, expected 3 (l2 lipschitz skipped)"
+grep -q "not run: --model l2 --norm lipschitz --residual 0" "$tmp/err" || fail "side by side stderr: $(cat "$tmp/err")"
+grep -q "^Not run (the model refuses the combination): l2 lipschitz res=0.$" "$sbs/summary.md" \
+  || fail "side by side summary: $(cat "$sbs/summary.md")"
+grep -q "^l2,2,1,lipschitz" "$sbs/runs.csv" && fail "l2 lipschitz was run"
+run depth-study --trees 2 --trees-count 40 --layers 1 --model l2 --norms lipschitz --seeds 1 --epochs 2 --out "$tmp/none"
+expect_rc 2 "depth-study l2 x lipschitz"
+grep -q "accepts none of the --norms" "$tmp/err" || fail "l2 x lipschitz: $(cat "$tmp/err")"
+
 if [ $fails -gt 0 ]; then echo "$fails failure(s)"; exit 1; fi
 echo "depth-study: all checks passed"
 exit 0

@@ -33,7 +33,11 @@ static const char lg__depth_help[] =
     "                       on the x axis. The trees are mini-batched as in 'train --trees'\n"
     "                       (--batch-size, default 1024)\n"
     "  --norms N1,N2,...    norms as for 'train --norm' (none, lipschitz, lipschitz+pairnorm,\n"
-    "                       ...; default none,lipschitz); --norm is a synonym\n"
+    "                       ...; default none,lipschitz); --norm is a synonym. A (model,\n"
+    "                       norm, residual) that a model refuses (l2 or cosine with\n"
+    "                       lipschitz, cosine without its residual) is skipped, said on\n"
+    "                       stderr and in summary.md: models whose norms differ can be\n"
+    "                       set side by side (--model gat,l2 --norms none,lipschitz)\n"
     "  --residual 0,1       without / with residual connections (default 0)\n"
     "  --missing P1,P2,...  shares of non-training nodes without features (default 0)\n"
     "  --seeds N            training seeds --seed+0 .. --seed+N-1 (default 3); with --trees\n"
@@ -93,6 +97,11 @@ typedef struct lg__grid {
     int nmissing;                                          /* --missing      */
     long long seeds;                                       /* --seeds        */
     uint64_t base_seed;                                    /* --seed         */
+    /* 1: the series (model mi, residual ri, norm ni) is not run, the model
+     * refusing that combination whatever the depth (e.g. l2 with lipschitz:
+     * its attention is Lipschitz without it; cosine without its residual) */
+    unsigned char skip[LG__MAX_LIST][2][LG__MAX_LIST];
+    int nskip;
 } lg__grid;
 
 /* The records of runs.csv. */
@@ -508,13 +517,15 @@ typedef struct lg__study {
 } lg__study;
 
 /* Visits the series in a fixed order: model, residual, missing, norm, and
- * layers (when the x axis is the tree depth and --layers is given). */
+ * layers (when the x axis is the tree depth and --layers is given), but the
+ * skipped (model, residual, norm) combinations. */
 #define LG__FOR_SERIES(g)                                  \
     for (int mi = 0; mi < (g)->nmodels; mi++)              \
         for (int ri = 0; ri < (g)->nresidual; ri++)        \
             for (int xi = 0; xi < (g)->nmissing; xi++)     \
                 for (int ni = 0; ni < (g)->nnorms; ni++)   \
-                    for (int lj = 0; lj < lg__nlser(g); lj++)
+                    for (int lj = 0; lj < lg__nlser(g); lj++) \
+                        if (!(g)->skip[mi][ri][ni])
 
 static void lg__write_summary(FILE *f, const void *ctx) {
     const lg__study *s = ctx;
@@ -526,6 +537,19 @@ static void lg__write_summary(FILE *f, const void *ctx) {
     if (g->nresidual == 1 && !g->residual[0] && g->nmissing == 1 && g->missing[0] == 0)
         fprintf(f, "No residual connections, no missing features.\n");
     if (g->xdepth && !g->nlayers) fprintf(f, "Each run has d+1 layers for trees of depth d.\n");
+    if (g->nskip) { /* the combinations a model refuses */
+        fprintf(f, "Not run (the model refuses the combination):");
+        int first = 1;
+        for (int mi = 0; mi < g->nmodels; mi++)
+            for (int ri = 0; ri < g->nresidual; ri++)
+                for (int ni = 0; ni < g->nnorms; ni++)
+                    if (g->skip[mi][ri][ni]) {
+                        fprintf(f, "%s %s %s res=%d", first ? "" : ",", lg_model_kind_name(g->models[mi]), g->norm[ni],
+                                g->residual[ri]);
+                        first = 0;
+                    }
+        fprintf(f, ".\n");
+    }
     fprintf(f, "\n| %s |", g->xdepth ? "depth" : "layers");
     LG__FOR_SERIES(g) {
         lg__series_label(g, mi, ri, xi, ni, lj, label, sizeof label);
@@ -959,7 +983,46 @@ static int lg__depth_parse(const char *cmd, int argc, char **argv, lg__depth_arg
         opts[mi].verbose = 0;
         opts[mi].save = opts[mi].resume = opts[mi].log = opts[mi].grad_log = NULL;
     }
-    /* every cell's configuration must be valid before anything runs */
+    /* a (model, residual, norm) combination that the model refuses at every
+     * depth and missing share is skipped (said on stderr and in summary.md),
+     * so that one study can set models side by side whose norms differ; a
+     * model left with nothing to run is an error */
+    for (int mi = 0; mi < g->nmodels; mi++) {
+        int any = 0;
+        char why[512] = "";
+        for (int ri = 0; ri < g->nresidual; ri++)
+            for (int ni = 0; ni < g->nnorms; ni++) {
+                int ok = 0;
+                for (int lj = 0; lj < lg__nlser(g) && !ok; lj++)
+                    for (int pi = 0; pi < lg__npoints(g) && !ok; pi++)
+                        for (int xi = 0; xi < g->nmissing && !ok; xi++) {
+                            lg_train_opts o = opts[mi];
+                            o.mc.layers = lg__cell_layers(g, lj, pi);
+                            o.mc.att_norm = g->att[ni];
+                            o.mc.node_norm = g->node[ni];
+                            o.mc.residual = g->residual[ri];
+                            o.tc.missing = g->missing[xi];
+                            ok = lg_model_config_check(&o.mc) == LG_OK;
+                            if (!ok) snprintf(why, sizeof why, "%s", lg_last_error());
+                        }
+                g->skip[mi][ri][ni] = !ok;
+                any |= ok;
+            }
+        if (!any) {
+            lg_cli_errorf(cmd, "--model %s accepts none of the --norms and --residual given: %s",
+                          lg_model_kind_name(g->models[mi]), why);
+            return LG_EXIT_USAGE;
+        }
+        for (int ri = 0; ri < g->nresidual; ri++)
+            for (int ni = 0; ni < g->nnorms; ni++)
+                if (g->skip[mi][ri][ni]) {
+                    g->nskip++;
+                    if (!a->quiet)
+                        fprintf(stderr, "lipgnn %s: not run: --model %s --norm %s --residual %d (the model refuses it)\n",
+                                cmd, lg_model_kind_name(g->models[mi]), g->norm[ni], g->residual[ri]);
+                }
+    }
+    /* every cell that runs must be valid before anything runs */
     LG__FOR_SERIES(g)
     for (int pi = 0; pi < lg__npoints(g); pi++) {
         lg_train_opts o = opts[mi];
@@ -1027,7 +1090,8 @@ int lg_cmd_depth_study(int argc, char **argv) {
     else
         snprintf(dsname, sizeof dsname, "%s", ds->name);
     lg__study study = {g, &rs, metric, dsname, 0, 0, opts[0].tc.epochs};
-    long long cells = (long long)g->nmodels * g->nresidual * g->nmissing * g->nnorms * lg__nlser(g) * lg__npoints(g);
+    long long cells = 0;
+    LG__FOR_SERIES(g) cells += lg__npoints(g);
     study.total = cells * g->seeds;
     /* runs of this grid already recorded */
     for (long long k = 0; k < g->seeds; k++)
