@@ -23,12 +23,13 @@ run train --trees 3 --trees-count 40 --model cosine --layers 4 --hidden 8 --epoc
 expect_rc 0 "train --model cosine --batch-size 7"; no_sanitizer "cosine in mini-batches"
 grep -q '"model":"cosine"' "$tmp/out" || fail "cosine in mini-batches: $(tail -1 "$tmp/out")"
 
-# a checkpoint round trip and the Lipschitz estimator on it (no bound known for the kind)
+# a checkpoint round trip and the Lipschitz estimator on it (with the cosine block's bound)
 run train --trees 3 --trees-count 40 --model cosine --layers 3 --hidden 8 --epochs 3 --batch-size 0 --quiet --save "$tmp/c.ckpt"
 expect_rc 0 "train --model cosine --save"
 run lipschitz --model "$tmp/c.ckpt" --trees 3 --trees-count 40 --iters 5 --starts 1 --csv "$tmp/lip.csv" --quiet
 expect_rc 0 "lipschitz on a cosine model"; no_sanitizer "lipschitz on a cosine model"
 grep -q "cosine" "$tmp/lip.csv" || fail "lipschitz CSV does not name the cosine layers: $(head -3 "$tmp/lip.csv")"
+grep -q "cosine block" "$tmp/lip.csv" || fail "lipschitz CSV lacks the cosine bound: $(head -3 "$tmp/lip.csv")"
 
 # what it refuses, with status 2 and a message
 run train --data "$tiny" --model cosine --norm lipschitz; expect_rc 2 "--model cosine --norm lipschitz"

@@ -491,6 +491,7 @@ static void test_trained_model(void **state) {
         {LG_MODEL_GIN, LG_ATT_NORM_NONE, 0, 0, "no bound known for this kind"},
         {LG_MODEL_L2, LG_ATT_NORM_NONE, 0, 1, "L2 attention: graph bound"},
         {LG_MODEL_L2, LG_ATT_NORM_NONE, 1, 1, "L2 attention: graph bound + residual"},
+        {LG_MODEL_COSINE, LG_ATT_NORM_NONE, 1, 1, "cosine block (eps^-1/2: loose)"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         lg_model_config mc;

@@ -92,6 +92,22 @@ lg_status lg_lip_bound_gat(double *bound, const lg_gat_config *cfg, const double
  * reference form and the gate. */
 lg_status lg_lip_bound_gt(double *bound, const lg_gt_config *cfg, const double *params, const lg_graph *g);
 
+/* The same for a block of `--model cosine` (docs/cosine-attention.md):
+ * h -> h + alpha (*) SCSA(CenterNorm(h)), SCSA = scaled cosine-similarity
+ * attention (lipgnn/cosatt.h; gain and alpha: cfg->in_dim values each; the
+ * block's own residual included). With n_out the largest out-degree of g
+ * and the spectral norms a_q, a_k, a_v of head h's columns of W and ||W_O||:
+ *     1 + max|alpha| (D/(D-1)) max|gain| ||W_O|| nu eps^-1/2
+ *         sqrt( sum_h (sqrt(n_out) a_v + 2 tau a_q + 2 tau sqrt(n_out) a_k)^2 ),
+ * from: the row normalisation u/sqrt(|u|^2 + eps) is eps^-1/2-Lipschitz and
+ * maps into the unit ball, so the scores move by at most tau (|dq_i| + |dk_j|)
+ * and each message by 2 |d score| through the softmax; a row-stochastic P
+ * whose columns hold at most n_out entries has ||P||_2 <= sqrt(n_out).
+ * Loose by design (eps^-1/2 = 1000 at the default eps): valid, not tight.
+ * O(nnz + K F C^2 log). */
+lg_status lg_lip_bound_cosine(double *bound, const lg_cosatt_config *cfg, const double *params, const double *gain,
+                              const double *alpha, const lg_graph *g);
+
 /* *upper = an upper bound of the spectral norm of the rows x ncols matrix
  * made of the columns cols[0..ncols) of the row-major matrix w (row stride
  * ld), within a factor (min(rows, ncols))^(1/2^13) of it: sqrt of

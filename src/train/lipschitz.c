@@ -382,6 +382,43 @@ lg_status lg_lip_bound_gt(double *bound, const lg_gt_config *cfg, const double *
     return LG_OK;
 }
 
+lg_status lg_lip_bound_cosine(double *bound, const lg_cosatt_config *cfg, const double *params, const double *gain,
+                              const double *alpha, const lg_graph *g) {
+    static const char fn[] = "lg_lip_bound_cosine";
+    if (!bound || !cfg || !params || !gain || !alpha) return lg__error(LG_EINVAL, "%s: NULL argument", fn);
+    LG_CHECK(lg_cosatt_config_check(cfg));
+    LG_CHECK(lg__graph_arg(g, fn));
+    *bound = INFINITY;
+    lg_cosatt_layout lay;
+    LG_CHECK(lg_cosatt_layout_get(cfg, &lay));
+    const lg_idx F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C, D = F;
+    if (D < 2) return LG_OK; /* CenterNorm's D/(D-1) */
+    lg_idx *deg = NULL;
+    lg_status st = LG_OK;
+    LG_CALLOC(deg, g->n, "bound");
+    lg_idx n_out = 1;
+    for (lg_idx e = 0; e < g->nnz; e++) n_out = LG_MAX(n_out, ++deg[g->j[e]]);
+    double sum2 = 0, amax = 0, gmax = 0, wo;
+    const double so = sqrt((double)n_out), tau = cfg->tau;
+    for (lg_idx h = 0; h < K; h++) {
+        double aq, ak, av;
+        LG_TRY(lg__block_norm(&aq, params + lay.w, F, lay.w_cols, h * C, C, 0, 0));
+        LG_TRY(lg__block_norm(&ak, params + lay.w, F, lay.w_cols, KC + h * C, C, 0, 0));
+        LG_TRY(lg__block_norm(&av, params + lay.w, F, lay.w_cols, 2 * KC + h * C, C, 0, 0));
+        double ch = so * av + 2 * tau * aq + 2 * tau * so * ak;
+        sum2 += ch * ch;
+    }
+    LG_TRY(lg__block_norm(&wo, params + lay.wo, KC, cfg->out_dim, 0, cfg->out_dim, 0, 0));
+    for (lg_idx c = 0; c < D; c++) {
+        amax = fmax(amax, fabs(alpha[c]));
+        gmax = fmax(gmax, fabs(gain[c]));
+    }
+    *bound = 1 + amax * ((double)D / (double)(D - 1)) * gmax * wo * cfg->nu / sqrt(cfg->eps) * sqrt(sum2);
+fail:
+    lg__free(deg);
+    return st;
+}
+
 /* The bound of a whole block: its layer's (one function per kind; INFINITY,
  * "no bound known", for a kind without one), times 1 for the activation
  * (ELU, ReLU: 1-Lipschitz), plus 1 with a residual; none with LayerNorm or
@@ -415,6 +452,10 @@ static lg_status lg__block_bound(lg_lip_layer *row, const lg__block_info *b) {
         }
         break;
     }
+    case LG__BLOCK_COS:
+        LG_CHECK(lg_lip_bound_cosine(&lb, b->sc, b->params, b->cn_gain, b->alpha, b->g));
+        basis = "cosine block (eps^-1/2: loose)";
+        break;
     default: break;
     }
     if (isfinite(lb) && b->layernorm) { lb = INFINITY; basis = "LayerNorm: none derived"; }
@@ -502,7 +543,7 @@ lg_status lg_lipschitz_estimate(lg_lip_layer *out, int cap, lg_trainer *t, const
                  b.kind == LG__BLOCK_GAT ? "gat" : b.kind == LG__BLOCK_GT ? "gt" : b.kind == LG__BLOCK_L2 ? "l2"
                                                                                 : lg_model_kind_name(mc->kind));
         row->heads = b.kind == LG__BLOCK_GAT ? b.gc->heads : b.kind == LG__BLOCK_GT ? b.tc->heads
-                   : b.kind == LG__BLOCK_L2 ? b.lc->heads : 0;
+                   : b.kind == LG__BLOCK_L2 ? b.lc->heads : b.kind == LG__BLOCK_COS ? b.sc->heads : 0;
         row->norm = b.kind == LG__BLOCK_GAT ? b.gc->norm : b.kind == LG__BLOCK_GT ? b.tc->norm : LG_ATT_NORM_NONE;
         memcpy(x0, lg__model_block_input_f64(m, l), sizeof(double) * (size_t)(n * b.w_in));
         lg__block_ctx bc = {m, l};

@@ -159,6 +159,8 @@ typedef struct lg__block_info {
     const lg_gat_config *gc;  /* GAT: its configuration (else NULL)             */
     const lg_gt_config *tc;   /* GT: its configuration (else NULL)              */
     const lg_l2att_config *lc; /* L2 attention: its configuration (else NULL)   */
+    const lg_cosatt_config *sc; /* cosine block: its SCSA configuration (else NULL) */
+    const void *cn_gain, *alpha; /* cosine block: CenterNorm gain, residual alpha */
     const void *params;       /* its parameter block (the model's scalar type)  */
     lg_idx n, w_in, w_out;    /* nodes, input and output widths                 */
     const char *act;          /* activation after it: "elu", "relu", "none"     */

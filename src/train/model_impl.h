@@ -912,6 +912,9 @@ lg_status LG_FN(lg__model_block_info)(const LG_MODEL *m, int l, lg__block_info *
     b->gc = y->conv || y->gt || y->l2 || y->cos ? NULL : &y->gc;
     b->tc = y->gt ? &y->tc : NULL;
     b->lc = y->l2 ? &y->lc : NULL;
+    b->sc = y->cos ? &y->sc : NULL;
+    b->cn_gain = y->cos ? m->params + y->cn_gain : NULL;
+    b->alpha = y->cos ? m->params + y->alpha : NULL;
     b->params = m->params + y->off;
     b->n = m->n;
     b->w_in = y->w_in;
