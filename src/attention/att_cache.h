@@ -45,6 +45,12 @@ void lg__att_bufs_free(void *base, const lg__att_buf *b, int nb, int shared);
  * scalar size than rs, or has seen no forward. */
 lg_status lg__att_after_fwd(int present, size_t cache_rs, size_t rs, int have_fwd, const char *fn);
 
+/* The graphs of a backward: g of the forward's size (n, nnz) and gT not NULL,
+ * of g's size, with row pointers spanning [0, nnz) without a negative row
+ * (its entries are checked by lg__graph_transpose_map). LG_EINVAL naming fn.
+ * O(n). */
+lg_status lg__att_check_backward_graphs(const lg_graph *g, const lg_graph *gT, lg_idx n, lg_idx nnz, const char *fn);
+
 /* lg__att_after_fwd on a layer's cache (any struct with real_size and
  * have_fwd), for the kernels' scalar type. */
 #define LG__ATT_AFTER_FWD(cache, fn)                                                                       \

@@ -252,17 +252,7 @@ lg_status LG_FN(lg_gat_backward)(lg_real *d_in, lg_real *d_params, const lg_real
     /* g was checked by the forward if it is the same graph; gT's rows are
      * checked here (O(n)) and its entries by B0 */
     if (g != cache->fgraph) LG_CHECK(lg__gat_check_graph(cache, g, "graph", fn));
-    if (!gT) return lg__error(LG_EINVAL, "%s: transposed graph is NULL", fn);
-    if (g->n != cache->n || g->nnz != cache->nnz)
-        return lg__error(LG_EINVAL, "%s: graph (%lld nodes, %lld edges) is not the forward's (%lld, %lld)", fn,
-                         (long long)g->n, (long long)g->nnz, (long long)cache->n, (long long)cache->nnz);
-    if (gT->n != g->n || gT->nnz != g->nnz || !gT->p || (gT->nnz > 0 && !gT->j))
-        return lg__error(LG_EINVAL, "%s: transposed graph (%lld nodes, %lld edges) does not match the graph (%lld, %lld)",
-                         fn, (long long)gT->n, (long long)gT->nnz, (long long)g->n, (long long)g->nnz);
-    if (gT->p[0] != 0 || gT->p[gT->n] != gT->nnz)
-        return lg__error(LG_EINVAL, "%s: the transposed graph's row pointers do not span [0, nnz)", fn);
-    for (lg_idx j = 0; j < gT->n; j++)
-        if (gT->p[j + 1] < gT->p[j]) return lg__error(LG_EINVAL, "%s: transposed graph row %lld has negative length", fn, (long long)j);
+    LG_CHECK(lg__att_check_backward_graphs(g, gT, cache->n, cache->nnz, fn));
 
     const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C;
     const lg_idx D = lg_gat_out_dim(cfg), PW = 2 * KC + K + D;

@@ -214,18 +214,7 @@ lg_status LG_FN(lg_l2att_backward)(lg_real *d_in, lg_real *d_params, const lg_re
         return lg__error(LG_EINVAL, "%s: contractive = %g differs from the forward's %g", fn, cfg->contractive,
                          cache->fcfg.contractive);
     if (g != cache->fgraph) LG_CHECK(lg__l2att_check_graph(cache, g, "graph", fn));
-    if (!gT) return lg__error(LG_EINVAL, "%s: transposed graph is NULL", fn);
-    if (g->n != cache->n || g->nnz != cache->nnz)
-        return lg__error(LG_EINVAL, "%s: graph (%lld nodes, %lld edges) is not the forward's (%lld, %lld)", fn,
-                         (long long)g->n, (long long)g->nnz, (long long)cache->n, (long long)cache->nnz);
-    if (gT->n != g->n || gT->nnz != g->nnz || !gT->p || (gT->nnz > 0 && !gT->j))
-        return lg__error(LG_EINVAL, "%s: transposed graph (%lld nodes, %lld edges) does not match the graph (%lld, %lld)",
-                         fn, (long long)gT->n, (long long)gT->nnz, (long long)g->n, (long long)g->nnz);
-    if (gT->p[0] != 0 || gT->p[gT->n] != gT->nnz)
-        return lg__error(LG_EINVAL, "%s: the transposed graph's row pointers do not span [0, nnz)", fn);
-    for (lg_idx j = 0; j < gT->n; j++)
-        if (gT->p[j + 1] < gT->p[j])
-            return lg__error(LG_EINVAL, "%s: transposed graph row %lld has negative length", fn, (long long)j);
+    LG_CHECK(lg__att_check_backward_graphs(g, gT, cache->n, cache->nnz, fn));
 
     const lg_idx n = g->n, F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C, D = cfg->out_dim;
     const lg_real *Wq = params, *V = params + F * KC, *Wo = V + KC * C, *bias = Wo + KC * D;
