@@ -2,14 +2,14 @@
 # The LipschitzNorm paper's experiments (Dasoulas, Scaman & Virmaux, ICML 2021) as
 # lipgnn commands: the exact protocol behind docs/results.md.
 #
-#   tools/paper.sh [--lipgnn PATH] [--out DIR] EXPERIMENT...
+#   tools/paper.sh [--lipgnn PATH] [--out DIR] [--threads N] EXPERIMENT...
 #
 # Experiments: fig2 table3-cora table3-pubmed table1 fig6-cora-gat fig6-cora-gt, or all;
 # beyond the paper (issue 10): attentions-cora, attentions-trees, attentions-lipschitz.
 # Each writes to OUT/EXPERIMENT (default OUT: results/). The depth studies are
 # resumable: run the same command again after an interruption and the finished runs
 # are kept (OUT/EXPERIMENT/runs.csv). Needs LIPGNN_DATA (the directory of cora/ and
-# pubmed/).
+# pubmed/). --threads N is passed to every lipgnn command (default: lipgnn's, all cores).
 #
 # Protocol (issue 6): 3 seeds, 200 epochs, Adam lr 0.005, weight decay 5e-4, the
 # models' default dropouts; 8 heads of 64 on Cora (the authors' depth examples), 4 heads
@@ -21,11 +21,13 @@ set -euo pipefail
 
 lipgnn=build/lipgnn
 out=results
+threads=()
 exps=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --lipgnn) lipgnn=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --threads) threads=(--threads "$2"); shift 2 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     all) exps+=(fig2 table3-cora table3-pubmed table1 fig6-cora-gat fig6-cora-gt); shift ;;
     -*) echo "paper.sh: unknown option $1" >&2; exit 2 ;;
@@ -44,7 +46,7 @@ fi
 
 study() { # name, then depth-study options
   local name=$1; shift
-  "$lipgnn" depth-study --out "$out/$name" --seeds 3 --epochs 200 --verbose "$@"
+  "$lipgnn" depth-study --out "$out/$name" --seeds 3 --epochs 200 --verbose "${threads[@]}" "$@"
 }
 
 for e in "${exps[@]}"; do

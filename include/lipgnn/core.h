@@ -136,15 +136,15 @@ void lg_blas_check(lg_blas_info *info);
 int lg_set_threads(int n);
 
 /* The instruction set of lipgnn's own element-wise kernels: "avx512" where
- * CPUID reports AVX-512 F, DQ, BW and VL (valgrind masks them: "baseline"
- * under it), else "baseline" (x86-64 SSE2). LIPGNN_ISA=baseline in the
- * environment (read at the first call) forces baseline. Both variants give
- * the same bits. */
+ * CPUID reports AVX-512 F, DQ, BW and VL, else "avx2" where it reports AVX2,
+ * else "baseline" (x86-64 SSE2). Valgrind 3.19 masks AVX-512: "avx2" under
+ * it. LIPGNN_ISA=baseline or avx2 in the environment (read at the first
+ * call) caps the choice. All variants give the same bits. */
 const char *lg_kernel_isa(void);
 
 /* Chooses the kernels' instruction set: "auto" (as lg_kernel_isa decides
- * without the environment), "baseline", or "avx512" (LG_EUNSUPPORTED if the
- * CPU lacks it). A setting to be made before use, like lg_set_threads.
+ * without the environment), "baseline", "avx2" or "avx512" (LG_EUNSUPPORTED
+ * if the CPU lacks it). A setting to be made before use, like lg_set_threads.
  * LG_EINVAL for another name. */
 lg_status lg_set_kernel_isa(const char *name);
 

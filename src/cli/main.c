@@ -32,8 +32,9 @@ static const char lg__usage[] =
     "                     one than the CPU supports (Debian's 0.3.21 on AVX-512 CPUs),\n"
     "                     lipgnn restarts itself with the best one and says so on stderr.\n"
     "  OMP_NUM_THREADS    threads of lipgnn's own kernels (default: all cores)\n"
-    "  LIPGNN_ISA         'baseline' forces lipgnn's baseline x86-64 kernels where the CPU\n"
-    "                     has AVX-512 (the default there: same results, faster)\n"
+    "  LIPGNN_ISA         'baseline' or 'avx2' caps the instruction set of lipgnn's own\n"
+    "                     kernels (default: the best of baseline, avx2, avx512 that CPUID\n"
+    "                     reports; all give the same results, the wider ones faster)\n"
     "\n"
     "Exit status: 0 success, 1 failure, 2 bad usage or bad input data.\n";
 
@@ -67,7 +68,7 @@ static int lg_cli_version(void) {
     printf("lipgnn %s\n", lg_version());
     printf("OpenBLAS core: %s (best for this CPU: %s; %s)\n", bi.current, bi.best[0] ? bi.best : "unknown",
            fixed ? "set by lipgnn" : (bi.user_set ? "set by OPENBLAS_CORETYPE" : "detected by OpenBLAS"));
-    printf("lipgnn kernels: %s (CPUID; LIPGNN_ISA=baseline forces the baseline x86-64 ones; same results)\n",
+    printf("lipgnn kernels: %s (CPUID; LIPGNN_ISA=baseline|avx2 caps it; same results)\n",
            lg_kernel_isa());
     return LG_EXIT_OK;
 }

@@ -7,7 +7,8 @@
  * differently from its inner ones, so the bits of C depend on OpenBLAS's
  * thread count. lipgnn therefore runs OpenBLAS on ONE thread (lg_threads_set)
  * and spreads fixed panels of C over OpenMP: LG__GEMM_PANEL rows per panel
- * when M is large enough, else LG__GEMM_PANEL columns; one single-threaded
+ * when M is large enough, else LG__GEMM_PANEL columns when N is, else a few
+ * panels of rows (LG__GEMM_SMALL_PANELS); one single-threaded
  * gemm per panel. The partition never depends on the thread count, so C has
  * the same bits whatever it is. If a caller lets OpenBLAS run several threads,
  * one gemm call is made instead (threaded by OpenBLAS).
@@ -20,6 +21,11 @@
 #include "core/internal.h"
 
 #define LG__GEMM_PANEL 128
+/* C with fewer than 2 LG__GEMM_PANEL rows and columns (and enough work): at most
+ * LG__GEMM_SMALL_PANELS panels of rows, each at least LG__GEMM_MIN_ROWS rows, so
+ * that a narrow model's weight gradient (64 x 64, inner dimension n) uses 2 threads. */
+#define LG__GEMM_SMALL_PANELS 4
+#define LG__GEMM_MIN_ROWS 32
 
 /* Benchmark hook (bench/bench_models.c): while lg__gemm_trace points to a log,
  * every lg__gemm_f32 call appends its arguments (not its data) to it, so that

@@ -15,15 +15,21 @@ void LG_FN(lg__gemm)(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, lg_idx M,
 #endif
     const double flops = 2.0 * (double)M * (double)N * (double)K;
     const lg_idx P = LG__GEMM_PANEL;
-    if (openblas_get_num_threads() != 1 || flops < 4e6 || (M < 2 * P && N < 2 * P)) {
+    /* Small C with a long inner dimension (a weight gradient, X^T dY: 64 x 64 x n):
+     * LG__GEMM_SMALL_PANELS panels of at least LG__GEMM_MIN_ROWS rows. */
+    const lg_idx Pr = M >= 2 * P   ? P
+                      : N >= 2 * P ? 0
+                                   : LG_MAX((lg_idx)LG__GEMM_MIN_ROWS,
+                                            (M + LG__GEMM_SMALL_PANELS - 1) / LG__GEMM_SMALL_PANELS);
+    if (openblas_get_num_threads() != 1 || flops < 4e6 || (Pr > 0 && M < 2 * Pr)) {
         LG_GEMM(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, LG_R(1), A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
         return;
     }
-    if (M >= 2 * P) { /* panels of rows of C: rows of op(A) */
-        const lg_idx np = (M + P - 1) / P;
+    if (Pr > 0) { /* panels of rows of C: rows of op(A) */
+        const lg_idx np = (M + Pr - 1) / Pr;
 #pragma omp parallel for schedule(static)
         for (lg_idx q = 0; q < np; q++) {
-            lg_idx r0 = q * P, m = LG_MIN(M - r0, P);
+            lg_idx r0 = q * Pr, m = LG_MIN(M - r0, Pr);
             const lg_real *Aq = ta == CblasNoTrans ? A + r0 * lda : A + r0;
             LG_GEMM(CblasRowMajor, ta, tb, (int)m, (int)N, (int)K, LG_R(1), Aq, (int)lda, B, (int)ldb, beta,
                     C + r0 * ldc, (int)ldc);

@@ -4,45 +4,53 @@
 
 #include "core/isa.h"
 
-/* -1: not decided yet; 0: baseline; 1: AVX-512 */
+/* -1: not decided yet; else LG__ISA_BASE, LG__ISA_AVX2 or LG__ISA_AVX512 */
 static int lg__isa = -1;
 
-/* 1 if CPUID reports AVX-512 F, DQ, BW and VL (and the OS saves the
- * registers: __builtin_cpu_supports checks XGETBV too). */
-static int lg__cpu_avx512(void) {
+static const char *const lg__isa_names[] = {"baseline", "avx2", "avx512"};
+
+/* The best variant CPUID allows: AVX-512 needs F, DQ, BW and VL, AVX2 needs
+ * AVX2 (__builtin_cpu_supports also checks, through XGETBV, that the OS saves
+ * the registers). */
+static int lg__cpu_level(void) {
 #if LG__ISA_X86
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
-#else
-    return 0;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+        return LG__ISA_AVX512;
+    if (__builtin_cpu_supports("avx2")) return LG__ISA_AVX2;
 #endif
+    return LG__ISA_BASE;
 }
 
-int lg__isa_avx512(void) {
+/* The level named name, or -1 ("auto" is not a level). */
+static int lg__isa_named(const char *name) {
+    for (int v = 0; v < 3; v++)
+        if (strcmp(name, lg__isa_names[v]) == 0) return v;
+    return -1;
+}
+
+int lg__isa_level(void) {
     int v = __atomic_load_n(&lg__isa, __ATOMIC_RELAXED);
     if (v < 0) {
+        /* LIPGNN_ISA=baseline|avx2 caps the level; anything else: CPUID's */
         const char *e = getenv("LIPGNN_ISA");
-        v = e && strcmp(e, "baseline") == 0 ? 0 : lg__cpu_avx512();
+        const int cap = e ? lg__isa_named(e) : -1;
+        v = lg__cpu_level();
+        if (cap >= 0 && cap < v) v = cap;
         __atomic_store_n(&lg__isa, v, __ATOMIC_RELAXED);
     }
     return v;
 }
 
-const char *lg_kernel_isa(void) { return lg__isa_avx512() ? "avx512" : "baseline"; }
+const char *lg_kernel_isa(void) { return lg__isa_names[lg__isa_level()]; }
 
 lg_status lg_set_kernel_isa(const char *name) {
     if (!name) return lg__error(LG_EINVAL, "lg_set_kernel_isa: name is NULL");
-    int v;
-    if (strcmp(name, "baseline") == 0) v = 0;
-    else if (strcmp(name, "auto") == 0) v = lg__cpu_avx512();
-    else if (strcmp(name, "avx512") == 0) {
-        if (!lg__cpu_avx512())
-            return lg__error(LG_EUNSUPPORTED, "lg_set_kernel_isa: this CPU (as CPUID reports it) lacks AVX-512 F/DQ/BW/VL");
-        v = 1;
-    } else {
-        return lg__error(LG_EINVAL, "lg_set_kernel_isa: '%s' is not auto, baseline or avx512", name);
-    }
+    int v = strcmp(name, "auto") == 0 ? lg__cpu_level() : lg__isa_named(name);
+    if (v < 0) return lg__error(LG_EINVAL, "lg_set_kernel_isa: '%s' is not auto, baseline, avx2 or avx512", name);
+    if (v > lg__cpu_level())
+        return lg__error(LG_EUNSUPPORTED, "lg_set_kernel_isa: this CPU (as CPUID reports it) lacks %s", name);
     __atomic_store_n(&lg__isa, v, __ATOMIC_RELAXED);
     return LG_OK;
 }
