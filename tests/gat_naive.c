@@ -4,17 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-static double sq(const double *x, lg_idx n) {
-    double s = 0;
-    for (lg_idx c = 0; c < n; c++) s += x[c] * x[c];
-    return s;
-}
-
-static double dot(const double *a, const double *b, lg_idx n) {
-    double s = 0;
-    for (lg_idx c = 0; c < n; c++) s += a[c] * b[c];
-    return s;
-}
+#include "testutil.h"
 
 int gat_naive_forward(double *out, double *att, double *cn, const double *in, const double *params,
                       const lg_graph *g, const lg_gat_config *cfg, int training, uint64_t seed,
@@ -41,19 +31,19 @@ int gat_naive_forward(double *out, double *att, double *cn, const double *in, co
         for (lg_idx t = 0; t < D; t++) out[i * D + t] = bias[t];
         for (lg_idx k = 0; k < K; k++) {
             const double *ad = a_dst + k * C, *as = a_src + k * C, *xi = x + i * KC + k * C;
-            double A = sqrt(sq(ad, C) + sq(as, C));
+            double A = sqrt(lg_test_sq(ad, C) + lg_test_sq(as, C));
             double maxsq = 0;
             for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) {
-                double v = sq(x + g->j[e] * KC + k * C, C);
+                double v = lg_test_sq(x + g->j[e] * KC + k * C, C);
                 if (v > maxsq) maxsq = v;
             }
             /* scores, normalised, LeakyReLU */
             double mx = -INFINITY;
             for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) {
                 const double *xj = x + g->j[e] * KC + k * C;
-                double s = dot(ad, xi, C) + dot(as, xj, C), c = 1.0;
-                if (cfg->norm == LG_ATT_NORM_LIPSCHITZ) c = A * sqrt(sq(xi, C) + maxsq + 1e-12);
-                if (cfg->norm == LG_ATT_NORM_LIPSCHITZ_REF) c = 4.0 * A * sqrt(maxsq + sq(xj, C)) + 1e-12;
+                double s = lg_test_dot(ad, xi, C) + lg_test_dot(as, xj, C), c = 1.0;
+                if (cfg->norm == LG_ATT_NORM_LIPSCHITZ) c = A * sqrt(lg_test_sq(xi, C) + maxsq + 1e-12);
+                if (cfg->norm == LG_ATT_NORM_LIPSCHITZ_REF) c = 4.0 * A * sqrt(maxsq + lg_test_sq(xj, C)) + 1e-12;
                 double t = cfg->norm == LG_ATT_NORM_NONE ? s : cfg->lip_scale * s / c;
                 double ev = t > 0 ? t : cfg->negative_slope * t;
                 sc[e] = ev;

@@ -4,17 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-static double sq(const double *x, lg_idx n) {
-    double s = 0;
-    for (lg_idx c = 0; c < n; c++) s += x[c] * x[c];
-    return s;
-}
-
-static double dot(const double *a, const double *b, lg_idx n) {
-    double s = 0;
-    for (lg_idx c = 0; c < n; c++) s += a[c] * b[c];
-    return s;
-}
+#include "testutil.h"
 
 /* relative gap between the largest and the second largest of v[0..m) */
 static double gap(const double *v, lg_idx m) {
@@ -75,16 +65,16 @@ int gt_naive_forward(double *out, double *att, double *tout, double *margin, con
             if (deg == 0) continue;
             const double *qi = q + i * KC + h * C;
             /* the normaliser */
-            double NQ = sqrt(sq(qi, C)), NK = 0, NV = 0, U = 0;
+            double NQ = sqrt(lg_test_sq(qi, C)), NK = 0, NV = 0, U = 0;
             for (lg_idx e = e0; e < e1; e++) {
-                nk[e - e0] = sqrt(sq(k + g->j[e] * KC + h * C, C));
-                nv[e - e0] = sqrt(sq(v + g->j[e] * KC + h * C, C));
+                nk[e - e0] = sqrt(lg_test_sq(k + g->j[e] * KC + h * C, C));
+                nv[e - e0] = sqrt(lg_test_sq(v + g->j[e] * KC + h * C, C));
                 if (nk[e - e0] > NK) NK = nk[e - e0];
                 if (nv[e - e0] > NV) NV = nv[e - e0];
             }
             if (cfg->norm == LG_ATT_NORM_LIPSCHITZ_REF) { /* Frobenius norm of the queries over all edges */
                 for (lg_idx a = 0; a < n; a++)
-                    for (lg_idx e = g->p[a]; e < g->p[a + 1]; e++) U += sq(q + a * KC + h * C, C);
+                    for (lg_idx e = g->p[a]; e < g->p[a + 1]; e++) U += lg_test_sq(q + a * KC + h * C, C);
                 U = sqrt(U);
             }
             double first = cfg->norm == LG_ATT_NORM_LIPSCHITZ ? NQ : U;
@@ -97,7 +87,7 @@ int gt_naive_forward(double *out, double *att, double *tout, double *margin, con
             }
             double mx = -INFINITY;
             for (lg_idx e = e0; e < e1; e++) {
-                double pij = dot(qi, k + g->j[e] * KC + h * C, C), t;
+                double pij = lg_test_dot(qi, k + g->j[e] * KC + h * C, C), t;
                 if (cfg->norm == LG_ATT_NORM_NONE) t = pij / sqrt((double)C);
                 else if (cfg->norm == LG_ATT_NORM_LIPSCHITZ) t = pij / den;
                 else t = pij / sqrt((double)C) / den;

@@ -168,22 +168,20 @@ static void test_interrupted_save(void **state) {
     assert_int_equal(lg__ckpt_save("/nonexistent-dir/x.ckpt", s, 2, -1), LG_EIO);
 }
 
+static lg_status load_attempt(void *ctx, long k) {
+    (void)k;
+    lg_ckpt *c = NULL;
+    lg_status st = lg__ckpt_load(&c, ctx);
+    lg__ckpt_free(c);
+    return st;
+}
+
 static void test_out_of_memory(void **state) {
     (void)state;
     char path[300];
     snprintf(path, sizeof path, "%s/m.ckpt", dir);
     save_sample(path);
-    int ok = 0;
-    for (long k = 1; k < 20 && !ok; k++) {
-        lg_test_alloc_fail_at(k);
-        lg_ckpt *c = NULL;
-        lg_status st = lg__ckpt_load(&c, path);
-        if (st == LG_OK) ok = 1; else assert_int_equal(st, LG_ENOMEM);
-        lg__ckpt_free(c);
-        assert_int_equal(lg_test_alloc_live(), 0);
-        lg_test_alloc_reset();
-    }
-    assert_true(ok);
+    lg_test_alloc_sweep(load_attempt, path, 20);
 }
 
 int main(void) {

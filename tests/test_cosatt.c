@@ -26,18 +26,6 @@
 #include "cosatt_naive.h"
 #include "attention/cosatt_internal.h"
 
-static double *dvec(lg_idx n) {
-    double *p = calloc((size_t)n + 1, sizeof(double));
-    assert_non_null(p);
-    return p;
-}
-
-static float *fvec(lg_idx n) {
-    float *p = calloc((size_t)n + 1, sizeof(float));
-    assert_non_null(p);
-    return p;
-}
-
 /* Random parameters: W and W_O entries uniform in +-ws, biases in +-0.5. */
 static void rand_params(lg_rng *r, double *prm, const lg_cosatt_config *cfg, double ws) {
     lg_cosatt_layout lay;
@@ -112,9 +100,11 @@ static void test_forward_vs_naive(void **state) {
             lg_cosatt_layout lay;
             assert_ok(lg_cosatt_layout_get(&cfg, &lay));
             const lg_idx n = gp.g->n, F = cfg.in_dim, D = cfg.out_dim, K = cfg.heads, nnz = gp.g->nnz;
-            double *in = dvec(n * F), *prm = dvec(lay.count), *ref = dvec(n * D), *out = dvec(n * D);
-            double *aref = dvec(nnz * K), *a64 = dvec(nnz * K);
-            float *inf = fvec(n * F), *prmf = fvec(lay.count), *outf = fvec(n * D), *af = fvec(nnz * K);
+            double *in = lg_test_dvec(n * F), *prm = lg_test_dvec(lay.count), *ref = lg_test_dvec(n * D),
+                   *out = lg_test_dvec(n * D);
+            double *aref = lg_test_dvec(nnz * K), *a64 = lg_test_dvec(nnz * K);
+            float *inf = lg_test_fvec(n * F), *prmf = lg_test_fvec(lay.count), *outf = lg_test_fvec(n * D),
+                  *af = lg_test_fvec(nnz * K);
             for (lg_idx t = 0; t < n * F; t++) in[t] = urand(&r), inf[t] = (float)in[t];
             rand_params(&r, prm, &cfg, 0.8);
             for (lg_idx t = 0; t < lay.count; t++) prmf[t] = (float)prm[t];
@@ -184,7 +174,7 @@ static int fd_check(const lg_cosatt_config *cfg, const gpair *gp, double *in, do
     const lg_idx n = gp->g->n, F = cfg->in_dim, D = cfg->out_dim, np = lay.count;
     lg_cosatt_cache *c = NULL;
     assert_ok(lg_cosatt_cache_init_f64(&c, cfg, n, gp->g->nnz));
-    double *out = dvec(n * D), *din = dvec(n * F), *dpr = dvec(np);
+    double *out = lg_test_dvec(n * D), *din = lg_test_dvec(n * F), *dpr = lg_test_dvec(np);
     loss64(c, in, prm, gp->g, cfg, G, out);
     assert_ok(lg_cosatt_backward_f64(din, dpr, G, c, in, prm, gp->g, gp->gT, cfg));
     if (corrupt >= 0) {
@@ -229,7 +219,7 @@ static void test_fd_all(void **state) {
             lg_cosatt_layout lay;
             assert_ok(lg_cosatt_layout_get(&cfg, &lay));
             const lg_idx n = gp.g->n, F = cfg.in_dim, D = cfg.out_dim;
-            double *in = dvec(n * F), *prm = dvec(lay.count), *G = dvec(n * D);
+            double *in = lg_test_dvec(n * F), *prm = lg_test_dvec(lay.count), *G = lg_test_dvec(n * D);
             for (lg_idx t = 0; t < n * F; t++) in[t] = urand(&r);
             rand_params(&r, prm, &cfg, 1.0);
             for (lg_idx t = 0; t < n * D; t++) G[t] = urand(&r);
@@ -249,7 +239,7 @@ static void test_fd_catches_wrong_gradient(void **state) {
     lg_cosatt_layout lay;
     assert_ok(lg_cosatt_layout_get(&cfg, &lay));
     const lg_idx n = gp.g->n;
-    double *in = dvec(n * 3), *prm = dvec(lay.count), *G = dvec(n * 3);
+    double *in = lg_test_dvec(n * 3), *prm = lg_test_dvec(lay.count), *G = lg_test_dvec(n * 3);
     for (lg_idx t = 0; t < n * 3; t++) in[t] = urand(&r), G[t] = urand(&r);
     rand_params(&r, prm, &cfg, 1.0);
     const lg_idx picks[] = {1, 5, 9, lay.b + 1, lay.b + 5, lay.b + 9, lay.wo + 2, lay.bo, lay.count + 4};
@@ -269,8 +259,8 @@ static void test_accumulate(void **state) {
     lg_cosatt_layout lay;
     assert_ok(lg_cosatt_layout_get(&cfg, &lay));
     const lg_idx n = gp.g->n, np = lay.count;
-    double *in = dvec(n * 4), *prm = dvec(np), *G = dvec(n * 3), *out = dvec(n * 3);
-    double *d1 = dvec(np), *i1 = dvec(n * 4), *d2 = dvec(np), *i2 = dvec(n * 4);
+    double *in = lg_test_dvec(n * 4), *prm = lg_test_dvec(np), *G = lg_test_dvec(n * 3), *out = lg_test_dvec(n * 3);
+    double *d1 = lg_test_dvec(np), *i1 = lg_test_dvec(n * 4), *d2 = lg_test_dvec(np), *i2 = lg_test_dvec(n * 4);
     for (lg_idx t = 0; t < n * 4; t++) in[t] = urand(&r);
     for (lg_idx t = 0; t < n * 3; t++) G[t] = urand(&r);
     rand_params(&r, prm, &cfg, 1.0);
@@ -320,14 +310,15 @@ static void test_threads_bitwise(void **state) {
     lg_cosatt_layout lay;
     assert_ok(lg_cosatt_layout_get(&cfg, &lay));
     const lg_idx n = gp.g->n, D = cfg.out_dim, nnz = gp.g->nnz;
-    float *in = fvec(n * 16), *prm = fvec(lay.count), *G = fvec(n * D);
+    float *in = lg_test_fvec(n * 16), *prm = lg_test_fvec(lay.count), *G = lg_test_fvec(n * D);
     float *o[2], *di[2], *dp[2], *at[2];
     for (lg_idx t = 0; t < n * 16; t++) in[t] = (float)urand(&r);
     assert_ok(lg_cosatt_params_init_f32(prm, &cfg, &r));
     for (lg_idx t = lay.b; t < lay.wo; t++) prm[t] = (float)(0.3 * urand(&r));
     for (lg_idx t = 0; t < n * D; t++) G[t] = (float)urand(&r);
     for (int s = 0; s < 2; s++) {
-        o[s] = fvec(n * D), di[s] = fvec(n * 16), dp[s] = fvec(lay.count), at[s] = fvec(nnz * 4);
+        o[s] = lg_test_fvec(n * D), di[s] = lg_test_fvec(n * 16), dp[s] = lg_test_fvec(lay.count),
+            at[s] = lg_test_fvec(nnz * 4);
         run_f32(s + 1, &cfg, &gp, in, prm, G, o[s], di[s], dp[s], at[s]);
     }
     omp_set_num_threads(saved);
@@ -351,7 +342,7 @@ static void test_threads_bitwise(void **state) {
  * on J^T J from a fixed start (exact to ~1e-10 for these tiny matrices unless
  * the top two singular values nearly coincide, which only slows it). */
 static double sigma_max(const double *J, lg_idx rows, lg_idx cols) {
-    double *v = dvec(cols), *u = dvec(rows), s = 0;
+    double *v = lg_test_dvec(cols), *u = lg_test_dvec(rows), s = 0;
     for (lg_idx c = 0; c < cols; c++) v[c] = 1.0 + 0.01 * (double)c;
     for (int it = 0; it < 500; it++) {
         double nv = 0;
@@ -382,7 +373,7 @@ static void jac_cos(double *J, const lg_cosatt_config *cfg, const gpair *gp, con
     assert_ok(lg_cosatt_layout_get(cfg, &lay));
     lg_cosatt_cache *c;
     assert_ok(lg_cosatt_cache_init_f64(&c, cfg, n, gp->g->nnz));
-    double *out = dvec(n * D), *G = dvec(n * D), *dp = dvec(lay.count);
+    double *out = lg_test_dvec(n * D), *G = lg_test_dvec(n * D), *dp = lg_test_dvec(lay.count);
     assert_ok(lg_cosatt_forward_f64(out, c, in, prm, gp->g, cfg));
     for (lg_idx t = 0; t < n * D; t++) {
         G[t] = 1;
@@ -401,7 +392,7 @@ static void jac_gt(double *J, const lg_gt_config *cfg, const gpair *gp, const do
     assert_ok(lg_gt_layout_get(cfg, &lay));
     lg_gt_cache *c;
     assert_ok(lg_gt_cache_init_f64(&c, cfg, n, gp->g->nnz));
-    double *out = dvec(n * D), *G = dvec(n * D), *dp = dvec(lay.count);
+    double *out = lg_test_dvec(n * D), *G = lg_test_dvec(n * D), *dp = lg_test_dvec(lay.count);
     assert_ok(lg_gt_forward_f64(out, c, in, prm, gp->g, cfg, 0, 0, 0));
     for (lg_idx t = 0; t < n * D; t++) {
         G[t] = 1;
@@ -444,7 +435,7 @@ static void test_jacobian_scale(void **state) {
         lg_gt_layout gl;
         assert_ok(lg_cosatt_layout_get(&cc, &cl));
         assert_ok(lg_gt_layout_get(&gc, &gl));
-        double *pc = dvec(cl.count), *pg = dvec(gl.count), x[12];
+        double *pc = lg_test_dvec(cl.count), *pg = lg_test_dvec(gl.count), x[12];
         for (lg_idx f = 0; f < F; f++)
             for (lg_idx col = 0; col < 3 * KC; col++) {
                 double w = urand(&r);
@@ -465,7 +456,7 @@ static void test_jacobian_scale(void **state) {
             xu += x[f] * u[f], uu += u[f] * u[f];
         }
         for (lg_idx f = 0; f < F; f++) x[f] -= xu / uu * u[f];
-        double *J = dvec(3 * KC * 3 * F), sc[4], sg[4], xs[12];
+        double *J = lg_test_dvec(3 * KC * 3 * F), sc[4], sg[4], xs[12];
         int k = 0;
         for (double s = 1; s <= 1000; s *= 10, k++) {
             for (int t = 0; t < 12; t++) xs[t] = s * x[t];
@@ -489,7 +480,8 @@ static void test_jacobian_scale(void **state) {
         lg_cosatt_layout cl;
         assert_ok(lg_cosatt_layout_get(&cc, &cl));
         const lg_idx n = gp.g->n;
-        double *pc = dvec(cl.count), *x = dvec(n * F), *xs = dvec(n * F), *J = dvec(n * 3 * n * F), s1 = 0;
+        double *pc = lg_test_dvec(cl.count), *x = lg_test_dvec(n * F), *xs = lg_test_dvec(n * F),
+               *J = lg_test_dvec(n * 3 * n * F), s1 = 0;
         rand_params(&r, pc, &cc, 1.0);
         for (lg_idx t = 0; t < n * F; t++) x[t] = urand(&r);
         for (double s = 1; s <= 1000; s *= 10) {
@@ -523,8 +515,9 @@ static void test_large_inputs(void **state) {
     lg_cosatt_layout lay;
     assert_ok(lg_cosatt_layout_get(&cfg, &lay));
     const lg_idx n = gp.g->n;
-    float *in = fvec(n * 5), *big = fvec(n * 5), *prm = fvec(lay.count), *o1 = fvec(n * 3), *o2 = fvec(n * 3);
-    float *din = fvec(n * 5), *dp = fvec(lay.count), *G = fvec(n * 3);
+    float *in = lg_test_fvec(n * 5), *big = lg_test_fvec(n * 5), *prm = lg_test_fvec(lay.count),
+          *o1 = lg_test_fvec(n * 3), *o2 = lg_test_fvec(n * 3);
+    float *din = lg_test_fvec(n * 5), *dp = lg_test_fvec(lay.count), *G = lg_test_fvec(n * 3);
     assert_ok(lg_cosatt_params_init_f32(prm, &cfg, &r));
     for (lg_idx t = 0; t < n * 5; t++) in[t] = (float)urand(&r), big[t] = in[t] * 1e20f;
     for (lg_idx t = 0; t < n * 3; t++) G[t] = 1;
@@ -551,7 +544,7 @@ static void test_layout_and_init(void **state) {
     assert_int_equal(lay.wo, 5 * 36 + 36);
     assert_int_equal(lay.bo, 5 * 36 + 36 + 12 * 6);
     assert_int_equal(lay.count, lay.bo + 6);
-    double *p = dvec(lay.count);
+    double *p = lg_test_dvec(lay.count);
     lg_rng r;
     lg_rng_seed(&r, 1);
     assert_ok(lg_cosatt_params_init_f64(p, &cfg, &r));
@@ -570,18 +563,7 @@ static void test_invalid(void **state) {
     lg_cosatt_config ok = lg_cosatt_config_default(4, 2, 3, 5), b;
     assert_ok(lg_cosatt_config_check(&ok));
     assert_int_equal(lg_cosatt_config_check(NULL), LG_EINVAL);
-#define BAD(field, value)                                                                                   \
-    do {                                                                                                    \
-        b = ok;                                                                                             \
-        b.field = value;                                                                                    \
-        assert_int_equal(lg_cosatt_config_check(&b), LG_EINVAL);                                            \
-        assert_non_null(strstr(lg_last_error(), #field));                                                   \
-        lg_cosatt_cache *c_ = (lg_cosatt_cache *)1;                                                         \
-        assert_int_equal(lg_cosatt_cache_init_f32(&c_, &b, 4, 4), LG_EINVAL);                               \
-        assert_null(c_);                                                                                    \
-        lg_cosatt_layout l_;                                                                                \
-        assert_int_equal(lg_cosatt_layout_get(&b, &l_), LG_EINVAL);                                         \
-    } while (0)
+#define BAD(field, value) LG_TEST_BAD_CONFIG(cosatt, ok, b, field, value)
     BAD(in_dim, 0);
     BAD(heads, -1);
     BAD(head_dim, 0);
@@ -618,8 +600,9 @@ static void test_invalid(void **state) {
     lg_cosatt_layout lay;
     assert_ok(lg_cosatt_layout_get(&ok, &lay));
     const lg_idx n = gp.g->n, D = ok.out_dim;
-    float *in = fvec(n * 4), *prm = fvec(lay.count), *out = fvec(n * D), *dpr = fvec(lay.count), *din = fvec(n * 4);
-    double *in64 = dvec(n * 4), *out64 = dvec(n * D), *prm64 = dvec(lay.count);
+    float *in = lg_test_fvec(n * 4), *prm = lg_test_fvec(lay.count), *out = lg_test_fvec(n * D),
+          *dpr = lg_test_fvec(lay.count), *din = lg_test_fvec(n * 4);
+    double *in64 = lg_test_dvec(n * 4), *out64 = lg_test_dvec(n * D), *prm64 = lg_test_dvec(lay.count);
     float att[256];
     lg_cosatt_cache *c = NULL, *small = NULL, *fewnodes = NULL;
     assert_ok(lg_cosatt_cache_init_f32(&c, &ok, n, gp2.g->nnz));
@@ -682,25 +665,15 @@ static void test_invalid(void **state) {
     free(in), free(prm), free(out), free(dpr), free(din), free(in64), free(out64), free(prm64);
 }
 
+/* One attempt of the sweep: an f32 cache for odd k, an f64 one for even k. */
+LG_TEST_CACHE_ATTEMPT(cache_attempt, cosatt, const lg_cosatt_config, (lg_cosatt_cache *)1,
+                      k % 2 ? lg_cosatt_cache_init_f32(&c, w, 300, 2000) : lg_cosatt_cache_init_f64(&c, w, 300, 2000))
+
 static void test_alloc_failures(void **state) {
     (void)state;
     lg_cosatt_config cfg = lg_cosatt_config_default(8, 2, 4, 5);
-    long k;
-    for (k = 1;; k++) {
-        lg_test_alloc_fail_at(k);
-        lg_cosatt_cache *c = (lg_cosatt_cache *)1;
-        lg_status st = k % 2 ? lg_cosatt_cache_init_f32(&c, &cfg, 300, 2000) : lg_cosatt_cache_init_f64(&c, &cfg, 300, 2000);
-        if (st == LG_OK) {
-            lg_cosatt_cache_free(c);
-            assert_int_equal(lg_test_alloc_live(), 0);
-            break;
-        }
-        assert_int_equal(st, LG_ENOMEM);
-        assert_null(c);
-        assert_int_equal(lg_test_alloc_live(), 0);
-    }
-    lg_test_alloc_reset();
-    assert_int_equal(k - 1, 12); /* the struct and its 11 buffers */
+    long failures = lg_test_alloc_sweep(cache_attempt, &cfg, 0);
+    assert_int_equal(failures, 12); /* the struct and its 11 buffers */
 }
 
 int main(void) {

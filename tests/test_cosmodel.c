@@ -9,135 +9,19 @@
  * W_O), configuration checks and names, and a short training run.
  *
  * Tolerance: |fd - analytic| / max(1e-4, |fd|, |analytic|) <= 1e-5, the one
- * of tests/test_train.c's whole-model check (h = 1e-6, double).
+ * of tests/test_train.c's whole-model check (both lg_test_model_fd of
+ * tests/testutil.c; h = 1e-6, double).
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
-#include "train/batch.h"
 #include "train/model.h"
-
-/* n nodes, d features (dense or sparse), c classes; node n-1 receives no
- * edge, node 0 is a hub; a third of the nodes each in train, val, test. */
-static lg_dataset *random_dataset(lg_idx n, lg_idx d, int c, int sparse, uint64_t seed) {
-    lg_rng r;
-    lg_rng_seed(&r, seed);
-    lg_dataset *ds = calloc(1, sizeof *ds);
-    assert_non_null(ds);
-    ds->name = strdup("random");
-    lg_idx m = 3 * n, k = 0;
-    lg_idx *src = malloc(sizeof(lg_idx) * (size_t)(m + n)), *dst = malloc(sizeof(lg_idx) * (size_t)(m + n));
-    assert_true(src && dst);
-    for (lg_idx e = 0; e < m; e++) {
-        src[k] = (lg_idx)lg_rng_below(&r, (uint64_t)n);
-        dst[k] = (lg_idx)lg_rng_below(&r, (uint64_t)n);
-        if (dst[k] != n - 1) k++;
-    }
-    for (lg_idx i = 1; i < n - 1; i++) src[k] = i, dst[k++] = 0;
-    assert_ok(lg_graph_from_edges(&ds->graph, n, k, src, dst, 0));
-    free(src), free(dst);
-    lg_features *f = calloc(1, sizeof *f);
-    assert_non_null(f);
-    f->n = n;
-    f->d = d;
-    if (sparse) {
-        f->kind = LG_FEAT_SPARSE;
-        f->p = calloc((size_t)n + 1, sizeof(lg_idx));
-        f->j = malloc(sizeof(lg_idx) * (size_t)(n * d));
-        f->x = malloc(sizeof(float) * (size_t)(n * d));
-        for (lg_idx i = 0; i < n; i++) {
-            for (lg_idx q = 0; q < d; q++)
-                if (lg_rng_below(&r, 2)) f->j[f->nnz] = q, f->x[f->nnz++] = (float)(lg_rng_double(&r) * 2);
-            f->p[i + 1] = f->nnz;
-        }
-    } else {
-        f->kind = LG_FEAT_DENSE;
-        f->nnz = n * d;
-        f->x = malloc(sizeof(float) * (size_t)(n * d));
-        for (lg_idx q = 0; q < n * d; q++) f->x[q] = (float)(lg_rng_double(&r) * 2 - 1);
-    }
-    ds->features = f;
-    ds->n_classes = c;
-    ds->labels = malloc(sizeof(int32_t) * (size_t)n);
-    for (lg_idx i = 0; i < n; i++) ds->labels[i] = (int32_t)lg_rng_below(&r, (uint64_t)c);
-    ds->train = malloc(sizeof(lg_idx) * (size_t)n);
-    ds->val = malloc(sizeof(lg_idx) * (size_t)n);
-    ds->test = malloc(sizeof(lg_idx) * (size_t)n);
-    for (lg_idx i = 0; i < n; i++) {
-        if (i % 3 == 0) ds->train[ds->n_train++] = i;
-        else if (i % 3 == 1) ds->val[ds->n_val++] = i;
-        else ds->test[ds->n_test++] = i;
-    }
-    ds->n_graphs = 1;
-    ds->graph_ptr = malloc(sizeof(lg_idx) * 2);
-    ds->graph_ptr[0] = 0;
-    ds->graph_ptr[1] = n;
-    return ds;
-}
-
-static double loss64(lg__model_f64 *m, const lg_idx *nodes, lg_idx count) {
-    double loss;
-    assert_ok(lg__model_forward_f64(m, 1, 11, 3));
-    assert_ok(lg__model_eval_f64(m, nodes, count, &loss, NULL));
-    return loss;
-}
-
-/* Every parameter of the built model m (moved off its initial values by r):
- * central differences of the loss over nodes vs the backward; corrupt: one
- * analytic entry made wrong. Returns the mismatches, *worst the largest
- * relative error. */
-static int fd_model(lg__model_f64 *m, lg_rng *r, const lg_idx *nodes, lg_idx count, double tol, double *worst,
-                    int corrupt) {
-    double *p = lg__model_params_f64(m);
-    const lg_idx np = lg__model_nparams_f64(m);
-    for (lg_idx k = 0; k < np; k++) p[k] += 0.1 * (lg_rng_double(r) - 0.5); /* every path carries signal */
-    loss64(m, nodes, count);
-    assert_ok(lg__model_backward_f64(m, nodes, count, 1, 11, 3));
-    double *g = malloc(sizeof(double) * (size_t)np);
-    assert_non_null(g);
-    memcpy(g, lg__model_grads_f64(m), sizeof(double) * (size_t)np);
-    if (corrupt) g[np / 2] += 1e-3 + 0.01 * fabs(g[np / 2]);
-    double gmax = 0;
-    for (lg_idx k = 0; k < np; k++) gmax = fmax(gmax, fabs(g[k]));
-    assert_true(gmax > 1e-3);
-    int bad = 0;
-    *worst = 0;
-    const double h = 1e-6;
-    for (lg_idx k = 0; k < np; k++) {
-        double keep = p[k];
-        p[k] = keep + h;
-        double lp = loss64(m, nodes, count);
-        p[k] = keep - h;
-        double lm = loss64(m, nodes, count);
-        p[k] = keep;
-        double num = (lp - lm) / (2 * h), err = fabs(num - g[k]) / fmax(1e-4, fmax(fabs(num), fabs(g[k])));
-        if (fabs(num - g[k]) < 1e-11) err = 0; /* below the rounding floor of the differences */
-        if (err > *worst) *worst = err;
-        if (err > tol) {
-            if (!bad && !corrupt) print_message("  parameter %lld: analytic %.10g fd %.10g\n", (long long)k, g[k], num);
-            bad++;
-        }
-    }
-    free(g);
-    return bad;
-}
-
-/* fd_model on a full-batch model of ds, loss over its training nodes. */
-static int fd_check(const lg_model_config *mc, const lg_dataset *ds, double tol, double *worst, int corrupt) {
-    lg__model_f64 *m = NULL;
-    lg_rng r;
-    lg_rng_seed(&r, 5);
-    assert_ok(lg__model_init_f64(&m, mc, ds, ds->features, &r));
-    int bad = fd_model(m, &r, ds->train, ds->n_train, tol, worst, corrupt);
-    lg__model_free_f64(m);
-    return bad;
-}
 
 static void test_model_gradients(void **state) {
     (void)state;
-    lg_dataset *dense = random_dataset(14, 5, 3, 0, 1), *sparse = random_dataset(14, 6, 3, 1, 2);
+    lg_dataset *dense = lg_test_random_dataset(14, 5, 3, 0, 1), *sparse = lg_test_random_dataset(14, 6, 3, 1, 2);
     struct { int heads, layers, sp, loops; } cases[] = {{1, 1, 0, 1}, {2, 3, 0, 1}, {1, 3, 1, 0}, {2, 2, 1, 1}};
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         lg_model_config mc;
@@ -148,7 +32,7 @@ static void test_model_gradients(void **state) {
         mc.hidden = 3;
         mc.dropout = 0.3;
         double worst;
-        int bad = fd_check(&mc, cases[c].sp ? sparse : dense, 1e-5, &worst, 0);
+        int bad = lg_test_model_fd_check(&mc, cases[c].sp ? sparse : dense, 1e-5, &worst, 0);
         if (bad) fail_msg("case %zu: %d gradients differ from central differences (worst %.3g)", c, bad, worst);
         print_message("  case %zu: worst relative error %.2e\n", c, worst);
     }
@@ -157,7 +41,7 @@ static void test_model_gradients(void **state) {
     mc.layers = 2;
     mc.hidden = 3;
     double worst;
-    assert_true(fd_check(&mc, dense, 1e-5, &worst, 1) >= 1);
+    assert_true(lg_test_model_fd_check(&mc, dense, 1e-5, &worst, 1) >= 1);
     lg_dataset_free(dense);
     lg_dataset_free(sparse);
 }
@@ -167,13 +51,7 @@ static void test_model_gradients(void **state) {
  * trees of depth 2, loss at the roots. */
 static void test_batch_model_gradients(void **state) {
     (void)state;
-    lg_trees_opts o;
-    lg_trees_opts_default(&o);
-    o.depth = 2;
-    o.count = 6;
-    o.seed = 12;
-    lg_dataset *ds = NULL;
-    assert_ok(lg_trees_generate(&ds, &o));
+    lg_dataset *ds = lg_test_trees(2, 6, 12);
     for (int corrupt = 0; corrupt < 2; corrupt++) {
         lg_model_config mc;
         lg_model_config_default(&mc, LG_MODEL_COSINE);
@@ -181,24 +59,11 @@ static void test_batch_model_gradients(void **state) {
         mc.heads = 2;
         mc.layers = 3;
         mc.dropout = 0.3;
-        lg__batcher b;
-        assert_ok(lg__batcher_init(&b, ds, ds->features, &mc, 3, 0));
-        lg__batch bt;
-        lg__batcher_fill(&b, 0, 0, 0, &bt);
-        assert_true(bt.n_graphs == 3 && bt.n_read == 3);
-        const lg_idx cap[3] = {b.n_cap, b.nnz_cap, b.t_cap};
-        lg__model_f64 *m = NULL;
-        lg_rng r;
-        lg_rng_seed(&r, 5);
-        assert_ok(lg__model_init_batch_f64(&m, &mc, ds, ds->features, cap, &r));
-        assert_ok(lg__model_bind_f64(m, &bt));
         double worst;
-        int bad = fd_model(m, &r, b.iota, b.n_targets, 1e-5, &worst, corrupt);
+        int bad = lg_test_batch_model_fd(&mc, ds, 1e-5, &worst, corrupt, NULL);
         if (!corrupt && bad) fail_msg("batch model: %d gradients differ (worst %.3g)", bad, worst);
         if (corrupt) assert_true(bad >= 1);
         else print_message("  batch model: worst relative error %.2e\n", worst);
-        lg__model_free_f64(m);
-        lg__batcher_destroy(&b);
     }
     lg_dataset_free(ds);
 }
@@ -230,7 +95,7 @@ static double sigma_of(const float *w, lg_idx rows, lg_idx cols, lg_idx ld) {
  * W and W_O of spectral norm 1. */
 static void test_initial_values(void **state) {
     (void)state;
-    lg_dataset *ds = random_dataset(20, 7, 3, 0, 4);
+    lg_dataset *ds = lg_test_random_dataset(20, 7, 3, 0, 4);
     lg_model_config mc;
     lg_model_config_default(&mc, LG_MODEL_COSINE);
     mc.layers = 4;
@@ -300,7 +165,7 @@ static void test_configs(void **state) {
 /* 60 epochs on a small random data set: finite, and the training loss falls. */
 static void test_training_runs(void **state) {
     (void)state;
-    lg_dataset *ds = random_dataset(60, 8, 3, 0, 9);
+    lg_dataset *ds = lg_test_random_dataset(60, 8, 3, 0, 9);
     lg_model_config mc;
     lg_model_config_default(&mc, LG_MODEL_COSINE);
     mc.layers = 6;
@@ -332,7 +197,7 @@ static void test_training_runs(void **state) {
  * initialisation's vectors included), and the epoch allocates nothing. */
 static void test_out_of_memory(void **state) {
     (void)state;
-    lg_dataset *ds = random_dataset(12, 5, 3, 1, 6);
+    lg_dataset *ds = lg_test_random_dataset(12, 5, 3, 1, 6);
     lg_model_config mc;
     lg_model_config_default(&mc, LG_MODEL_COSINE);
     mc.layers = 2;
@@ -340,26 +205,8 @@ static void test_out_of_memory(void **state) {
     mc.heads = 2;
     lg_train_config tc;
     lg_train_config_default(&tc);
-    int ok = 0;
-    long k;
-    for (k = 1; k < 3000 && !ok; k++) {
-        lg_test_alloc_fail_at(k);
-        lg_trainer *t = NULL;
-        lg_status st = lg_trainer_init(&t, &mc, &tc, ds);
-        if (st == LG_OK) {
-            lg_epoch_stats es;
-            assert_int_equal(lg_trainer_epoch(t, &es), LG_OK);
-            ok = 1;
-        } else {
-            assert_int_equal(st, LG_ENOMEM);
-            assert_null(t);
-        }
-        lg_trainer_free(t);
-        assert_int_equal(lg_test_alloc_live(), 0);
-        lg_test_alloc_reset();
-    }
-    assert_true(ok);
-    print_message("  %ld allocations swept\n", k - 1);
+    long failures = lg_test_trainer_alloc_sweep(ds, &mc, &tc, 3000);
+    print_message("  %ld allocations swept\n", failures + 1);
     lg_dataset_free(ds);
 }
 

@@ -20,15 +20,6 @@
 /* Helpers                                                                    */
 /* ------------------------------------------------------------------------- */
 
-/* Row i of g as "a,b,c". */
-static const char *row(const lg_graph *g, lg_idx i) {
-    static char buf[256];
-    buf[0] = '\0';
-    for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++)
-        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%lld", e > g->p[i] ? "," : "", (long long)g->j[e]);
-    return buf;
-}
-
 static void assert_ids(const lg_idx *got, lg_idx n_got, const lg_idx *want, lg_idx n_want) {
     assert_int_equal(n_got, n_want);
     for (lg_idx k = 0; k < n_want; k++) assert_int_equal(got[k], want[k]);
@@ -117,12 +108,12 @@ static void test_tiny_edges_dense(void **state) {
     assert_ok(lg_dataset_load(&ds, LG_TEST_DIR "/data/tiny-edges"));
     assert_common(ds, "tiny-edges", 6);
     assert_int_equal(ds->graph->nnz, 6);
-    assert_string_equal(row(ds->graph, 0), "2");
-    assert_string_equal(row(ds->graph, 1), "0,1");
-    assert_string_equal(row(ds->graph, 2), "1");
-    assert_string_equal(row(ds->graph, 3), "4");
-    assert_string_equal(row(ds->graph, 4), "3");
-    assert_string_equal(row(ds->graph, 5), "");
+    assert_string_equal(lg_test_graph_row(ds->graph, 0), "2");
+    assert_string_equal(lg_test_graph_row(ds->graph, 1), "0,1");
+    assert_string_equal(lg_test_graph_row(ds->graph, 2), "1");
+    assert_string_equal(lg_test_graph_row(ds->graph, 3), "4");
+    assert_string_equal(lg_test_graph_row(ds->graph, 4), "3");
+    assert_string_equal(lg_test_graph_row(ds->graph, 5), "");
     /* dense 6 x 3, column-major in the file, row-major here */
     const lg_features *f = ds->features;
     assert_int_equal(f->kind, LG_FEAT_DENSE);
@@ -152,12 +143,12 @@ static void test_tiny_symmetric_integer(void **state) {
     /* lower triangle 2-1, 3-2, 4-4, 6-5 (1-based): both directions, the
      * self-loop once */
     assert_int_equal(ds->graph->nnz, 7);
-    assert_string_equal(row(ds->graph, 0), "1");
-    assert_string_equal(row(ds->graph, 1), "0,2");
-    assert_string_equal(row(ds->graph, 2), "1");
-    assert_string_equal(row(ds->graph, 3), "3");
-    assert_string_equal(row(ds->graph, 4), "5");
-    assert_string_equal(row(ds->graph, 5), "4");
+    assert_string_equal(lg_test_graph_row(ds->graph, 0), "1");
+    assert_string_equal(lg_test_graph_row(ds->graph, 1), "0,2");
+    assert_string_equal(lg_test_graph_row(ds->graph, 2), "1");
+    assert_string_equal(lg_test_graph_row(ds->graph, 3), "3");
+    assert_string_equal(lg_test_graph_row(ds->graph, 4), "5");
+    assert_string_equal(lg_test_graph_row(ds->graph, 5), "4");
     const lg_features *f = ds->features;
     assert_int_equal(f->kind, LG_FEAT_SPARSE);
     assert_int_equal(f->d, 2);

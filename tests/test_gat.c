@@ -691,15 +691,7 @@ static void test_dropout(void **state) {
     assert_memory_not_equal(a, b, sizeof(double) * (size_t)no);
     /* fraction of dropped edge-heads, through the oracle's mask: an output
      * with W = identity-like probing is indirect, so count via the naive mask */
-    lg_idx K = 2, nnz = pr.gp.g->nnz, drop = 0;
-    uint64_t key = lg_hash64(11 ^ lg_hash64(4));
-    for (lg_idx e = 0; e < nnz; e++)
-        for (lg_idx k = 0; k < K; k++) {
-            uint64_t h = lg_hash64(key + ((uint64_t)e * 2u + (uint64_t)k) * 0x9E3779B97F4A7C15ULL);
-            drop += (double)(h >> 11) * 0x1.0p-53 < 0.5;
-        }
-    double frac = (double)drop / (double)(nnz * K);
-    assert_true(fabs(frac - 0.5) < 4 * sqrt(0.25 / (double)(nnz * K)));
+    check_dropout_fraction(pr.gp.g->nnz);
     /* and the kernel applies exactly that mask (oracle agreement) */
     double *ref = malloc(sizeof(double) * (size_t)no);
     assert_non_null(ref);
@@ -1096,29 +1088,22 @@ static void test_misuse(void **state) {
     prob_free(&pr);
 }
 
+/* One attempt of the sweep: an f32 cache of the config for 50 nodes, 300 edges. */
+LG_TEST_CACHE_ATTEMPT(cache_attempt, gat, lg_gat_config, (lg_gat_cache *)w, lg_gat_cache_init_f32(&c, w, 50, 300))
+
 static void test_cache_out_of_memory(void **state) {
     (void)state;
     for (int mi = 0; mi < LG_ATT_NORM_COUNT; mi++) {
         lg_gat_config cfg = lg_gat_config_default(5, 2, 4);
         cfg.norm = (lg_att_norm)mi;
-        int done = 0;
-        for (long k = 1; k < 100 && !done; k++) {
-            lg_gat_cache *c = (lg_gat_cache *)&cfg;
-            lg_test_alloc_fail_at(k);
-            lg_status st = lg_gat_cache_init_f32(&c, &cfg, 50, 300);
-            if (st == LG_OK) {
-                lg_gat_cache_free(c);
-                done = 1;
-            } else {
-                assert_int_equal(st, LG_ENOMEM);
-                assert_null(c);
-            }
-            assert_int_equal(lg_test_alloc_live(), 0);
-            lg_test_alloc_reset();
-        }
-        assert_true(done);
+        lg_test_alloc_sweep(cache_attempt, &cfg, 100);
     }
 }
+
+/* The out-of-memory sweep of a cache on a shared workspace: only the
+ * activations are allocated. */
+LG_TEST_CACHE_ATTEMPT(shared_attempt, gat, const lg_test_shared_cache, NULL,
+                      lg_gat_cache_init_shared_f32(&c, w->cfg, w->n_cap, w->nnz_cap, w->ws, w->ws_bytes))
 
 /* Caches sharing one backward workspace (lg_gat_cache_init_shared): two
  * layers of different configs and graphs, run forward A, forward B, backward
@@ -1179,21 +1164,8 @@ static void test_shared_workspace(void **state) {
     assert_null(c);
     assert_non_null(strstr(lg_last_error(), "workspace"));
     /* out of memory: only the activations are allocated */
-    int done = 0;
-    for (long k = 1; k < 100 && !done; k++) {
-        lg_test_alloc_fail_at(k);
-        lg_status st = lg_gat_cache_init_shared_f32(&c, &ca, pa.n, pa.gp.g->nnz, ws, wsb);
-        if (st == LG_OK) {
-            lg_gat_cache_free(c);
-            done = 1;
-        } else {
-            assert_int_equal(st, LG_ENOMEM);
-            assert_null(c);
-        }
-        assert_int_equal(lg_test_alloc_live(), 0);
-        lg_test_alloc_reset();
-    }
-    assert_true(done);
+    lg_test_shared_cache w = {&ca, pa.n, pa.gp.g->nnz, ws, wsb};
+    lg_test_alloc_sweep(shared_attempt, &w, 100);
     free(ws);
     prob_free(&pa);
     prob_free(&pb);

@@ -6,14 +6,6 @@
 #include "testutil.h"
 #include "core/internal.h"
 
-/* Row i of g as a string "a,b,c" for readable comparisons. */
-static const char *row(const lg_graph *g, lg_idx i) {
-    static char buf[256];
-    buf[0] = '\0';
-    for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++)
-        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%lld", e > g->p[i] ? "," : "", (long long)g->j[e]);
-    return buf;
-}
 
 static void test_in_neighbour_rows(void **state) {
     (void)state;
@@ -24,10 +16,10 @@ static void test_in_neighbour_rows(void **state) {
     assert_ok(lg_graph_check(g));
     assert_int_equal(g->n, 4);
     assert_int_equal(g->nnz, 4);
-    assert_string_equal(row(g, 0), "");
-    assert_string_equal(row(g, 1), "0,2"); /* row i lists the senders to i */
-    assert_string_equal(row(g, 2), "1");
-    assert_string_equal(row(g, 3), "3");
+    assert_string_equal(lg_test_graph_row(g, 0), "");
+    assert_string_equal(lg_test_graph_row(g, 1), "0,2"); /* row i lists the senders to i */
+    assert_string_equal(lg_test_graph_row(g, 2), "1");
+    assert_string_equal(lg_test_graph_row(g, 3), "3");
     assert_int_equal(lg_graph_degree(g, 1), 2);
     lg_graph_free(g);
 }
@@ -37,19 +29,19 @@ static void test_flags(void **state) {
     lg_idx src[] = {0, 2, 3}, dst[] = {1, 1, 3};
     lg_graph *g = NULL;
     assert_ok(lg_graph_from_edges(&g, 4, 3, src, dst, LG_GRAPH_SYMMETRIZE));
-    assert_string_equal(row(g, 0), "1");
-    assert_string_equal(row(g, 1), "0,2");
-    assert_string_equal(row(g, 2), "1");
-    assert_string_equal(row(g, 3), "3"); /* a self-loop mirrored is itself */
+    assert_string_equal(lg_test_graph_row(g, 0), "1");
+    assert_string_equal(lg_test_graph_row(g, 1), "0,2");
+    assert_string_equal(lg_test_graph_row(g, 2), "1");
+    assert_string_equal(lg_test_graph_row(g, 3), "3"); /* a self-loop mirrored is itself */
     lg_graph_free(g);
     assert_ok(lg_graph_from_edges(&g, 4, 3, src, dst, LG_GRAPH_ADD_SELF_LOOPS));
-    assert_string_equal(row(g, 0), "0");
-    assert_string_equal(row(g, 1), "0,1,2");
-    assert_string_equal(row(g, 3), "3"); /* not duplicated */
+    assert_string_equal(lg_test_graph_row(g, 0), "0");
+    assert_string_equal(lg_test_graph_row(g, 1), "0,1,2");
+    assert_string_equal(lg_test_graph_row(g, 3), "3"); /* not duplicated */
     assert_int_equal(g->nnz, 6);
     lg_graph_free(g);
     assert_ok(lg_graph_from_edges(&g, 4, 3, src, dst, LG_GRAPH_REMOVE_SELF_LOOPS));
-    assert_string_equal(row(g, 3), "");
+    assert_string_equal(lg_test_graph_row(g, 3), "");
     assert_int_equal(g->nnz, 2);
     lg_graph_free(g);
     assert_int_equal(lg_graph_from_edges(&g, 4, 3, src, dst, LG_GRAPH_ADD_SELF_LOOPS | LG_GRAPH_REMOVE_SELF_LOOPS),
@@ -150,10 +142,10 @@ static void test_union(void **state) {
     assert_int_equal(u->n, 7);
     assert_int_equal(u->nnz, 1 + 5 + 1);
     assert_int_equal(off[0], 0); assert_int_equal(off[1], 2); assert_int_equal(off[2], 5); assert_int_equal(off[3], 7);
-    assert_string_equal(row(u, 1), "0");
-    assert_string_equal(row(u, 2), "2,4");
-    assert_string_equal(row(u, 3), "2,3");
-    assert_string_equal(row(u, 6), "5");
+    assert_string_equal(lg_test_graph_row(u, 1), "0");
+    assert_string_equal(lg_test_graph_row(u, 2), "2,4");
+    assert_string_equal(lg_test_graph_row(u, 3), "2,3");
+    assert_string_equal(lg_test_graph_row(u, 6), "5");
     assert_ok(lg_graph_copy(u, &c));
     assert_memory_equal(c->j, u->j, sizeof(lg_idx) * 7);
     const lg_graph *bad[] = {a, NULL};
@@ -205,38 +197,39 @@ static void test_stats(void **state) {
     lg_graph_free(g);
 }
 
+typedef struct graph_sweep {
+    const lg_graph *g; /* the 5-cycle, symmetrised */
+    lg_graph *h;       /* the output, kept across attempts */
+    int op;            /* which operation */
+} graph_sweep;
+
+static lg_status graph_attempt(void *ctx, long k) {
+    (void)k;
+    graph_sweep *w = ctx;
+    static const lg_idx src[] = {0, 1, 2, 3, 4}, dst[] = {1, 2, 3, 4, 0};
+    const lg_graph *g = w->g, *parts[] = {w->g, w->g};
+    lg_status st;
+    lg_graph_stats s;
+    switch (w->op) {
+    case 0: st = lg_graph_from_edges(&w->h, 5, 5, src, dst, LG_GRAPH_ADD_SELF_LOOPS); break;
+    case 1: st = lg_graph_transpose(g, &w->h); break;
+    case 2: st = lg_graph_self_loops(g, 1, &w->h); break;
+    case 3: st = lg_graph_union(&w->h, 2, parts, NULL); break;
+    default: w->h = NULL; st = lg_graph_stats_compute(g, &s); break;
+    }
+    if (st == LG_OK) lg_graph_free(w->h);
+    else assert_null(w->h);
+    return st;
+}
+
 /* Every allocation failure returns LG_ENOMEM and leaks nothing. */
 static void test_out_of_memory(void **state) {
     (void)state;
     lg_idx src[] = {0, 1, 2, 3, 4}, dst[] = {1, 2, 3, 4, 0};
-    lg_graph *g = NULL, *h = NULL;
+    lg_graph *g = NULL;
     assert_ok(lg_graph_from_edges(&g, 5, 5, src, dst, LG_GRAPH_SYMMETRIZE));
-    const lg_graph *parts[] = {g, g};
-    for (int op = 0; op < 5; op++) {
-        int succeeded = 0;
-        for (long k = 1; k < 100 && !succeeded; k++) {
-            lg_test_alloc_fail_at(k);
-            lg_status st;
-            lg_graph_stats s;
-            switch (op) {
-            case 0: st = lg_graph_from_edges(&h, 5, 5, src, dst, LG_GRAPH_ADD_SELF_LOOPS); break;
-            case 1: st = lg_graph_transpose(g, &h); break;
-            case 2: st = lg_graph_self_loops(g, 1, &h); break;
-            case 3: st = lg_graph_union(&h, 2, parts, NULL); break;
-            default: h = NULL; st = lg_graph_stats_compute(g, &s); break;
-            }
-            if (st == LG_OK) {
-                succeeded = 1;
-                lg_graph_free(h);
-            } else {
-                assert_int_equal(st, LG_ENOMEM);
-                assert_null(h);
-            }
-            assert_int_equal(lg_test_alloc_live(), 0);
-            lg_test_alloc_reset();
-        }
-        assert_true(succeeded);
-    }
+    graph_sweep w = {g, NULL, 0};
+    for (w.op = 0; w.op < 5; w.op++) lg_test_alloc_sweep(graph_attempt, &w, 100);
     lg_graph_free(g);
 }
 

@@ -31,18 +31,6 @@
 /* Helpers                                                                    */
 /* ------------------------------------------------------------------------- */
 
-static double *dvec(lg_idx n) {
-    double *p = calloc((size_t)n + 1, sizeof(double));
-    assert_non_null(p);
-    return p;
-}
-
-static float *fvec(lg_idx n) {
-    float *p = calloc((size_t)n + 1, sizeof(float));
-    assert_non_null(p);
-    return p;
-}
-
 static void fill(lg_rng *r, double *x, lg_idx n, double lo, double hi) {
     for (lg_idx t = 0; t < n; t++) x[t] = lo + (hi - lo) * lg_rng_double(r);
 }
@@ -139,7 +127,7 @@ static int fd_check(const lg_gt_config *cfg, const lg_graph *g, const lg_graph *
     const lg_idx n = g->n, F = cfg->in_dim, D = lg_gt_out_dim(cfg), np = lay.count;
     lg_gt_cache *c = NULL;
     assert_ok(lg_gt_cache_init_f64(&c, cfg, n, g->nnz));
-    double *out = dvec(n * D), *din = dvec(n * F), *dpr = dvec(np);
+    double *out = lg_test_dvec(n * D), *din = lg_test_dvec(n * F), *dpr = lg_test_dvec(np);
     loss64(c, in, prm, g, cfg, G, out, training);
     assert_ok(lg_gt_backward_f64(din, dpr, G, c, in, prm, g, gT, cfg));
     if (corrupt >= 0) {
@@ -176,7 +164,7 @@ static void draw_clear(lg_rng *r, const lg_gt_config *cfg, const lg_graph *g, do
                        const double wscale[4], int training) {
     lg_gt_layout lay;
     assert_ok(lg_gt_layout_get(cfg, &lay));
-    double *out = dvec(g->n * lg_gt_out_dim(cfg));
+    double *out = lg_test_dvec(g->n * lg_gt_out_dim(cfg));
     for (int tries = 0;; tries++) {
         assert_true(tries < 200);
         fill(r, in, g->n * cfg->in_dim, -1, 1);
@@ -221,7 +209,8 @@ static void test_fd_all(void **state) {
                             lg_gt_layout lay;
                             assert_ok(lg_gt_layout_get(&cfg, &lay));
                             const lg_idx D = lg_gt_out_dim(&cfg);
-                            double *in = dvec(g->n * 4), *prm = dvec(lay.count), *G = dvec(g->n * D);
+                            double *in = lg_test_dvec(g->n * 4), *prm = lg_test_dvec(lay.count),
+                                   *G = lg_test_dvec(g->n * D);
                             /* block scales vary so that each product can be the max */
                             static const double sc[4][4] = {{1, 1, 1, 1}, {0.3, 1, 3, 1}, {3, 1, 0.3, 1}, {1, 0.3, 3, 1}};
                             const double *ws = sc[cases % 4];
@@ -235,7 +224,7 @@ static void test_fd_all(void **state) {
                                          bad, which, lg_att_norm_name(cfg.norm), concat, K, gate, drop, loops);
                             if (mode != LG_ATT_NORM_NONE) { /* which products were the max */
                                 lg_gt_cache *c = NULL;
-                                double *out = dvec(g->n * D);
+                                double *out = lg_test_dvec(g->n * D);
                                 assert_ok(lg_gt_cache_init_f64(&c, &cfg, g->n, g->nnz));
                                 loss64(c, in, prm, g, &cfg, G, out, drop);
                                 const lg_idx *am = c->amax;
@@ -275,7 +264,7 @@ static void test_fd_catches_wrong_gradient(void **state) {
     lg_gt_layout lay;
     assert_ok(lg_gt_layout_get(&cfg, &lay));
     const lg_idx D = lg_gt_out_dim(&cfg), KC = 4;
-    double *in = dvec(g->n * 4), *prm = dvec(lay.count), *G = dvec(g->n * D);
+    double *in = lg_test_dvec(g->n * 4), *prm = lg_test_dvec(lay.count), *G = lg_test_dvec(g->n * D);
     static const double ws[4] = {1, 1, 1, 1};
     draw_clear(&r, &cfg, g, in, prm, ws, 0);
     fill(&r, G, g->n * D, -1, 1);
@@ -334,16 +323,17 @@ static void check_against_oracle(const lg_gt_config *cfg, const lg_graph *g, con
     lg_gt_layout lay;
     assert_ok(lg_gt_layout_get(cfg, &lay));
     const lg_idx n = g->n, F = cfg->in_dim, K = cfg->heads, D = lg_gt_out_dim(cfg), np = lay.count;
-    double *in = dvec(n * F), *prm = dvec(np), *G = dvec(n * D), *ro = dvec(n * D), *ra = dvec(g->nnz * K),
-           *rt = dvec(g->nnz * K);
+    double *in = lg_test_dvec(n * F), *prm = lg_test_dvec(np), *G = lg_test_dvec(n * D), *ro = lg_test_dvec(n * D),
+           *ra = lg_test_dvec(g->nnz * K), *rt = lg_test_dvec(g->nnz * K);
     static const double ws[4] = {0.7, 0.7, 0.7, 0.7};
     draw_clear(r, cfg, g, in, prm, ws, training);
     fill(r, G, n * D, -1, 1);
     assert_int_equal(gt_naive_forward(ro, ra, rt, NULL, in, prm, g, cfg, training, 7, 3), 0);
 
     /* float kernels */
-    float *fin = fvec(n * F), *fprm = fvec(np), *fG = fvec(n * D), *fo = fvec(n * D), *fdin = fvec(n * F),
-          *fdpr = fvec(np), *fa = fvec(g->nnz * K), *ft = fvec(g->nnz * K);
+    float *fin = lg_test_fvec(n * F), *fprm = lg_test_fvec(np), *fG = lg_test_fvec(n * D), *fo = lg_test_fvec(n * D),
+          *fdin = lg_test_fvec(n * F), *fdpr = lg_test_fvec(np), *fa = lg_test_fvec(g->nnz * K),
+          *ft = lg_test_fvec(g->nnz * K);
     for (lg_idx t = 0; t < n * F; t++) fin[t] = (float)in[t];
     for (lg_idx t = 0; t < np; t++) fprm[t] = (float)prm[t];
     for (lg_idx t = 0; t < n * D; t++) fG[t] = (float)G[t];
@@ -358,7 +348,7 @@ static void check_against_oracle(const lg_gt_config *cfg, const lg_graph *g, con
     assert_ok(lg_gt_backward_f32(fdin, fdpr, fG, c, fin, fprm, g, gT, cfg));
     assert_ok(lg_gt_attention_f32(fa, c));
     assert_ok(lg_gt_scores_f32(ft, c, g));
-    double *x = dvec(LG_MAX(LG_MAX(n * D, np), LG_MAX(n * F, g->nnz * K)));
+    double *x = lg_test_dvec(LG_MAX(LG_MAX(n * D, np), LG_MAX(n * F, g->nnz * K)));
     for (lg_idx t = 0; t < n * D; t++) x[t] = fo[t];
     double e_out = rel_err(x, ro, n * D);
     for (lg_idx t = 0; t < g->nnz * K; t++) x[t] = fa[t];
@@ -367,7 +357,7 @@ static void check_against_oracle(const lg_gt_config *cfg, const lg_graph *g, con
     double e_sc = rel_err(x, rt, g->nnz * K);
 
     /* gradients: central differences of the oracle */
-    double *fd = dvec(np + n * F), *tmp = dvec(n * D);
+    double *fd = lg_test_dvec(np + n * F), *tmp = lg_test_dvec(n * D);
     for (lg_idx t = 0; t < np + n * F; t++) {
         double *v = t < np ? &prm[t] : &in[t - np], v0 = *v;
         *v = v0 + FD_H;
@@ -402,7 +392,7 @@ static void check_against_oracle(const lg_gt_config *cfg, const lg_graph *g, con
     }
     /* the f64 kernels' forward */
     lg_gt_cache *c64 = NULL;
-    double *o64 = dvec(n * D);
+    double *o64 = lg_test_dvec(n * D);
     assert_ok(lg_gt_cache_init_f64(&c64, cfg, n, g->nnz));
     assert_ok(lg_gt_forward_f64(o64, c64, in, prm, g, cfg, training, 7, 3));
     double e64 = rel_err(o64, ro, n * D);
@@ -455,8 +445,9 @@ static void test_readouts(void **state) {
         lg_gt_layout lay;
         assert_ok(lg_gt_layout_get(&cfg, &lay));
         const lg_idx n = g->n, K = 3, D = lg_gt_out_dim(&cfg);
-        double *in = dvec(n * 5), *prm = dvec(lay.count), *out = dvec(n * D), *a = dvec(g->nnz * K),
-               *t = dvec(g->nnz * K), *cn = dvec(n * K), *b = dvec(n), *rt = dvec(g->nnz * K);
+        double *in = lg_test_dvec(n * 5), *prm = lg_test_dvec(lay.count), *out = lg_test_dvec(n * D),
+               *a = lg_test_dvec(g->nnz * K), *t = lg_test_dvec(g->nnz * K), *cn = lg_test_dvec(n * K),
+               *b = lg_test_dvec(n), *rt = lg_test_dvec(g->nnz * K);
         static const double ws[4] = {8, 8, 8, 1}; /* large scores */
         fill(&r, in, n * 5, -1, 1);
         rand_params(&r, prm, &cfg, ws);
@@ -537,14 +528,15 @@ static void test_threads_bitwise(void **state) {
             lg_gt_layout lay;
             assert_ok(lg_gt_layout_get(&cfg, &lay));
             const lg_idx n = g->n, D = lg_gt_out_dim(&cfg);
-            float *in = fvec(n * 16), *prm = fvec(lay.count), *G = fvec(n * D);
+            float *in = lg_test_fvec(n * 16), *prm = lg_test_fvec(lay.count), *G = lg_test_fvec(n * D);
             float *o[2], *di[2], *dp[2], *at[2];
             for (lg_idx t = 0; t < n * 16; t++) in[t] = (float)(2 * lg_rng_double(&r) - 1);
             assert_ok(lg_gt_params_init_f32(prm, &cfg, &r));
             for (lg_idx t = lay.bq; t < lay.gate; t++) prm[t] = (float)(lg_rng_double(&r) - 0.5);
             for (lg_idx t = 0; t < n * D; t++) G[t] = (float)(2 * lg_rng_double(&r) - 1);
             for (int s = 0; s < 2; s++) {
-                o[s] = fvec(n * D), di[s] = fvec(n * 16), dp[s] = fvec(lay.count), at[s] = fvec(g->nnz * 4);
+                o[s] = lg_test_fvec(n * D), di[s] = lg_test_fvec(n * 16), dp[s] = lg_test_fvec(lay.count),
+                    at[s] = lg_test_fvec(g->nnz * 4);
                 run_f32(s + 1, &cfg, g, gT, in, prm, G, o[s], di[s], dp[s], at[s]);
             }
             assert_memory_equal(o[0], o[1], sizeof(float) * (size_t)(n * D));
@@ -597,15 +589,15 @@ static void cor2_init(cor2 *s, lg_idx n, lg_att_norm norm) {
     lg_gt_layout lay;
     assert_ok(lg_gt_layout_get(&s->cfg, &lay));
     assert_int_equal(lay.w_cols, 12);
-    s->prm = dvec(lay.count);
-    s->dpr = dvec(lay.count);
+    s->prm = lg_test_dvec(lay.count);
+    s->dpr = lg_test_dvec(lay.count);
     for (lg_idx c = 0; c < 3 * s->C; c++) s->prm[c * lay.w_cols + c] = 1; /* q, k, v = thirds of h */
     assert_ok(lg_gt_cache_init_f64(&s->cache, &s->cfg, n + 1, n));
-    s->in = dvec((n + 1) * s->F);
-    s->out = dvec((n + 1) * s->C);
-    s->din = dvec((n + 1) * s->F);
-    s->dout = dvec((n + 1) * s->C);
-    s->rows = dvec(s->C * (n + 1) * s->F);
+    s->in = lg_test_dvec((n + 1) * s->F);
+    s->out = lg_test_dvec((n + 1) * s->C);
+    s->din = lg_test_dvec((n + 1) * s->F);
+    s->dout = lg_test_dvec((n + 1) * s->C);
+    s->rows = lg_test_dvec(s->C * (n + 1) * s->F);
 }
 
 static void cor2_free(cor2 *s) {
@@ -672,7 +664,7 @@ static double cor2_sigma(cor2 *s, const double *x) {
  * capped at 1e4. Returns the best sigma; x holds its argument. */
 static double cor2_ascent(cor2 *s, double *x, int iters) {
     const lg_idx d = cor2_dim(s);
-    double *gr = dvec(d), *y = dvec(d), best = cor2_sigma(s, x), eta = 0.05;
+    double *gr = lg_test_dvec(d), *y = lg_test_dvec(d), best = cor2_sigma(s, x), eta = 0.05;
     for (int it = 0; it < iters; it++) {
         double gn = 0, xn = 0;
         for (lg_idx t = 0; t < d; t++) {
@@ -714,7 +706,7 @@ static double cor2_search(lg_idx n, lg_att_norm norm, uint64_t seed) {
     lg_rng_seed(&r, seed);
     const lg_idx d = cor2_dim(&s), C = s.C;
     enum { SAMPLES = 300, TOP = 3 };
-    double *x = dvec(d), *top = dvec(TOP * d), topv[TOP] = {-1, -1, -1}, best = 0;
+    double *x = lg_test_dvec(d), *top = lg_test_dvec(TOP * d), topv[TOP] = {-1, -1, -1}, best = 0;
     for (int smp = 0; smp < SAMPLES; smp++) {
         double sc[3];
         for (int b = 0; b < 3; b++) sc[b] = pow(10.0, -3 + 7 * lg_rng_double(&r));
@@ -781,9 +773,9 @@ static void test_zero_in_degree(void **state) {
             lg_gt_layout lay;
             assert_ok(lg_gt_layout_get(&cfg, &lay));
             const lg_idx n = g->n, D = lg_gt_out_dim(&cfg), KC = 6, P = lay.w_cols;
-            double *in = dvec(n * 4), *prm = dvec(lay.count), *out = dvec(n * D), *din = dvec(n * 4),
-                   *dpr = dvec(lay.count), *G = dvec(n * D);
-            float *fin = fvec(n * 4), *fprm = fvec(lay.count), *fout = fvec(n * D);
+            double *in = lg_test_dvec(n * 4), *prm = lg_test_dvec(lay.count), *out = lg_test_dvec(n * D),
+                   *din = lg_test_dvec(n * 4), *dpr = lg_test_dvec(lay.count), *G = lg_test_dvec(n * D);
+            float *fin = lg_test_fvec(n * 4), *fprm = lg_test_fvec(lay.count), *fout = lg_test_fvec(n * D);
             static const double ws[4] = {1, 1, 1, 1};
             fill(&r, in, n * 4, -1, 1);
             rand_params(&r, prm, &cfg, ws);
@@ -836,8 +828,9 @@ static void test_zero_vectors(void **state) {
             lg_gt_layout lay;
             assert_ok(lg_gt_layout_get(&cfg, &lay));
             const lg_idx n = g->n, D = lg_gt_out_dim(&cfg);
-            float *in = fvec(n * 4), *prm = fvec(lay.count), *out = fvec(n * D), *din = fvec(n * 4),
-                  *dpr = fvec(lay.count), *G = fvec(n * D), *att = fvec(g->nnz * 2);
+            float *in = lg_test_fvec(n * 4), *prm = lg_test_fvec(lay.count), *out = lg_test_fvec(n * D),
+                  *din = lg_test_fvec(n * 4), *dpr = lg_test_fvec(lay.count), *G = lg_test_fvec(n * D),
+                  *att = lg_test_fvec(g->nnz * 2);
             for (lg_idx t = 0; t < n * D; t++) G[t] = 1;
             lg_gt_cache *c = NULL;
             assert_ok(lg_gt_cache_init_f32(&c, &cfg, n, g->nnz));
@@ -866,18 +859,7 @@ static void test_invalid(void **state) {
     lg_gt_config ok = lg_gt_config_default(4, 2, 3), b;
     assert_ok(lg_gt_config_check(&ok));
     assert_int_equal(lg_gt_config_check(NULL), LG_EINVAL);
-#define BAD(field, value)                                                                                   \
-    do {                                                                                                    \
-        b = ok;                                                                                             \
-        b.field = value;                                                                                    \
-        assert_int_equal(lg_gt_config_check(&b), LG_EINVAL);                                                \
-        assert_non_null(strstr(lg_last_error(), #field));                                                   \
-        lg_gt_cache *c_ = (lg_gt_cache *)1;                                                                 \
-        assert_int_equal(lg_gt_cache_init_f32(&c_, &b, 4, 4), LG_EINVAL);                                   \
-        assert_null(c_);                                                                                    \
-        lg_gt_layout l_;                                                                                    \
-        assert_int_equal(lg_gt_layout_get(&b, &l_), LG_EINVAL);                                             \
-    } while (0)
+#define BAD(field, value) LG_TEST_BAD_CONFIG(gt, ok, b, field, value)
     BAD(in_dim, 0);
     BAD(in_dim, -3);
     BAD(heads, 0);
@@ -908,8 +890,9 @@ static void test_invalid(void **state) {
     lg_gt_layout lay;
     assert_ok(lg_gt_layout_get(&ok, &lay));
     const lg_idx n = g->n, D = lg_gt_out_dim(&ok);
-    float *in = fvec(n * 4), *prm = fvec(lay.count), *out = fvec(n * D), *dpr = fvec(lay.count), *din = fvec(n * 4);
-    double *in64 = dvec(n * 4), *out64 = dvec(n * D), *prm64 = dvec(lay.count);
+    float *in = lg_test_fvec(n * 4), *prm = lg_test_fvec(lay.count), *out = lg_test_fvec(n * D),
+          *dpr = lg_test_fvec(lay.count), *din = lg_test_fvec(n * 4);
+    double *in64 = lg_test_dvec(n * 4), *out64 = lg_test_dvec(n * D), *prm64 = lg_test_dvec(lay.count);
     lg_gt_cache *c = NULL, *small = NULL;
     assert_ok(lg_gt_cache_init_f32(&c, &ok, n, g2->nnz));
     assert_ok(lg_gt_cache_init_f32(&small, &ok, n, 3));
@@ -958,6 +941,10 @@ static void test_invalid(void **state) {
     free(in), free(prm), free(out), free(dpr), free(din), free(in64), free(out64), free(prm64);
 }
 
+/* One attempt of the sweep: an f32 cache for odd k, an f64 one for even k. */
+LG_TEST_CACHE_ATTEMPT(cache_attempt, gt, const lg_gt_config, (lg_gt_cache *)1,
+                      k % 2 ? lg_gt_cache_init_f32(&c, w, 300, 2000) : lg_gt_cache_init_f64(&c, w, 300, 2000))
+
 static void test_alloc_failures(void **state) {
     (void)state;
     for (int mode = 0; mode < LG_ATT_NORM_COUNT; mode++)
@@ -965,26 +952,12 @@ static void test_alloc_failures(void **state) {
             lg_gt_config cfg = lg_gt_config_default(8, 2, 4);
             cfg.norm = (lg_att_norm)mode;
             cfg.gate = gate;
-            long k;
-            for (k = 1;; k++) {
-                lg_test_alloc_fail_at(k);
-                lg_gt_cache *c = (lg_gt_cache *)1;
-                lg_status st = k % 2 ? lg_gt_cache_init_f32(&c, &cfg, 300, 2000) : lg_gt_cache_init_f64(&c, &cfg, 300, 2000);
-                if (st == LG_OK) {
-                    lg_gt_cache_free(c);
-                    assert_int_equal(lg_test_alloc_live(), 0);
-                    break;
-                }
-                assert_int_equal(st, LG_ENOMEM);
-                assert_null(c);
-                assert_int_equal(lg_test_alloc_live(), 0);
-            }
-            lg_test_alloc_reset();
-            /* k - 1 allocations: the struct; z, att, dz, dm, eds, rec, tpos, tnext,
+            long failures = lg_test_alloc_sweep(cache_attempt, &cfg, 0);
+            /* allocations: the struct; z, att, dz, dm, eds, rec, tpos, tnext,
              * part; nrm, den, amax, ncf (Lipschitz); u, dun (reference form); msg,
              * gb, ga (gate) */
-            assert_int_equal(k - 1, 10 + (mode != LG_ATT_NORM_NONE ? 4 : 0) + (mode == LG_ATT_NORM_LIPSCHITZ_REF ? 2 : 0) +
-                                        (gate ? 3 : 0));
+            assert_int_equal(failures, 10 + (mode != LG_ATT_NORM_NONE ? 4 : 0) +
+                                           (mode == LG_ATT_NORM_LIPSCHITZ_REF ? 2 : 0) + (gate ? 3 : 0));
         }
 }
 
@@ -1005,7 +978,7 @@ static void test_layout_and_init(void **state) {
     assert_int_equal(lay.count, lay.gate);
     cfg.gate = 1;
     assert_ok(lg_gt_layout_get(&cfg, &lay));
-    double *p = dvec(lay.count), *p2 = dvec(lay.count);
+    double *p = lg_test_dvec(lay.count), *p2 = lg_test_dvec(lay.count);
     lg_rng r, r2;
     lg_rng_seed(&r, 3);
     lg_rng_seed(&r2, 3);
@@ -1049,7 +1022,8 @@ static void test_argmax_tie(void **state) {
         lg_gt_layout lay;
         assert_ok(lg_gt_layout_get(&cfg, &lay));
         const lg_idx n = 4, D = 4, nin = n * 5;
-        double *in = dvec(nin), *prm = dvec(lay.count), *G = dvec(n * D), *out = dvec(n * D), *dp = dvec(lay.count);
+        double *in = lg_test_dvec(nin), *prm = lg_test_dvec(lay.count), *G = lg_test_dvec(n * D),
+               *out = lg_test_dvec(n * D), *dp = lg_test_dvec(lay.count);
         lg_rng r;
         lg_rng_seed(&r, 19 + (uint64_t)mode);
         static const double ws[4] = {1, 1, 1, 1};
@@ -1061,7 +1035,7 @@ static void test_argmax_tie(void **state) {
         assert_ok(lg_gt_cache_init_f64(&c, &cfg, n, g->nnz));
         double *gr[3];
         for (int v = 0; v < 3; v++) { /* 0: tie, 1: h_1 ahead, 2: h_2 ahead */
-            gr[v] = dvec(nin);
+            gr[v] = lg_test_dvec(nin);
             lg_idx row = v == 2 ? 2 : 1;
             double keep[5];
             memcpy(keep, in + row * 5, sizeof keep);
@@ -1108,7 +1082,7 @@ static void test_product_tie(void **state) {
         lg_gt_layout lay;
         assert_ok(lg_gt_layout_get(&cfg, &lay));
         const lg_idx n = 4, D = 4, KC = 4, P = lay.w_cols, np = lay.count;
-        double *in = dvec(n * 5), *prm = dvec(np), *G = dvec(n * D), *out = dvec(n * D);
+        double *in = lg_test_dvec(n * 5), *prm = lg_test_dvec(np), *G = lg_test_dvec(n * D), *out = lg_test_dvec(n * D);
         lg_rng r;
         lg_rng_seed(&r, 29 + (uint64_t)mode);
         static const double ws[4] = {5, 1, 1, 1}; /* nq (and U) above nk = nv */
@@ -1122,8 +1096,8 @@ static void test_product_tie(void **state) {
         assert_ok(lg_gt_cache_init_f64(&c, &cfg, n, g->nnz));
         double *gr[3];
         for (int v = 0; v < 3; v++) { /* 0: tie, 1: Wk ahead, 2: Wv ahead */
-            gr[v] = dvec(np);
-            double *w = dvec(np);
+            gr[v] = lg_test_dvec(np);
+            double *w = lg_test_dvec(np);
             memcpy(w, prm, sizeof(double) * (size_t)np);
             if (v)
                 for (lg_idx f = 0; f < 5; f++)
@@ -1163,8 +1137,9 @@ static void test_dropout(void **state) {
     cfg.att_dropout = 0.5;
     lg_gt_layout lay;
     assert_ok(lg_gt_layout_get(&cfg, &lay));
-    const lg_idx n = g->n, no = n * lg_gt_out_dim(&cfg), K = 2, nnz = g->nnz;
-    double *in = dvec(n * 6), *prm = dvec(lay.count), *a = dvec(no), *b = dvec(no), *ref = dvec(no);
+    const lg_idx n = g->n, no = n * lg_gt_out_dim(&cfg), nnz = g->nnz;
+    double *in = lg_test_dvec(n * 6), *prm = lg_test_dvec(lay.count), *a = lg_test_dvec(no), *b = lg_test_dvec(no),
+           *ref = lg_test_dvec(no);
     static const double ws[4] = {1, 1, 1, 1};
     fill(&r, in, n * 6, -1, 1);
     rand_params(&r, prm, &cfg, ws);
@@ -1181,15 +1156,7 @@ static void test_dropout(void **state) {
     assert_memory_equal(a, b, sizeof(double) * (size_t)no);
     assert_ok(lg_gt_forward_f64(b, c, in, prm, g, &cfg, 1, 1, 2));
     assert_memory_not_equal(a, b, sizeof(double) * (size_t)no);
-    lg_idx drop = 0;
-    uint64_t key = lg_hash64(11 ^ lg_hash64(4));
-    for (lg_idx e = 0; e < nnz; e++)
-        for (lg_idx k = 0; k < K; k++) {
-            uint64_t h = lg_hash64(key + ((uint64_t)e * 2u + (uint64_t)k) * 0x9E3779B97F4A7C15ULL);
-            drop += (double)(h >> 11) * 0x1.0p-53 < 0.5;
-        }
-    double frac = (double)drop / (double)(nnz * K);
-    assert_true(fabs(frac - 0.5) < 4 * sqrt(0.25 / (double)(nnz * K)));
+    check_dropout_fraction(nnz);
     assert_int_equal(gt_naive_forward(ref, NULL, NULL, NULL, in, prm, g, &cfg, 1, 11, 4), 0);
     assert_ok(lg_gt_forward_f64(a, c, in, prm, g, &cfg, 1, 11, 4));
     assert_true(rel_err(a, ref, no) <= F64_FWD_TOL);
@@ -1218,8 +1185,9 @@ static void test_large_inputs(void **state) {
         lg_gt_layout lay;
         assert_ok(lg_gt_layout_get(&cfg, &lay));
         const lg_idx n = g->n, D = lg_gt_out_dim(&cfg), nin = n * 5, ne = g->nnz * 2;
-        float *in = fvec(nin), *prm = fvec(lay.count), *G = fvec(n * D), *out = fvec(n * D), *din = fvec(nin),
-              *dp = fvec(lay.count), *att1 = fvec(ne), *att2 = fvec(ne), *t = fvec(ne);
+        float *in = lg_test_fvec(nin), *prm = lg_test_fvec(lay.count), *G = lg_test_fvec(n * D),
+              *out = lg_test_fvec(n * D), *din = lg_test_fvec(nin), *dp = lg_test_fvec(lay.count),
+              *att1 = lg_test_fvec(ne), *att2 = lg_test_fvec(ne), *t = lg_test_fvec(ne);
         assert_ok(lg_gt_params_init_f32(prm, &cfg, &r));
         for (lg_idx q = 0; q < nin; q++) in[q] = (float)(2 * lg_rng_double(&r) - 1);
         for (lg_idx q = 0; q < n * D; q++) G[q] = (float)(2 * lg_rng_double(&r) - 1);
@@ -1292,8 +1260,8 @@ static void test_accumulate(void **state) {
     lg_gt_layout lay;
     assert_ok(lg_gt_layout_get(&cfg, &lay));
     const lg_idx n = g->n, D = lg_gt_out_dim(&cfg), np = lay.count;
-    double *in = dvec(n * 4), *prm = dvec(np), *G = dvec(n * D), *out = dvec(n * D), *din = dvec(n * 4),
-           *dp = dvec(np), *dp2 = dvec(np);
+    double *in = lg_test_dvec(n * 4), *prm = lg_test_dvec(np), *G = lg_test_dvec(n * D), *out = lg_test_dvec(n * D),
+           *din = lg_test_dvec(n * 4), *dp = lg_test_dvec(np), *dp2 = lg_test_dvec(np);
     static const double ws[4] = {1, 1, 1, 1};
     fill(&r, in, n * 4, -1, 1);
     rand_params(&r, prm, &cfg, ws);
@@ -1321,6 +1289,11 @@ static void test_accumulate(void **state) {
     lg_graph_free(gT);
 }
 
+/* The out-of-memory sweep of a cache on a shared workspace: only the
+ * activations are allocated. */
+LG_TEST_CACHE_ATTEMPT(shared_attempt, gt, const lg_test_shared_cache, NULL,
+                      lg_gt_cache_init_shared_f32(&c, w->cfg, w->n_cap, w->nnz_cap, w->ws, w->ws_bytes))
+
 /* Caches sharing one backward workspace (lg_gt_cache_init_shared): two
  * layers of different configs and graphs, forward A, forward B, backward B,
  * backward A, give the bits of caches with their own workspace; a NULL or too
@@ -1345,16 +1318,16 @@ static void test_shared_workspace(void **state) {
         lg_gt_layout lay;
         assert_ok(lg_gt_layout_get(&cf[k], &lay));
         lg_idx n = g[k]->n, F = cf[k].in_dim, D = lg_gt_out_dim(&cf[k]);
-        in[k] = dvec(n * F);
-        prm[k] = dvec(lay.count);
-        G[k] = dvec(n * D);
+        in[k] = lg_test_dvec(n * F);
+        prm[k] = lg_test_dvec(lay.count);
+        G[k] = lg_test_dvec(n * D);
         fill(&r, in[k], n * F, -1, 1);
         rand_params(&r, prm[k], &cf[k], ws4);
         fill(&r, G[k], n * D, -1, 1);
         for (int v = 0; v < 2; v++) {
-            out[k][v] = dvec(n * D);
-            din[k][v] = dvec(n * F);
-            dp[k][v] = dvec(lay.count);
+            out[k][v] = lg_test_dvec(n * D);
+            din[k][v] = lg_test_dvec(n * F);
+            dp[k][v] = lg_test_dvec(lay.count);
         }
         assert_ok(lg_gt_memory(&cf[k], n, g[k]->nnz, sizeof(double), &mem[k]));
         wsb = LG_MAX(wsb, mem[k].workspace);
@@ -1384,21 +1357,8 @@ static void test_shared_workspace(void **state) {
     assert_int_equal(lg_gt_cache_init_shared_f64(&c, &cf[0], g[0]->n, g[0]->nnz, ws, mem[0].workspace - 1), LG_EINVAL);
     assert_null(c);
     assert_non_null(strstr(lg_last_error(), "workspace"));
-    int done = 0;
-    for (long k = 1; k < 100 && !done; k++) {
-        lg_test_alloc_fail_at(k);
-        lg_status st = lg_gt_cache_init_shared_f32(&c, &cf[0], g[0]->n, g[0]->nnz, ws, wsb);
-        if (st == LG_OK) {
-            lg_gt_cache_free(c);
-            done = 1;
-        } else {
-            assert_int_equal(st, LG_ENOMEM);
-            assert_null(c);
-        }
-        assert_int_equal(lg_test_alloc_live(), 0);
-        lg_test_alloc_reset();
-    }
-    assert_true(done);
+    lg_test_shared_cache w = {&cf[0], g[0]->n, g[0]->nnz, ws, wsb};
+    lg_test_alloc_sweep(shared_attempt, &w, 100);
     for (int k = 0; k < 2; k++) {
         lg_gt_cache_free(own[k]);
         lg_gt_cache_free(sh[k]);

@@ -270,27 +270,16 @@ static void test_misuse(void **state) {
     prob_free(&pr);
 }
 
+/* One attempt of the sweep: an f32 cache of the config for 50 nodes, 300 edges. */
+LG_TEST_CACHE_ATTEMPT(cache_attempt, l2att, lg_l2att_config, (lg_l2att_cache *)w,
+                      lg_l2att_cache_init_f32(&c, w, 50, 300))
+
 static void test_cache_out_of_memory(void **state) {
     (void)state;
     for (int contr = 0; contr <= 1; contr++) {
         lg_l2att_config cfg = lg_l2att_config_default(5, 2, 4);
         cfg.contractive = contr ? 0.5 : 0.0;
-        int done = 0;
-        for (long k = 1; k < 100 && !done; k++) {
-            lg_l2att_cache *c = (lg_l2att_cache *)&cfg;
-            lg_test_alloc_fail_at(k);
-            lg_status st = lg_l2att_cache_init_f32(&c, &cfg, 50, 300);
-            if (st == LG_OK) {
-                lg_l2att_cache_free(c);
-                done = 1;
-            } else {
-                assert_int_equal(st, LG_ENOMEM);
-                assert_null(c);
-            }
-            assert_int_equal(lg_test_alloc_live(), 0);
-            lg_test_alloc_reset();
-        }
-        assert_true(done);
+        lg_test_alloc_sweep(cache_attempt, &cfg, 100);
     }
 }
 

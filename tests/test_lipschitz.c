@@ -356,17 +356,6 @@ static void test_no_bound_cases(void **state) {
 
 /* ---- a model, block by block --------------------------------------------- */
 
-static lg_dataset *trees(int depth, lg_idx count, uint64_t seed) {
-    lg_trees_opts o;
-    lg_trees_opts_default(&o);
-    o.depth = depth;
-    o.count = count;
-    o.seed = seed;
-    lg_dataset *ds = NULL;
-    assert_ok(lg_trees_generate(&ds, &o));
-    return ds;
-}
-
 static void model_config(lg_model_config *mc, lg_model_kind kind, lg_att_norm norm) {
     lg_model_config_default(mc, kind);
     mc->layers = 3;
@@ -394,7 +383,7 @@ static lg_trainer *trained(const lg_dataset *ds, const lg_model_config *mc, int 
  * central differences = <J^T u, v>, for every block kind of the stack. */
 static void test_block_backward(void **state) {
     (void)state;
-    lg_dataset *ds = trees(2, 6, 1);
+    lg_dataset *ds = lg_test_trees(2, 6, 1);
     /* dense random features: no ties among the norms (the normaliser's maximum
        is not differentiable at a tie, where differences would disagree) */
     lg_features feat = {0};
@@ -477,7 +466,7 @@ static void check_rows(const lg_lip_layer *rows, int L, int bounded) {
 
 static void test_trained_model(void **state) {
     (void)state;
-    lg_dataset *ds = trees(2, 40, 2);
+    lg_dataset *ds = lg_test_trees(2, 40, 2);
     lg_lip_config lc;
     lg_lip_config_default(&lc);
     lc.iters = 30;
@@ -522,7 +511,7 @@ static void count_progress(void *ctx, long done, long total) {
 
 static void test_bad_arguments(void **state) {
     (void)state;
-    lg_dataset *ds = trees(2, 8, 2);
+    lg_dataset *ds = lg_test_trees(2, 8, 2);
     lg_model_config mc;
     model_config(&mc, LG_MODEL_GAT, LG_ATT_NORM_LIPSCHITZ);
     lg_trainer *t = trained(ds, &mc, 1);
@@ -561,9 +550,21 @@ static void test_bad_arguments(void **state) {
     lg_dataset_free(ds);
 }
 
+typedef struct estimate_sweep {
+    lg_lip_layer *rows; /* 3 of them */
+    lg_trainer *t;
+    const lg_lip_config *lc;
+} estimate_sweep;
+
+static lg_status estimate_attempt(void *ctx, long k) {
+    (void)k;
+    const estimate_sweep *w = ctx;
+    return lg_lipschitz_estimate(w->rows, 3, w->t, w->lc, NULL, NULL);
+}
+
 static void test_out_of_memory(void **state) {
     (void)state;
-    lg_dataset *ds = trees(2, 6, 2);
+    lg_dataset *ds = lg_test_trees(2, 6, 2);
     lg_model_config mc;
     model_config(&mc, LG_MODEL_GT, LG_ATT_NORM_LIPSCHITZ);
     lg_trainer *t = trained(ds, &mc, 1);
@@ -572,17 +573,8 @@ static void test_out_of_memory(void **state) {
     lc.iters = 2;
     lc.starts = 1;
     lg_lip_layer rows[3];
-    int ok = 0;
-    for (long k = 1; k < 5000 && !ok; k++) {
-        lg_test_alloc_fail_at(k);
-        lg_status st = lg_lipschitz_estimate(rows, 3, t, &lc, NULL, NULL);
-        long live = lg_test_alloc_live();
-        lg_test_alloc_reset();
-        if (st == LG_OK) ok = 1;
-        else assert_int_equal(st, LG_ENOMEM);
-        assert_int_equal(live, 0);
-    }
-    assert_true(ok);
+    estimate_sweep w = {rows, t, &lc};
+    lg_test_alloc_sweep(estimate_attempt, &w, 5000);
     lg_trainer_free(t);
     lg_dataset_free(ds);
 }

@@ -21,12 +21,6 @@
 
 #include "testutil.h"
 
-static double *dvec(lg_idx n) {
-    double *p = calloc((size_t)n + 1, sizeof(double));
-    assert_non_null(p);
-    return p;
-}
-
 static double ur(lg_rng *r) { return 2.0 * lg_rng_double(r) - 1.0; }
 
 /* ------------------------------------------------------------------------- */
@@ -49,7 +43,8 @@ static void test_centernorm_forward(void **state) {
     lg_rng r;
     lg_rng_seed(&r, 1);
     const lg_idx n = 37, d = 21;
-    double *x = dvec(n * d), *g = dvec(d), *b = dvec(d), *y = dvec(n * d), *ref = dvec(n * d);
+    double *x = lg_test_dvec(n * d), *g = lg_test_dvec(d), *b = lg_test_dvec(d), *y = lg_test_dvec(n * d),
+           *ref = lg_test_dvec(n * d);
     float *xf = calloc((size_t)(n * d), sizeof(float)), *gf = calloc((size_t)d, sizeof(float));
     float *bf = calloc((size_t)d, sizeof(float)), *yf = calloc((size_t)(n * d), sizeof(float));
     assert_true(xf && gf && bf && yf);
@@ -131,10 +126,11 @@ static void test_centernorm_fd(void **state) {
     lg_rng_seed(&r, 2);
     for (int withgain = 0; withgain < 2; withgain++) {
         const lg_idx n = 6, d = 5;
-        cn_ctx c = {dvec(n * d), dvec(d), dvec(d), dvec(n * d), dvec(n * d), n, d};
+        cn_ctx c = {lg_test_dvec(n * d), lg_test_dvec(d), lg_test_dvec(d), lg_test_dvec(n * d),
+                    lg_test_dvec(n * d), n, d};
         for (lg_idx t = 0; t < n * d; t++) c.x[t] = ur(&r), c.G[t] = ur(&r);
         for (lg_idx k = 0; k < d; k++) c.g[k] = 1 + 0.5 * ur(&r), c.b[k] = ur(&r);
-        double *dx = dvec(n * d), *dg = dvec(d), *db = dvec(d);
+        double *dx = lg_test_dvec(n * d), *dg = lg_test_dvec(d), *db = lg_test_dvec(d);
         /* start from non-zero contents: the backward adds */
         for (lg_idx t = 0; t < n * d; t++) dx[t] = 0.5;
         for (lg_idx k = 0; k < d; k++) dg[k] = -0.25, db[k] = 0.75;
@@ -175,7 +171,8 @@ static void test_wresidual(void **state) {
     lg_rng r;
     lg_rng_seed(&r, 3);
     const lg_idx n = 7, d = 19; /* two column blocks */
-    wr_ctx c = {dvec(n * d), dvec(n * d), dvec(d), dvec(n * d), dvec(n * d), n, d};
+    wr_ctx c = {lg_test_dvec(n * d), lg_test_dvec(n * d), lg_test_dvec(d), lg_test_dvec(n * d),
+                lg_test_dvec(n * d), n, d};
     assert_ok(lg_wresidual_init_f64(c.a, d, 8));
     for (lg_idx k = 0; k < d; k++) assert_true(c.a[k] == 0.125);
     assert_int_equal(lg_wresidual_init_f64(c.a, d, 0), LG_EINVAL);
@@ -184,11 +181,11 @@ static void test_wresidual(void **state) {
     assert_ok(lg_wresidual_forward_f64(c.y, c.x, c.f, c.a, n, d));
     for (lg_idx t = 0; t < n * d; t++) assert_true(c.y[t] == c.x[t] + c.a[t % d] * c.f[t]);
     /* in place (y = x) */
-    double *xc = dvec(n * d);
+    double *xc = lg_test_dvec(n * d);
     memcpy(xc, c.x, sizeof(double) * (size_t)(n * d));
     assert_ok(lg_wresidual_forward_f64(xc, xc, c.f, c.a, n, d));
     assert_memory_equal(xc, c.y, sizeof(double) * (size_t)(n * d));
-    double *dx = dvec(n * d), *df = dvec(n * d), *da = dvec(d);
+    double *dx = lg_test_dvec(n * d), *df = lg_test_dvec(n * d), *da = lg_test_dvec(d);
     assert_ok(lg_wresidual_backward_f64(dx, df, da, c.G, c.f, c.a, n, d));
     assert_int_equal(fd_entries(c.x, n * d, dx, wr_loss_ctx, &c, "dx"), 0);
     assert_int_equal(fd_entries(c.f, n * d, df, wr_loss_ctx, &c, "df"), 0);
@@ -196,7 +193,7 @@ static void test_wresidual(void **state) {
     da[17] += 1e-4;
     assert_int_equal(fd_entries(c.a, d, da, wr_loss_ctx, &c, "dalpha"), 1);
     /* accumulation: a second call doubles */
-    double *da2 = dvec(d);
+    double *da2 = lg_test_dvec(d);
     assert_ok(lg_wresidual_backward_f64(NULL, NULL, da2, c.G, c.f, c.a, n, d));
     assert_ok(lg_wresidual_backward_f64(NULL, NULL, da2, c.G, c.f, c.a, n, d));
     for (lg_idx k = 0; k < d; k++) assert_true(fabs(da2[k] - 2 * (da[k] - (k == 17 ? 1e-4 : 0))) < 1e-12);
@@ -271,7 +268,7 @@ static double sigma2x2(double a, double b, double c, double d) {
 
 /* sigma_max by `it` power iterations on W^T W in this file (the reference). */
 static double sigma_ref(const double *w, lg_idx rows, lg_idx cols, lg_idx ld, int it) {
-    double *v = dvec(cols), *u = dvec(rows), s = 0;
+    double *v = lg_test_dvec(cols), *u = lg_test_dvec(rows), s = 0;
     for (lg_idx c = 0; c < cols; c++) v[c] = 1 + 0.1 * (double)c;
     for (int k = 0; k < it; k++) {
         double nv = 0, nu = 0;
@@ -344,7 +341,7 @@ static void test_cosatt_spectral_init(void **state) {
     lg_cosatt_config cfg = lg_cosatt_config_default(12, 2, 5, 7);
     lg_cosatt_layout lay;
     assert_ok(lg_cosatt_layout_get(&cfg, &lay));
-    double *p = dvec(lay.count);
+    double *p = lg_test_dvec(lay.count);
     lg_rng r;
     lg_rng_seed(&r, 8);
     assert_ok(lg_cosatt_params_init_f64(p, &cfg, &r));

@@ -9,6 +9,29 @@
 
 #include "testutil.h"
 
+typedef struct cora_sweep {
+    const char *path;
+    const lg_model_config *mc;
+    const lg_train_config *tc;
+} cora_sweep;
+
+/* One attempt of the sweep: load, build, one epoch (which must not allocate). */
+static lg_status cora_attempt(void *ctx, long k) {
+    (void)k;
+    const cora_sweep *w = ctx;
+    lg_dataset *ds = NULL;
+    lg_trainer *t = NULL;
+    lg_status st = lg_dataset_load(&ds, w->path);
+    if (st == LG_OK) st = lg_trainer_init(&t, w->mc, w->tc, ds);
+    if (st == LG_OK) {
+        lg_epoch_stats es;
+        assert_int_equal(lg_trainer_epoch(t, &es), LG_OK); /* must not allocate */
+    }
+    lg_trainer_free(t);
+    lg_dataset_free(ds);
+    return st;
+}
+
 static void test_alloc_sweep_cora(void **state) {
     (void)state;
     char path[4096];
@@ -23,29 +46,8 @@ static void test_alloc_sweep_cora(void **state) {
     lg_train_config tc;
     lg_train_config_default(&tc);
     tc.missing = 0.5; /* the feature-removal path allocates too */
-    long k, failures = 0;
-    int done = 0;
-    for (k = 1; k < 100000 && !done; k++) {
-        lg_test_alloc_fail_at(k);
-        lg_dataset *ds = NULL;
-        lg_trainer *t = NULL;
-        lg_status st = lg_dataset_load(&ds, path);
-        if (st == LG_OK) st = lg_trainer_init(&t, &mc, &tc, ds);
-        if (st == LG_OK) {
-            lg_epoch_stats es;
-            st = lg_trainer_epoch(t, &es); /* must not allocate */
-            assert_int_equal(st, LG_OK);
-            done = 1;
-        } else {
-            assert_int_equal(st, LG_ENOMEM);
-            failures++;
-        }
-        lg_trainer_free(t);
-        lg_dataset_free(ds);
-        assert_int_equal(lg_test_alloc_live(), 0);
-        lg_test_alloc_reset();
-    }
-    assert_true(done);
+    cora_sweep w = {path, &mc, &tc};
+    long failures = lg_test_alloc_sweep(cora_attempt, &w, 100000);
     print_message("%ld allocation points, each failure handled\n", failures);
     assert_true(failures > 20);
 }
@@ -75,19 +77,8 @@ static lg_dataset *random_dataset(uint64_t seed) {
     ds->features = f;
     ds->n_classes = 4;
     ds->labels = malloc(sizeof(int32_t) * n);
-    ds->train = malloc(sizeof(lg_idx) * n);
-    ds->val = malloc(sizeof(lg_idx) * n);
-    ds->test = malloc(sizeof(lg_idx) * n);
-    for (lg_idx i = 0; i < n; i++) {
-        ds->labels[i] = (int32_t)lg_rng_below(&r, 4);
-        if (i % 3 == 0) ds->train[ds->n_train++] = i;
-        else if (i % 3 == 1) ds->val[ds->n_val++] = i;
-        else ds->test[ds->n_test++] = i;
-    }
-    ds->n_graphs = 1;
-    ds->graph_ptr = malloc(sizeof(lg_idx) * 2);
-    ds->graph_ptr[0] = 0;
-    ds->graph_ptr[1] = n;
+    for (lg_idx i = 0; i < n; i++) ds->labels[i] = (int32_t)lg_rng_below(&r, 4);
+    lg_test_dataset_split_thirds(ds, n);
     return ds;
 }
 

@@ -11,127 +11,12 @@
 
 #include "testutil.h"
 #include "core/internal.h"
-#include "train/batch.h"
 #include "train/checkpoint.h"
 #include "train/model.h"
 
-/* A random data set: n nodes, a random directed graph with a hub and a node
- * without in-neighbours, dense or sparse features, c classes. */
-static lg_dataset *random_dataset(lg_idx n, lg_idx d, int c, int sparse, uint64_t seed) {
-    lg_rng r;
-    lg_rng_seed(&r, seed);
-    lg_dataset *ds = calloc(1, sizeof *ds);
-    ds->name = strdup("random");
-    lg_idx m = 3 * n, k = 0;
-    lg_idx *src = malloc(sizeof(lg_idx) * (size_t)(m + n)), *dst = malloc(sizeof(lg_idx) * (size_t)(m + n));
-    for (lg_idx e = 0; e < m; e++) {
-        src[k] = (lg_idx)lg_rng_below(&r, (uint64_t)n);
-        dst[k] = (lg_idx)lg_rng_below(&r, (uint64_t)n);
-        if (dst[k] != n - 1) k++; /* node n-1 receives nothing */
-    }
-    for (lg_idx i = 1; i < n - 1; i++) { src[k] = i; dst[k++] = 0; } /* hub 0 */
-    assert_ok(lg_graph_from_edges(&ds->graph, n, k, src, dst, 0));
-    free(src);
-    free(dst);
-    lg_features *f = calloc(1, sizeof *f);
-    f->n = n;
-    f->d = d;
-    if (sparse) {
-        f->kind = LG_FEAT_SPARSE;
-        f->p = calloc((size_t)n + 1, sizeof(lg_idx));
-        f->j = malloc(sizeof(lg_idx) * (size_t)(n * d));
-        f->x = malloc(sizeof(float) * (size_t)(n * d));
-        for (lg_idx i = 0; i < n; i++) {
-            for (lg_idx q = 0; q < d; q++)
-                if (lg_rng_below(&r, 2)) { f->j[f->nnz] = q; f->x[f->nnz++] = (float)(lg_rng_double(&r) * 2); }
-            f->p[i + 1] = f->nnz;
-        }
-    } else {
-        f->kind = LG_FEAT_DENSE;
-        f->nnz = n * d;
-        f->x = malloc(sizeof(float) * (size_t)(n * d));
-        for (lg_idx q = 0; q < n * d; q++) f->x[q] = (float)(lg_rng_double(&r) * 2 - 1);
-    }
-    ds->features = f;
-    ds->n_classes = c;
-    ds->labels = malloc(sizeof(int32_t) * (size_t)n);
-    for (lg_idx i = 0; i < n; i++) ds->labels[i] = (int32_t)lg_rng_below(&r, (uint64_t)c);
-    ds->train = malloc(sizeof(lg_idx) * (size_t)n);
-    ds->val = malloc(sizeof(lg_idx) * (size_t)n);
-    ds->test = malloc(sizeof(lg_idx) * (size_t)n);
-    for (lg_idx i = 0; i < n; i++) {
-        if (i % 3 == 0) ds->train[ds->n_train++] = i;
-        else if (i % 3 == 1) ds->val[ds->n_val++] = i;
-        else ds->test[ds->n_test++] = i;
-    }
-    ds->n_graphs = 1;
-    ds->graph_ptr = malloc(sizeof(lg_idx) * 2);
-    ds->graph_ptr[0] = 0;
-    ds->graph_ptr[1] = n;
-    return ds;
-}
-
-/* Loss of the double model at its current parameters, over nodes. */
-static double loss64(lg__model_f64 *m, const lg_idx *nodes, lg_idx count) {
-    double loss;
-    assert_ok(lg__model_forward_f64(m, 1, 11, 3));
-    assert_ok(lg__model_eval_f64(m, nodes, count, &loss, NULL));
-    return loss;
-}
-
-static int fd_model(lg__model_f64 *m, lg_rng *r, const lg_idx *nodes, lg_idx count, double tol, double *worst,
-                    int corrupt);
-
-/* Central differences of the loss against the backward pass for every
- * parameter. Returns the number of mismatches; tol is relative. */
-static int fd_check(const lg_model_config *mc, const lg_dataset *ds, double tol, double *worst, int corrupt) {
-    lg__model_f64 *m = NULL;
-    lg_rng r;
-    lg_rng_seed(&r, 5);
-    assert_ok(lg__model_init_f64(&m, mc, ds, ds->features, &r));
-    int bad = fd_model(m, &r, ds->train, ds->n_train, tol, worst, corrupt);
-    lg__model_free_f64(m);
-    return bad;
-}
-
-/* fd_check on a built model: parameters moved by r, loss over nodes. */
-static int fd_model(lg__model_f64 *m, lg_rng *r, const lg_idx *nodes, lg_idx count, double tol, double *worst,
-                    int corrupt) {
-    double *p = lg__model_params_f64(m);
-    lg_idx np = lg__model_nparams_f64(m);
-    /* biases start at 0 and LayerNorm at (1, 0): move every parameter off its
-     * initial value so that every path carries signal */
-    for (lg_idx k = 0; k < np; k++) p[k] += 0.1 * (lg_rng_double(r) - 0.5);
-    loss64(m, nodes, count);
-    assert_ok(lg__model_backward_f64(m, nodes, count, 1, 11, 3));
-    double *g = malloc(sizeof(double) * (size_t)np);
-    memcpy(g, lg__model_grads_f64(m), sizeof(double) * (size_t)np);
-    if (corrupt) g[np / 2] += 1e-3 + 0.01 * fabs(g[np / 2]); /* a deliberately wrong gradient */
-    int bad = 0;
-    double gmax = 0;
-    for (lg_idx k = 0; k < np; k++) gmax = fmax(gmax, fabs(g[k]));
-    assert_true(gmax > 1e-3); /* the loss does depend on the parameters */
-    *worst = 0;
-    const double h = 1e-6;
-    for (lg_idx k = 0; k < np; k++) {
-        double keep = p[k];
-        p[k] = keep + h;
-        double lp = loss64(m, nodes, count);
-        p[k] = keep - h;
-        double lm = loss64(m, nodes, count);
-        p[k] = keep;
-        double num = (lp - lm) / (2 * h), err = fabs(num - g[k]) / fmax(1e-4, fmax(fabs(num), fabs(g[k])));
-        if (fabs(num - g[k]) < 1e-11) err = 0; /* below the central difference's rounding floor (~eps/h) */
-        if (err > *worst) *worst = err;
-        if (err > tol) bad++;
-    }
-    free(g);
-    return bad;
-}
-
 static void test_model_gradients(void **state) {
     (void)state;
-    lg_dataset *dense = random_dataset(14, 5, 3, 0, 1), *sparse = random_dataset(14, 6, 3, 1, 2);
+    lg_dataset *dense = lg_test_random_dataset(14, 5, 3, 0, 1), *sparse = lg_test_random_dataset(14, 6, 3, 1, 2);
     struct { lg_model_kind kind; lg_att_norm att; lg_node_norm node; int residual, heads, layers, sp; } cases[] = {
         {LG_MODEL_GAT, LG_ATT_NORM_NONE, LG_NODE_NORM_NONE, 0, 1, 3, 0},
         {LG_MODEL_GAT, LG_ATT_NORM_LIPSCHITZ, LG_NODE_NORM_NONE, 1, 1, 3, 1},
@@ -173,7 +58,7 @@ static void test_model_gradients(void **state) {
         if (mc.kind == LG_MODEL_GIN) mc.train_eps = cases[c].heads == 2, mc.heads = 1;
         if (mc.kind == LG_MODEL_GCNII) mc.alpha = 0.2, mc.lambda = 1.0;
         double worst;
-        int bad = fd_check(&mc, cases[c].sp ? sparse : dense, 1e-5, &worst, 0);
+        int bad = lg_test_model_fd_check(&mc, cases[c].sp ? sparse : dense, 1e-5, &worst, 0);
         if (bad) fail_msg("case %zu (%s): %d gradients differ from central differences (worst rel. error %.3g)", c,
                           lg_model_kind_name(mc.kind), bad, worst);
         print_message("case %zu: worst relative error %.2e\n", c, worst);
@@ -184,7 +69,7 @@ static void test_model_gradients(void **state) {
     mc.layers = 2;
     mc.hidden = 3;
     double worst;
-    assert_true(fd_check(&mc, dense, 1e-5, &worst, 1) >= 1);
+    assert_true(lg_test_model_fd_check(&mc, dense, 1e-5, &worst, 1) >= 1);
     lg_dataset_free(dense);
     lg_dataset_free(sparse);
 }
@@ -217,7 +102,7 @@ static void small_config(lg_model_config *mc, lg_train_config *tc) {
 
 static void test_deterministic(void **state) {
     (void)state;
-    lg_dataset *ds = random_dataset(60, 9, 4, 1, 3);
+    lg_dataset *ds = lg_test_random_dataset(60, 9, 4, 1, 3);
     lg_model_config mc;
     lg_train_config tc;
     small_config(&mc, &tc);
@@ -250,7 +135,7 @@ static void test_deterministic(void **state) {
 
 static void test_resume_bit_identical(void **state) {
     (void)state;
-    lg_dataset *ds = random_dataset(50, 7, 3, 0, 4);
+    lg_dataset *ds = lg_test_random_dataset(50, 7, 3, 0, 4);
     lg_model_config mc;
     lg_train_config tc;
     small_config(&mc, &tc);
@@ -298,7 +183,7 @@ static void test_resume_bit_identical(void **state) {
     assert_ok(lg_trainer_init(&b, &mc, &tc2, ds));
     assert_int_equal(lg_trainer_load(b, path), LG_EINVAL);
     lg_trainer_free(b);
-    lg_dataset *ds2 = random_dataset(50, 7, 3, 0, 99);
+    lg_dataset *ds2 = lg_test_random_dataset(50, 7, 3, 0, 99);
     assert_ok(lg_trainer_init(&b, &mc, &tc, ds2));
     assert_int_equal(lg_trainer_load(b, path), LG_EINVAL);
     assert_non_null(strstr(lg_last_error(), "another data set"));
@@ -319,7 +204,7 @@ static void test_resume_bit_identical(void **state) {
 
 static void test_missing_features(void **state) {
     (void)state;
-    lg_dataset *ds = random_dataset(90, 4, 3, 0, 5);
+    lg_dataset *ds = lg_test_random_dataset(90, 4, 3, 0, 5);
     lg_model_config mc;
     lg_train_config tc;
     small_config(&mc, &tc);
@@ -432,16 +317,6 @@ static void test_configs(void **state) {
 
 /* ---- mini-batches of trees ---- */
 
-static lg_dataset *trees(int depth, lg_idx count, uint64_t seed) {
-    lg_trees_opts o;
-    lg_trees_opts_default(&o);
-    o.depth = depth;
-    o.count = count;
-    o.seed = seed;
-    lg_dataset *ds = NULL;
-    assert_ok(lg_trees_generate(&ds, &o));
-    return ds;
-}
 
 static void trees_config(lg_model_config *mc, lg_train_config *tc, int depth, int batch) {
     lg_model_config_default(mc, LG_MODEL_GAT);
@@ -504,7 +379,7 @@ static lg_trainer *run_norms(const lg_dataset *ds, const lg_model_config *mc, co
  * evaluation, predictions); another seed or batch size, another run. */
 static void test_batch_deterministic(void **state) {
     (void)state;
-    lg_dataset *ds = trees(2, 60, 3);
+    lg_dataset *ds = lg_test_trees(2, 60, 3);
     lg_model_config mc;
     lg_train_config tc;
     trees_config(&mc, &tc, 2, 7);
@@ -545,7 +420,7 @@ static void test_batch_matches_full(void **state) {
     enum { E = 5, L = 4 };
     lg_model_config mc;
     lg_train_config tc;
-    lg_dataset *one = trees(3, 1, 4);
+    lg_dataset *one = lg_test_trees(3, 1, 4);
     assert_int_equal(one->n_train, 1);
     trees_config(&mc, &tc, 3, 0);
     double lf[E], lb[E], vf[4 * E], vb[4 * E], nf[E * L], nb[E * L];
@@ -566,7 +441,7 @@ static void test_batch_matches_full(void **state) {
     lg_trainer_free(b);
     lg_dataset_free(one);
 
-    lg_dataset *ds = trees(3, 40, 5);
+    lg_dataset *ds = lg_test_trees(3, 40, 5);
     trees_config(&mc, &tc, 3, 0);
     mc.dropout = mc.att_dropout = 0;
     f = run_norms(ds, &mc, &tc, 1, lf, vf, nf);
@@ -586,7 +461,7 @@ static void test_batch_matches_full(void **state) {
 static void test_batch_roots_only(void **state) {
     (void)state;
     enum { E = 3 };
-    lg_dataset *ds = trees(2, 50, 6);
+    lg_dataset *ds = lg_test_trees(2, 50, 6);
     lg_model_config mc;
     lg_train_config tc;
     trees_config(&mc, &tc, 2, 8);
@@ -624,7 +499,7 @@ static void test_batch_roots_only(void **state) {
  * differences, in double, on a batch of 3 trees out of 6. */
 static void test_batch_model_gradients(void **state) {
     (void)state;
-    lg_dataset *ds = trees(2, 6, 12);
+    lg_dataset *ds = lg_test_trees(2, 6, 12);
     struct { lg_model_kind kind; lg_att_norm att; lg_node_norm node; int residual; } cases[] = {
         {LG_MODEL_GAT, LG_ATT_NORM_LIPSCHITZ, LG_NODE_NORM_PAIRNORM, 1},
         {LG_MODEL_GAT, LG_ATT_NORM_NONE, LG_NODE_NORM_NONE, 0},
@@ -643,26 +518,15 @@ static void test_batch_model_gradients(void **state) {
             if (mc.kind != LG_MODEL_GAT_CLASSIC) mc.layers = 3;
             mc.dropout = 0.3;
             mc.att_dropout = 0.2;
-            lg__batcher b;
-            assert_ok(lg__batcher_init(&b, ds, ds->features, &mc, 3, 0));
-            lg__batch bt;
-            lg__batcher_fill(&b, 0, 0, 0, &bt);
-            assert_true(bt.n_graphs == 3 && bt.n_read == 3 && bt.g->n == 21);
-            const lg_idx cap[3] = {b.n_cap, b.nnz_cap, b.t_cap};
-            lg__model_f64 *m = NULL;
-            lg_rng r;
-            lg_rng_seed(&r, 5);
-            assert_ok(lg__model_init_batch_f64(&m, &mc, ds, ds->features, cap, &r));
-            assert_ok(lg__model_bind_f64(m, &bt));
             double worst;
-            int bad = fd_model(m, &r, b.iota, b.n_targets, 1e-5, &worst, corrupt);
+            lg_idx batch_nodes;
+            int bad = lg_test_batch_model_fd(&mc, ds, 1e-5, &worst, corrupt, &batch_nodes);
+            assert_true(batch_nodes == 21);
             if (!corrupt && bad)
                 fail_msg("batch case %zu (%s): %d gradients differ from central differences (worst %.3g)", c,
                          lg_model_kind_name(mc.kind), bad, worst);
             if (corrupt) assert_true(bad >= 1); /* the check catches a wrong gradient */
             else print_message("batch case %zu: worst relative error %.2e\n", c, worst);
-            lg__model_free_f64(m);
-            lg__batcher_destroy(&b);
         }
     lg_dataset_free(ds);
 }
@@ -681,7 +545,7 @@ static char *tmp_path(void) {
 static void test_batch_resume(void **state) {
     (void)state;
     enum { E = 8 };
-    lg_dataset *ds = trees(2, 45, 7);
+    lg_dataset *ds = lg_test_trees(2, 45, 7);
     lg_model_config mc;
     lg_train_config tc;
     trees_config(&mc, &tc, 2, 6);
@@ -775,7 +639,7 @@ static void count_batches(void *ctx, long done, long total) {
 /* The progress hook: called after every batch, training then evaluation. */
 static void test_batch_progress(void **state) {
     (void)state;
-    lg_dataset *ds = trees(2, 30, 3); /* 24 training trees, 6 test trees */
+    lg_dataset *ds = lg_test_trees(2, 30, 3); /* 24 training trees, 6 test trees */
     lg_model_config mc;
     lg_train_config tc;
     trees_config(&mc, &tc, 2, 5);
@@ -799,7 +663,7 @@ static void test_batch_progress(void **state) {
  * attention. */
 static void test_batch_errors(void **state) {
     (void)state;
-    lg_dataset *ds = trees(2, 10, 8);
+    lg_dataset *ds = lg_test_trees(2, 10, 8);
     lg_model_config mc;
     lg_train_config tc;
     trees_config(&mc, &tc, 2, -1);
@@ -859,7 +723,7 @@ static lg_trainer *estimate_equals_memory(const lg_model_config *mc, const lg_tr
 /* The estimate equals what the trainer allocates, for every model kind. */
 static void test_memory_estimate(void **state) {
     (void)state;
-    lg_dataset *sp = random_dataset(40, 9, 3, 1, 8), *de = random_dataset(40, 9, 3, 0, 9);
+    lg_dataset *sp = lg_test_random_dataset(40, 9, 3, 1, 8), *de = lg_test_random_dataset(40, 9, 3, 0, 9);
     struct { lg_model_kind k; lg_node_norm nn; int residual; } cases[] = {
         {LG_MODEL_GAT, LG_NODE_NORM_PAIRNORM, 1}, {LG_MODEL_GT, LG_NODE_NORM_LAYERNORM, 1},
         {LG_MODEL_GAT_CLASSIC, LG_NODE_NORM_NONE, 0}, {LG_MODEL_GAT, LG_NODE_NORM_NONE, 0},
@@ -882,7 +746,7 @@ static void test_memory_estimate(void **state) {
     lg_dataset_free(de);
     /* mini-batches of trees: every model kind, batch sizes 1, 7 and more
      * than the trees; a batch of 7 needs less than the whole forest */
-    lg_dataset *tr = trees(3, 30, 1);
+    lg_dataset *tr = lg_test_trees(3, 30, 1);
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
         for (int bs = 0; bs < 4; bs++) {
             static const int sizes[4] = {0, 1, 7, 100};
@@ -904,43 +768,18 @@ static void test_memory_estimate(void **state) {
     lg_dataset_free(tr);
 }
 
-/* Fails the k-th allocation of init + one epoch for k = 1, 2, ... until one
- * succeeds: every failure is LG_ENOMEM without a leak, and the epoch itself
- * allocates nothing. */
-static void oom_sweep(const lg_dataset *ds, const lg_model_config *mc, const lg_train_config *tc) {
-    int ok = 0;
-    for (long k = 1; k < 3000 && !ok; k++) {
-        lg_test_alloc_fail_at(k);
-        lg_trainer *t = NULL;
-        lg_status st = lg_trainer_init(&t, mc, tc, ds);
-        if (st == LG_OK) {
-            lg_epoch_stats es;
-            st = lg_trainer_epoch(t, &es);
-            assert_int_equal(st, LG_OK); /* no allocation inside an epoch */
-            ok = 1;
-        } else {
-            assert_int_equal(st, LG_ENOMEM);
-            assert_null(t);
-        }
-        lg_trainer_free(t);
-        assert_int_equal(lg_test_alloc_live(), 0);
-        lg_test_alloc_reset();
-    }
-    assert_true(ok);
-}
-
 static void test_out_of_memory(void **state) {
     (void)state;
-    lg_dataset *ds = random_dataset(20, 5, 3, 1, 6);
+    lg_dataset *ds = lg_test_random_dataset(20, 5, 3, 1, 6);
     lg_model_config mc;
     lg_train_config tc;
     small_config(&mc, &tc);
-    oom_sweep(ds, &mc, &tc);
+    lg_test_trainer_alloc_sweep(ds, &mc, &tc, 3000);
     lg_dataset_free(ds);
     /* the same in mini-batch mode */
-    ds = trees(2, 12, 2);
+    ds = lg_test_trees(2, 12, 2);
     trees_config(&mc, &tc, 2, 5);
-    oom_sweep(ds, &mc, &tc);
+    lg_test_trainer_alloc_sweep(ds, &mc, &tc, 3000);
     lg_dataset_free(ds);
 }
 
@@ -983,7 +822,7 @@ static void patch_section(const char *path, uint32_t tag, size_t off, const void
  * index before its history) is refused, and the trainer stays unchanged. */
 static void test_restored_values(void **state) {
     (void)state;
-    lg_dataset *ds = random_dataset(30, 5, 3, 1, 8);
+    lg_dataset *ds = lg_test_random_dataset(30, 5, 3, 1, 8);
     lg_model_config mc;
     lg_train_config tc;
     small_config(&mc, &tc);
@@ -1037,7 +876,7 @@ static void test_restored_values(void **state) {
  * holds weights of 3e38 overflows that layer's scores in the next epoch. */
 static void test_nonfinite_located(void **state) {
     (void)state;
-    lg_dataset *ds = random_dataset(40, 6, 3, 0, 12);
+    lg_dataset *ds = lg_test_random_dataset(40, 6, 3, 0, 12);
     lg_model_config mc;
     lg_train_config tc;
     small_config(&mc, &tc);

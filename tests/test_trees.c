@@ -284,6 +284,8 @@ static void test_depth10(void **state) {
     lg_dataset_free(ds);
 }
 
+static lg_status generate(lg_dataset **out, const void *o) { return lg_trees_generate(out, o); }
+
 static void test_alloc_failures(void **state) {
     (void)state;
     lg_trees_opts o;
@@ -292,25 +294,8 @@ static void test_alloc_failures(void **state) {
     o.count = 6;
     o.seed = 3;
     lg_dataset *ref = gen(2, 6, 3, 0.8);
-    int succeeded = 0;
-    long k;
-    for (k = 1; k < 1000 && !succeeded; k++) {
-        lg_dataset *ds = NULL;
-        lg_test_alloc_fail_at(k);
-        lg_status st = lg_trees_generate(&ds, &o);
-        if (st == LG_OK) {
-            succeeded = 1;
-            assert_true(same_dataset(ds, ref));
-            lg_dataset_free(ds);
-        } else {
-            assert_int_equal(st, LG_ENOMEM);
-            assert_null(ds);
-        }
-        assert_int_equal(lg_test_alloc_live(), 0);
-        lg_test_alloc_reset();
-    }
-    assert_true(succeeded);
-    assert_true(k > 10); /* the sweep went through many failure points */
+    long failures = lg_test_dataset_alloc_sweep(generate, &o, ref, same_dataset, 1000);
+    assert_true(failures > 8); /* the sweep went through many failure points (success at the 10th or later) */
     lg_dataset_free(ref);
 }
 

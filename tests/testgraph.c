@@ -88,3 +88,16 @@ void fd_grad_of(fd_loss_fn loss, void *ctx, double *v, lg_idx m, double *fd, int
         fd[t] = (lp - lm) / (2.0 * h);
     }
 }
+
+void check_dropout_fraction(lg_idx nnz) {
+    const lg_idx K = 2;
+    lg_idx drop = 0;
+    uint64_t key = lg_hash64(11 ^ lg_hash64(4));
+    for (lg_idx e = 0; e < nnz; e++)
+        for (lg_idx k = 0; k < K; k++) {
+            uint64_t h = lg_hash64(key + ((uint64_t)e * 2u + (uint64_t)k) * 0x9E3779B97F4A7C15ULL);
+            drop += (double)(h >> 11) * 0x1.0p-53 < 0.5;
+        }
+    double frac = (double)drop / (double)(nnz * K);
+    assert_true(fabs(frac - 0.5) < 4 * sqrt(0.25 / (double)(nnz * K)));
+}

@@ -24,6 +24,13 @@ gpair small_graph(uint64_t seed, int self_loops);
  * in-edges, the others 0..2*avg random ones. */
 gpair random_graph(lg_idx n, lg_idx avg, uint64_t seed, int self_loops);
 
+/* The attention dropout of seed 11, counter 4 at rate 0.5 over nnz edges x 2
+ * heads, by the mask documented in gat.h (pair (e, k) dropped iff
+ * (lg_hash64(key + (2 e + k) 0x9E3779B97F4A7C15) >> 11) 2^-53 < 0.5, key =
+ * lg_hash64(11 ^ lg_hash64(4))): asserts that the fraction of dropped pairs is
+ * within 4 standard deviations of 1/2. */
+void check_dropout_fraction(lg_idx nnz);
+
 /* Uniform in [-1, 1). */
 double urand(lg_rng *r);
 
