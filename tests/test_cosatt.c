@@ -644,6 +644,17 @@ static void test_invalid(void **state) {
     assert_int_equal(lg_cosatt_backward_f32(din, dpr, NULL, c, in, prm, gp.g, gp.gT, &ok), LG_EINVAL);
     assert_int_equal(lg_cosatt_backward_f32(din, dpr, out, c, in, prm, gp.g, NULL, &ok), LG_EINVAL);
     assert_int_equal(lg_cosatt_backward_f32(din, dpr, out, c, in, prm, gp.g, gp.g, &ok), LG_EINVAL);
+    { /* a transposed graph of the right shape with an entry out of range */
+        lg_graph badT = *gp.gT;
+        lg_idx *tj = malloc(sizeof(lg_idx) * (size_t)gp.gT->nnz);
+        assert_non_null(tj);
+        memcpy(tj, gp.gT->j, sizeof(lg_idx) * (size_t)gp.gT->nnz);
+        tj[gp.gT->nnz - 1] = gp.gT->n + 7;
+        badT.j = tj;
+        assert_int_equal(lg_cosatt_backward_f32(din, dpr, out, c, in, prm, gp.g, &badT, &ok), LG_EINVAL);
+        assert_non_null(strstr(lg_last_error(), "transpose"));
+        free(tj);
+    }
     assert_non_null(strstr(lg_last_error(), "transpose"));
     assert_int_equal(lg_cosatt_backward_f32(din, dpr, out, c, in, prm, gp2.g, gp2.gT, &ok), LG_EINVAL);
     assert_non_null(strstr(lg_last_error(), "forward's"));

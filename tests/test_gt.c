@@ -922,6 +922,21 @@ static void test_invalid(void **state) {
     assert_int_equal(lg_gt_backward_f32(din, NULL, out, c, in, prm, g, gT, &ok), LG_EINVAL);
     assert_int_equal(lg_gt_backward_f32(din, dpr, out, c, in, prm, g, g, &ok), LG_EINVAL); /* not the transpose */
     assert_non_null(strstr(lg_last_error(), "transpose"));
+    { /* a transposed graph of the right shape with an entry out of range, or a row of negative length */
+        lg_graph badT = *gT;
+        lg_idx tj[64], tp[65];
+        assert_true(gT->nnz <= 64 && gT->n < 65 && gT->n >= 2);
+        memcpy(tj, gT->j, sizeof(lg_idx) * (size_t)gT->nnz);
+        tj[gT->nnz - 1] = 99;
+        badT.j = tj;
+        assert_int_equal(lg_gt_backward_f32(din, dpr, out, c, in, prm, g, &badT, &ok), LG_EINVAL);
+        assert_non_null(strstr(lg_last_error(), "transpose"));
+        memcpy(tp, gT->p, sizeof(lg_idx) * (size_t)(gT->n + 1));
+        tp[1] = tp[2] + 1;
+        badT.j = gT->j;
+        badT.p = tp;
+        assert_int_equal(lg_gt_backward_f32(din, dpr, out, c, in, prm, g, &badT, &ok), LG_EINVAL);
+    }
     assert_int_equal(lg_gt_backward_f32(din, dpr, out, c, in, prm, g2, g2T, &ok), LG_EINVAL); /* not the forward's */
     b = ok;
     b.att_dropout = 0.5;

@@ -1,4 +1,6 @@
 /* The table-driven buffers of the attention caches (att_cache.h). */
+#include <string.h>
+
 #include "attention/att_cache.h"
 
 static size_t lg__att_buf_size(const lg__att_buf *b, size_t rs) {
@@ -64,5 +66,20 @@ lg_status lg__att_check_backward_graphs(const lg_graph *g, const lg_graph *gT, l
     for (lg_idx j = 0; j < gT->n; j++)
         if (gT->p[j + 1] < gT->p[j])
             return lg__error(LG_EINVAL, "%s: transposed graph row %lld has negative length", fn, (long long)j);
+    return LG_OK;
+}
+
+lg_status lg__att_check_dim(const char *layer, const char *name, lg_idx v) {
+    if (v < 1 || v > LG__ATT_DIM_MAX)
+        return lg__error(LG_EINVAL, "%s %s = %lld: must lie in [1, %lld]", layer, name, (long long)v,
+                         (long long)LG__ATT_DIM_MAX);
+    return LG_OK;
+}
+
+lg_status lg__att_memory_args(void *mem, size_t size, size_t real_size, const char *fn) {
+    if (!mem) return lg__error(LG_EINVAL, "%s: mem is NULL", fn);
+    memset(mem, 0, size);
+    if (real_size != sizeof(float) && real_size != sizeof(double))
+        return lg__error(LG_EINVAL, "%s: real_size %zu is neither 4 nor 8", fn, real_size);
     return LG_OK;
 }

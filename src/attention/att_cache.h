@@ -40,6 +40,18 @@ lg_status lg__att_bufs_alloc(void *base, const lg__att_buf *b, int nb, size_t rs
  * shared workspace: shared = 1). NULL fields are skipped. */
 void lg__att_bufs_free(void *base, const lg__att_buf *b, int nb, int shared);
 
+/* Dimensions of the attention layers' configs lie in [1, LG__ATT_DIM_MAX], so
+ * that every BLAS argument fits an int and every product of two fits lg_idx. */
+#define LG__ATT_DIM_MAX ((lg_idx)1 << 24)
+
+/* LG_EINVAL, "<layer> <name> = v: must lie in [1, LG__ATT_DIM_MAX]", unless
+ * v lies there (layer: "GAT", "graph-transformer", ...). */
+lg_status lg__att_check_dim(const char *layer, const char *name, lg_idx v);
+
+/* The preamble of a layer's lg_<layer>_memory (fn): LG_EINVAL if mem is NULL,
+ * else zeroes it (size bytes) and gives LG_EINVAL unless real_size is 4 or 8. */
+lg_status lg__att_memory_args(void *mem, size_t size, size_t real_size, const char *fn);
+
 /* The check before a read-out or a backward of any attention layer: LG_EINVAL
  * (naming fn) if the cache is absent (present = 0), was made for another
  * scalar size than rs, or has seen no forward. */

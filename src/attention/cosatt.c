@@ -25,15 +25,6 @@ lg_cosatt_config lg_cosatt_config_default(lg_idx in_dim, lg_idx heads, lg_idx he
     return c;
 }
 
-#define LG__COS_DIM_MAX ((lg_idx)1 << 24)
-
-static lg_status lg__cos_dim(const char *name, lg_idx v) {
-    if (v < 1 || v > LG__COS_DIM_MAX)
-        return lg__error(LG_EINVAL, "cosine-attention %s = %lld: must lie in [1, %lld]", name, (long long)v,
-                         (long long)LG__COS_DIM_MAX);
-    return LG_OK;
-}
-
 static lg_status lg__cos_pos(const char *name, double v) {
     if (!(isfinite(v) && v > 0))
         return lg__error(LG_EINVAL, "cosine-attention %s = %g: must be finite and > 0", name, v);
@@ -42,10 +33,10 @@ static lg_status lg__cos_pos(const char *name, double v) {
 
 lg_status lg_cosatt_config_check(const lg_cosatt_config *c) {
     if (!c) return lg__error(LG_EINVAL, "cosine-attention config is NULL");
-    LG_CHECK(lg__cos_dim("in_dim", c->in_dim));
-    LG_CHECK(lg__cos_dim("heads", c->heads));
-    LG_CHECK(lg__cos_dim("head_dim", c->head_dim));
-    LG_CHECK(lg__cos_dim("out_dim", c->out_dim));
+    LG_CHECK(lg__att_check_dim("cosine-attention", "in_dim", c->in_dim));
+    LG_CHECK(lg__att_check_dim("cosine-attention", "heads", c->heads));
+    LG_CHECK(lg__att_check_dim("cosine-attention", "head_dim", c->head_dim));
+    LG_CHECK(lg__att_check_dim("cosine-attention", "out_dim", c->out_dim));
     if (c->heads * c->head_dim > INT_MAX / 3)
         return lg__error(LG_EINVAL, "cosine-attention heads x head_dim = %lld: 3x that exceeds %d",
                          (long long)(c->heads * c->head_dim), INT_MAX);
@@ -113,11 +104,8 @@ lg_status lg_cosatt_memory(const lg_cosatt_config *cfg, lg_idx n, lg_idx nnz, si
                            lg_cosatt_mem *mem) {
     lg__cos_buf b[LG__COS_NBUF];
     lg_idx nch = 0;
-    if (!mem) return lg__error(LG_EINVAL, "lg_cosatt_memory: mem is NULL");
-    memset(mem, 0, sizeof *mem);
+    LG_CHECK(lg__att_memory_args(mem, sizeof *mem, real_size, "lg_cosatt_memory"));
     LG_CHECK(lg_cosatt_config_check(cfg));
-    if (real_size != sizeof(float) && real_size != sizeof(double))
-        return lg__error(LG_EINVAL, "lg_cosatt_memory: real_size %zu is neither 4 nor 8", real_size);
     LG_CHECK(lg__cos_bufs(cfg, n, nnz, b, &nch));
     lg__att_bufs_bytes(b, LG__COS_NBUF, real_size, &mem->activations, &mem->workspace);
     return LG_OK;

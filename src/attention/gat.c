@@ -45,21 +45,11 @@ lg_gat_config lg_gat_config_default(lg_idx in_dim, lg_idx heads, lg_idx head_dim
     return c;
 }
 
-/* Dimensions are limited so that every BLAS argument fits an int and every
- * product of two of them fits lg_idx. */
-#define LG__GAT_DIM_MAX ((lg_idx)1 << 24)
-
 lg_status lg_gat_config_check(const lg_gat_config *c) {
     if (!c) return lg__error(LG_EINVAL, "GAT config is NULL");
-    if (c->in_dim < 1 || c->in_dim > LG__GAT_DIM_MAX)
-        return lg__error(LG_EINVAL, "GAT in_dim = %lld: must lie in [1, %lld]", (long long)c->in_dim,
-                         (long long)LG__GAT_DIM_MAX);
-    if (c->heads < 1 || c->heads > LG__GAT_DIM_MAX)
-        return lg__error(LG_EINVAL, "GAT heads = %lld: must lie in [1, %lld]", (long long)c->heads,
-                         (long long)LG__GAT_DIM_MAX);
-    if (c->head_dim < 1 || c->head_dim > LG__GAT_DIM_MAX)
-        return lg__error(LG_EINVAL, "GAT head_dim = %lld: must lie in [1, %lld]", (long long)c->head_dim,
-                         (long long)LG__GAT_DIM_MAX);
+    LG_CHECK(lg__att_check_dim("GAT", "in_dim", c->in_dim));
+    LG_CHECK(lg__att_check_dim("GAT", "heads", c->heads));
+    LG_CHECK(lg__att_check_dim("GAT", "head_dim", c->head_dim));
     if (c->heads * c->head_dim > INT_MAX)
         return lg__error(LG_EINVAL, "GAT heads x head_dim = %lld exceeds %d", (long long)(c->heads * c->head_dim),
                          INT_MAX);
@@ -141,11 +131,8 @@ static lg_status lg__gat_bufs(const lg_gat_config *c, lg_idx n, lg_idx nnz, lg__
 lg_status lg_gat_memory(const lg_gat_config *cfg, lg_idx n, lg_idx nnz, size_t real_size, lg_gat_mem *mem) {
     lg__gat_buf b[LG__NBUF];
     lg_idx nch = 0;
-    if (!mem) return lg__error(LG_EINVAL, "lg_gat_memory: mem is NULL");
-    memset(mem, 0, sizeof *mem);
+    LG_CHECK(lg__att_memory_args(mem, sizeof *mem, real_size, "lg_gat_memory"));
     LG_CHECK(lg_gat_config_check(cfg));
-    if (real_size != sizeof(float) && real_size != sizeof(double))
-        return lg__error(LG_EINVAL, "lg_gat_memory: real_size %zu is neither 4 nor 8", real_size);
     LG_CHECK(lg__gat_bufs(cfg, n, nnz, b, &nch));
     lg__att_bufs_bytes(b, LG__NBUF, real_size, &mem->activations, &mem->workspace);
     return LG_OK;

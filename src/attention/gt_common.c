@@ -25,21 +25,11 @@ lg_gt_config lg_gt_config_default(lg_idx in_dim, lg_idx heads, lg_idx head_dim) 
     return c;
 }
 
-/* Dimensions are limited so that every BLAS argument fits an int and every
- * product of two of them fits lg_idx. */
-#define LG__GT_DIM_MAX ((lg_idx)1 << 24)
-
 lg_status lg_gt_config_check(const lg_gt_config *c) {
     if (!c) return lg__error(LG_EINVAL, "graph-transformer config is NULL");
-    if (c->in_dim < 1 || c->in_dim > LG__GT_DIM_MAX)
-        return lg__error(LG_EINVAL, "graph-transformer in_dim = %lld: must lie in [1, %lld]", (long long)c->in_dim,
-                         (long long)LG__GT_DIM_MAX);
-    if (c->heads < 1 || c->heads > LG__GT_DIM_MAX)
-        return lg__error(LG_EINVAL, "graph-transformer heads = %lld: must lie in [1, %lld]", (long long)c->heads,
-                         (long long)LG__GT_DIM_MAX);
-    if (c->head_dim < 1 || c->head_dim > LG__GT_DIM_MAX)
-        return lg__error(LG_EINVAL, "graph-transformer head_dim = %lld: must lie in [1, %lld]",
-                         (long long)c->head_dim, (long long)LG__GT_DIM_MAX);
+    LG_CHECK(lg__att_check_dim("graph-transformer", "in_dim", c->in_dim));
+    LG_CHECK(lg__att_check_dim("graph-transformer", "heads", c->heads));
+    LG_CHECK(lg__att_check_dim("graph-transformer", "head_dim", c->head_dim));
     if (c->concat != 0 && c->concat != 1)
         return lg__error(LG_EINVAL, "graph-transformer concat = %d: must be 0 (mean) or 1 (concat)", c->concat);
     /* P = 3KC + D <= 4KC is a BLAS dimension */
@@ -129,11 +119,8 @@ static lg_status lg__gt_bufs(const lg_gt_config *c, lg_idx n, lg_idx nnz, lg__gt
 lg_status lg_gt_memory(const lg_gt_config *cfg, lg_idx n, lg_idx nnz, size_t real_size, lg_gt_mem *mem) {
     lg__gt_buf b[LG__GT_NBUF];
     lg_idx nch = 0;
-    if (!mem) return lg__error(LG_EINVAL, "lg_gt_memory: mem is NULL");
-    memset(mem, 0, sizeof *mem);
+    LG_CHECK(lg__att_memory_args(mem, sizeof *mem, real_size, "lg_gt_memory"));
     LG_CHECK(lg_gt_config_check(cfg));
-    if (real_size != sizeof(float) && real_size != sizeof(double))
-        return lg__error(LG_EINVAL, "lg_gt_memory: real_size %zu is neither 4 nor 8", real_size);
     LG_CHECK(lg__gt_bufs(cfg, n, nnz, b, &nch));
     lg__att_bufs_bytes(b, LG__GT_NBUF, real_size, &mem->activations, &mem->workspace);
     return LG_OK;

@@ -244,14 +244,8 @@ lg_status LG_FN(lg_gt_backward)(lg_real *d_in, lg_real *d_params, const lg_real 
         return lg__error(LG_EINVAL, "%s: att_dropout %g differs from the forward's %g", fn, cfg->att_dropout,
                          cache->fcfg.att_dropout);
     LG_CHECK(lg__gt_check_graph(cache, g, "graph", fn));
-    LG_CHECK(lg__gt_check_graph(cache, gT, "transposed graph", fn));
-    if (g->n != cache->n || g->nnz != cache->nnz)
-        return lg__error(LG_EINVAL, "%s: graph (%lld nodes, %lld edges) is not the forward's (%lld, %lld)", fn,
-                         (long long)g->n, (long long)g->nnz, (long long)cache->n, (long long)cache->nnz);
-    if (gT->n != g->n || gT->nnz != g->nnz)
-        return lg__error(LG_EINVAL,
-                         "%s: transposed graph (%lld nodes, %lld edges) does not match the graph (%lld, %lld)", fn,
-                         (long long)gT->n, (long long)gT->nnz, (long long)g->n, (long long)g->nnz);
+    /* gT's shape here, its entries by the transpose map (B0) */
+    LG_CHECK(lg__att_check_backward_graphs(g, gT, cache->n, cache->nnz, fn));
 
     const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C;
     const lg_idx D = lg_gt_out_dim(cfg), P = 3 * KC + D, PW = lg__gt_part_width(cfg);

@@ -24,18 +24,13 @@ lg_l2att_config lg_l2att_config_default(lg_idx in_dim, lg_idx heads, lg_idx head
     return c;
 }
 
-#define LG__L2_DIM_MAX ((lg_idx)1 << 24)
-
 lg_status lg_l2att_config_check(const lg_l2att_config *c) {
     if (!c) return lg__error(LG_EINVAL, "L2-attention config is NULL");
     const struct {
         const char *name;
         lg_idx v;
     } dims[4] = {{"in_dim", c->in_dim}, {"heads", c->heads}, {"head_dim", c->head_dim}, {"out_dim", c->out_dim}};
-    for (int t = 0; t < 4; t++)
-        if (dims[t].v < 1 || dims[t].v > LG__L2_DIM_MAX)
-            return lg__error(LG_EINVAL, "L2-attention %s = %lld: must lie in [1, %lld]", dims[t].name,
-                             (long long)dims[t].v, (long long)LG__L2_DIM_MAX);
+    for (int t = 0; t < 4; t++) LG_CHECK(lg__att_check_dim("L2-attention", dims[t].name, dims[t].v));
     if (c->heads * c->head_dim > INT_MAX || c->heads * c->head_dim * c->head_dim > INT_MAX)
         return lg__error(LG_EINVAL, "L2-attention heads x head_dim^2 = %lld exceeds %d",
                          (long long)(c->heads * c->head_dim * c->head_dim), INT_MAX);
@@ -166,11 +161,8 @@ static lg_status lg__l2_bufs(const lg_l2att_config *c, lg_idx n, lg_idx nnz, lg_
 lg_status lg_l2att_memory(const lg_l2att_config *cfg, lg_idx n, lg_idx nnz, size_t real_size, lg_l2att_mem *mem) {
     lg__l2_buf b[LG__L2_NBUF];
     lg_idx nch = 0;
-    if (!mem) return lg__error(LG_EINVAL, "lg_l2att_memory: mem is NULL");
-    memset(mem, 0, sizeof *mem);
+    LG_CHECK(lg__att_memory_args(mem, sizeof *mem, real_size, "lg_l2att_memory"));
     LG_CHECK(lg_l2att_config_check(cfg));
-    if (real_size != sizeof(float) && real_size != sizeof(double))
-        return lg__error(LG_EINVAL, "lg_l2att_memory: real_size %zu is neither 4 nor 8", real_size);
     LG_CHECK(lg__l2_bufs(cfg, n, nnz, b, &nch));
     lg__att_bufs_bytes(b, LG__L2_NBUF, real_size, &mem->activations, &mem->workspace);
     return LG_OK;
