@@ -37,12 +37,23 @@ sm=$out/summary.md
 grep -q '^| layers |.*gat none.*|.*gat lipschitz.*|$' "$sm" || fail "summary.md header row: $(grep layers "$sm")"
 [ "$(grep -c '^| [0-9]* |' "$sm")" = 2 ] || fail "summary.md: not 2 rows of layers"
 grep -q '^| 1 |' "$sm" && grep -q '^| 2 |' "$sm" || fail "summary.md: rows are not layers 1 and 2"
-[ "$(count '(n=2)' "$sm")" = 4 ] || fail "summary.md: $(count '(n=2)' "$sm") cells with n=2, expected 4"
+cells2=$(grep '^| [0-9]* |' "$sm" | grep -o '(n=2)' | wc -l)
+[ "$cells2" = 4 ] || fail "summary.md: $cells2 cells with n=2 in the rows of layers, expected 4"
 grep -q 'train accuracy' "$sm" || fail "summary.md: --trees is not scored by train accuracy"
 # the mean and std of one cell, recomputed from runs.csv (train_acc is field 9)
 want=$(awk -F, '$1=="gat" && $3==2 && $4=="none" { x[n++] = $9 } END { m = (x[0] + x[1]) / 2;
   s = sqrt(((x[0] - m)^2 + (x[1] - m)^2) / 1); printf "%.3f ± %.3f", m, s }' "$out/runs.csv")
 grep '^| 2 |' "$sm" | grep -qF "$want" || fail "summary.md L=2 none is not '$want': $(grep '^| 2 |' "$sm")"
+# the number of layers chosen on validation, per norm, recomputed from runs.csv: the highest mean
+# best_val_acc (field 12) over the seeds, the first on ties; there test_acc_at_best_val (field 13)
+grep -q 'chosen on validation' "$sm" || fail "summary.md lacks the choice on validation"
+for n in none lipschitz; do
+  want=$(awk -F, -v n=$n '$1=="gat" && $4==n { bv[$3] += $12; c[$3]++; t[$3, c[$3]] = $13 }
+    END { best = 0; for (l = 1; l <= 2; l++) { m = bv[l] / c[l]; if (!best || m > bm) { best = l; bm = m } }
+          tm = (t[best, 1] + t[best, 2]) / 2; s = sqrt((t[best, 1] - tm)^2 + (t[best, 2] - tm)^2);
+          printf "| gat %s | %d | %.3f | %.3f ± %.3f (n=2) |", n, best, bm, tm, s }' "$out/runs.csv")
+  grep -qF -- "$want" "$sm" || fail "summary.md choice on validation for $n is not '$want': $(grep "^| gat $n |" "$sm")"
+done
 # depth.svg
 svg=$out/depth.svg
 wellformed "$svg"
@@ -104,6 +115,21 @@ run depth-study --trees 2 --trees-count 40 --layers 1 --norms none --seeds 1 --e
 expect_rc 0 "depth-study adding a model"
 [ "$(wc -l <"$out/settings.txt")" = $((lines + 1)) ] || fail "settings.txt: a new model's line was not appended"
 grep -q "^model gt: " "$out/settings.txt" || fail "settings.txt lacks the gt line"
+# the choice on validation from a runs.csv written by hand (every run done: nothing trains): layers 2
+# has the higher mean best_val_acc (0.55 against 0.5); its test_acc_at_best_val are 0.7 and 0.9, its
+# last-epoch test_acc 0.1 (the field must not be confused)
+out6=$tmp/study6
+mkdir -p "$out6"
+{ echo "$header"
+  echo "gat,2,1,none,0,0,0,3,0.5,0.5,0.1,0.4,0.3,0,-1,1,1.0"
+  echo "gat,2,1,none,0,0,1,3,0.5,0.5,0.1,0.6,0.3,0,-1,1,1.0"
+  echo "gat,2,2,none,0,0,0,3,0.5,0.5,0.1,0.5,0.7,0,-1,1,1.0"
+  echo "gat,2,2,none,0,0,1,3,0.5,0.5,0.1,0.6,0.9,0,-1,1,1.0"; } > "$out6/runs.csv"
+run depth-study --trees 2 --trees-count 40 --layers 1,2 --norms none --seeds 2 --epochs 3 --hidden 8 --out "$out6"
+expect_rc 0 "depth-study on a finished runs.csv"
+grep -q "0 to do" "$tmp/err" || fail "a finished runs.csv: not '0 to do': $(head -3 "$tmp/err")"
+grep -qF '| gat none | 2 | 0.550 | 0.800 ± 0.141 (n=2) |' "$out6/summary.md" \
+  || fail "choice on validation from a known runs.csv: $(grep '^| gat none |' "$out6/summary.md")"
 # two models, a residual list, --metric, --grad-logs
 out2=$tmp/study2
 run depth-study --trees 2 --trees-count 40 --model gat,gt --layers 2 --norms lipschitz --residual 0,1 --seeds 1 \

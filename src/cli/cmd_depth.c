@@ -48,7 +48,9 @@ static const char lg__depth_help[] =
     "                       runs share: a DIR made with other options is refused),\n"
     "                       runs.csv (one row per run, appended as runs finish; runs\n"
     "                       already in it are skipped),\n"
-    "                       summary.md (mean +- sample std of the metric per cell) and\n"
+    "                       summary.md (mean +- sample std of the metric per cell, and per\n"
+    "                       series the depth chosen on validation with its test accuracy\n"
+    "                       at the best-validation epoch: the paper's Table 1) and\n"
     "                       depth.svg (metric against depth with +- std error bars)\n"
     "  --metric M           test, val or train accuracy at the last epoch (default test;\n"
     "                       with --trees train, as in the paper)\n"
@@ -80,7 +82,8 @@ typedef struct lg__rec {
     int residual;          /* 0 or 1                                   */
     char missing[LG__KEY]; /* missing share, "%g"                      */
     uint64_t seed;         /* training seed                            */
-    double acc[3];         /* train, val, test accuracy (last epoch)   */
+    double acc[5];         /* train, val, test accuracy (last epoch),
+                              best val accuracy, test at the best-val epoch */
 } lg__rec;
 
 /* The grid's lists. */
@@ -272,7 +275,7 @@ static int lg__parse_rec(char *line, lg__rec *r) {
     unsigned long long s = strtoull(f1[5], &end, 10);
     if (errno || *end) return -1;
     r->seed = (uint64_t)s;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 5; i++) {
         r->acc[i] = strtod(f1[7 + i], &end);
         if (!*f1[7 + i] || *end) return -1;
     }
@@ -436,7 +439,8 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
 
 /* ---- summary statistics ---- */
 
-/* Mean and sample std of the metric over the grid's seeds for one cell. */
+/* Mean and sample std of the metric (an index of lg__rec.acc) over the grid's
+ * seeds for one cell. */
 typedef struct lg__stat {
     int n;       /* runs recorded      */
     double mean; /* mean (NAN if n=0)  */
@@ -567,6 +571,28 @@ static void lg__write_summary(FILE *f, const void *ctx) {
             else fprintf(f, " – (n=0) |");
         }
         fputc('\n', f);
+    }
+    /* model selection on validation (the paper's Table 1 protocol) */
+    fprintf(f, "\nThe %s chosen on validation: for each series, the one with the highest mean best-validation "
+               "accuracy over its runs, and there the test accuracy at each run's best-validation epoch.\n\n",
+            g->xdepth ? "depth" : "number of layers");
+    fprintf(f, "| series | %s | mean best val. | test at best val. |\n|---|---:|---|---|\n", g->xdepth ? "depth" : "layers");
+    LG__FOR_SERIES(g) {
+        int best = -1;
+        lg__stat bv = {0, NAN, NAN};
+        for (int pi = 0; pi < lg__npoints(g); pi++) {
+            lg__stat v = lg__cell_stat(g, s->rs, 3, mi, ri, xi, ni, lj, pi);
+            if (v.n > 0 && (best < 0 || v.mean > bv.mean)) best = pi, bv = v; /* the first on ties */
+        }
+        lg__series_label(g, mi, ri, xi, ni, lj, label, sizeof label);
+        if (best < 0) {
+            fprintf(f, "| %s | – | – | – (n=0) |\n", label);
+            continue;
+        }
+        lg__stat t = lg__cell_stat(g, s->rs, 4, mi, ri, xi, ni, lj, best);
+        fprintf(f, "| %s | %d | %.3f |", label, g->xdepth ? g->depths[best] : g->layers[best], bv.mean);
+        if (t.n > 1) fprintf(f, " %.3f ± %.3f (n=%d) |\n", t.mean, t.std, t.n);
+        else fprintf(f, " %.3f (n=1) |\n", t.mean);
     }
 }
 
@@ -744,8 +770,16 @@ static void lg__print_json(const char *dir, const lg__study *s) {
                lg_model_kind_name(g->models[mi]), lg__cell_depth(g, pi), lg__cell_layers(g, lj, pi));
         lg_json_string(stdout, g->norm[ni]);
         printf(",\"residual\":%d,\"missing\":%s,\"n\":%d,", g->residual[ri], g->missing_s[xi], st.n);
-        if (st.n) printf("\"mean\":%.6f,\"std\":%.6f}", st.mean, st.std);
-        else printf("\"mean\":null,\"std\":null}");
+        if (st.n) {
+            lg__stat bv = lg__cell_stat(g, s->rs, 3, mi, ri, xi, ni, lj, pi);
+            lg__stat tb = lg__cell_stat(g, s->rs, 4, mi, ri, xi, ni, lj, pi);
+            printf("\"mean\":%.6f,\"std\":%.6f,\"best_val_mean\":%.6f,\"test_at_best_val_mean\":%.6f,"
+                   "\"test_at_best_val_std\":%.6f}",
+                   st.mean, st.std, bv.mean, tb.mean, tb.std);
+        } else {
+            printf("\"mean\":null,\"std\":null,\"best_val_mean\":null,\"test_at_best_val_mean\":null,"
+                   "\"test_at_best_val_std\":null}");
+        }
         first = 0;
     }
     printf("]}\n");
@@ -1180,6 +1214,8 @@ int lg_cmd_depth_study(int argc, char **argv) {
         r.acc[0] = s.train_acc;
         r.acc[1] = s.val_acc;
         r.acc[2] = s.test_acc;
+        r.acc[3] = s.best_val_acc;
+        r.acc[4] = s.test_acc_at_best_val;
         if (lg__recs_push(&rs, &r)) { lg_cli_errorf(cmd, "out of memory"); status = LG_EXIT_FAIL; break; }
         study.done++;
         session++;
