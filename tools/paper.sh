@@ -16,7 +16,8 @@
 # of 64 in the missing-vector setting (the authors' examples); PubMed with 8 heads of 8
 # (8 heads of 64 take about 7x longer per epoch than on Cora: 30 layers, 200 epochs and
 # 3 seeds would take days on the project's 2-core machine). Table 1 picks the depth on
-# the validation split (runs.csv has the validation accuracy of every run).
+# the validation split: summary.md of each study gives, per series, that depth and the
+# test accuracy at the best-validation epoch there.
 set -euo pipefail
 
 lipgnn=build/lipgnn
