@@ -83,8 +83,12 @@ typedef struct lg__rec {
     char missing[LG__KEY]; /* missing share, "%g"                      */
     uint64_t seed;         /* training seed                            */
     double acc[5];         /* train, val, test accuracy (last epoch),
-                              best val accuracy, test at the best-val epoch */
+                              best val accuracy, test at the best-val epoch:
+                              indexed by --metric (0..2) or LG__ACC_*      */
 } lg__rec;
+
+/* The entries of lg__rec.acc after the three metrics. */
+enum { LG__ACC_BEST_VAL = 3, LG__ACC_TEST_AT_BEST_VAL = 4 };
 
 /* The grid's lists. */
 typedef struct lg__grid {
@@ -581,7 +585,7 @@ static void lg__write_summary(FILE *f, const void *ctx) {
         int best = -1;
         lg__stat bv = {0, NAN, NAN};
         for (int pi = 0; pi < lg__npoints(g); pi++) {
-            lg__stat v = lg__cell_stat(g, s->rs, 3, mi, ri, xi, ni, lj, pi);
+            lg__stat v = lg__cell_stat(g, s->rs, LG__ACC_BEST_VAL, mi, ri, xi, ni, lj, pi);
             if (v.n > 0 && (best < 0 || v.mean > bv.mean)) best = pi, bv = v; /* the first on ties */
         }
         lg__series_label(g, mi, ri, xi, ni, lj, label, sizeof label);
@@ -589,7 +593,7 @@ static void lg__write_summary(FILE *f, const void *ctx) {
             fprintf(f, "| %s | – | – | – (n=0) |\n", label);
             continue;
         }
-        lg__stat t = lg__cell_stat(g, s->rs, 4, mi, ri, xi, ni, lj, best);
+        lg__stat t = lg__cell_stat(g, s->rs, LG__ACC_TEST_AT_BEST_VAL, mi, ri, xi, ni, lj, best);
         fprintf(f, "| %s | %d | %.3f |", label, g->xdepth ? g->depths[best] : g->layers[best], bv.mean);
         if (t.n > 1) fprintf(f, " %.3f ± %.3f (n=%d) |\n", t.mean, t.std, t.n);
         else fprintf(f, " %.3f (n=1) |\n", t.mean);
@@ -771,8 +775,8 @@ static void lg__print_json(const char *dir, const lg__study *s) {
         lg_json_string(stdout, g->norm[ni]);
         printf(",\"residual\":%d,\"missing\":%s,\"n\":%d,", g->residual[ri], g->missing_s[xi], st.n);
         if (st.n) {
-            lg__stat bv = lg__cell_stat(g, s->rs, 3, mi, ri, xi, ni, lj, pi);
-            lg__stat tb = lg__cell_stat(g, s->rs, 4, mi, ri, xi, ni, lj, pi);
+            lg__stat bv = lg__cell_stat(g, s->rs, LG__ACC_BEST_VAL, mi, ri, xi, ni, lj, pi);
+            lg__stat tb = lg__cell_stat(g, s->rs, LG__ACC_TEST_AT_BEST_VAL, mi, ri, xi, ni, lj, pi);
             printf("\"mean\":%.6f,\"std\":%.6f,\"best_val_mean\":%.6f,\"test_at_best_val_mean\":%.6f,"
                    "\"test_at_best_val_std\":%.6f}",
                    st.mean, st.std, bv.mean, tb.mean, tb.std);
@@ -1214,8 +1218,8 @@ int lg_cmd_depth_study(int argc, char **argv) {
         r.acc[0] = s.train_acc;
         r.acc[1] = s.val_acc;
         r.acc[2] = s.test_acc;
-        r.acc[3] = s.best_val_acc;
-        r.acc[4] = s.test_acc_at_best_val;
+        r.acc[LG__ACC_BEST_VAL] = s.best_val_acc;
+        r.acc[LG__ACC_TEST_AT_BEST_VAL] = s.test_acc_at_best_val;
         if (lg__recs_push(&rs, &r)) { lg_cli_errorf(cmd, "out of memory"); status = LG_EXIT_FAIL; break; }
         study.done++;
         session++;
