@@ -24,9 +24,19 @@
  * allocation the library makes inside the timed loop is counted through the
  * allocator hook (it must be 0).
  *
+ * --threads1: each timed epoch at T threads is paired with one at 1 thread
+ * (lg_set_threads, in turn first and second), so that the 2-vs-1 ratio
+ * (thread_speedup: the median over the pairs of their ratio) is measured in
+ * one run, epoch beside epoch, rather than across two runs minutes apart on a
+ * machine whose speed drifts. The model's bits do not depend on the thread
+ * count, so the training is the same as 2E epochs at T threads (loss_last
+ * tells). Built with cmake -DLG_PASS_TIMES=ON, the run also prints one JSON
+ * line per pass of the GAT layer ({"bench":"passes"}: microseconds per call
+ * at 1 and at T threads over the timed epochs; see core/passtime.h).
+ *
  * Usage: bench_models --list | --blas (OpenBLAS's core type: current and best)
  *        bench_models --config NAME [--threads T] [--epochs E] [--warmup W]
- *                     [--infer P] [--seed S] [--trees-count N] [--dump DIR]
+ *                     [--infer P] [--seed S] [--trees-count N] [--threads1] [--dump DIR]
  * --dump DIR writes the configuration's data set for the peer (bench/dump.h)
  * and the model's settings to DIR/model.json, and exits.
  */
@@ -39,6 +49,7 @@
 
 #include "lipgnn.h"
 #include "core/gemm.h"
+#include "core/passtime.h"
 #include "core/internal.h"
 #include "train/model.h"
 #include "train/optim.h"
@@ -236,7 +247,7 @@ static void replay_free(replay *r) {
 static void usage(FILE *f) {
     fprintf(f, "Usage: bench_models --list | --blas\n"
                "       bench_models --config NAME [--threads T] [--epochs E] [--warmup W] [--infer P] [--seed S]\n"
-               "                    [--trees-count N]\n"
+               "                    [--trees-count N] [--threads1]\n"
                "                    [--dump DIR]\n"
                "One JSON line per run (see bench/README.md). Configurations:\n");
     for (int k = 0; k < N_CFGS; k++) fprintf(f, "  %s\n", cfgs[k].name);
@@ -260,7 +271,7 @@ int main(int argc, char **argv) {
     lg_allocator al = {cnt_malloc, cnt_calloc, cnt_realloc, free};
     lg_set_allocator(&al);
     const char *name = NULL, *dump = NULL;
-    int threads = 0, epochs = 10, warmup = 2, passes = 10;
+    int threads = 0, epochs = 10, warmup = 2, passes = 10, pair1 = 0;
     uint64_t seed = 1;
     lg_idx trees_count = 1000; /* the paper: 5000 (2.6M nodes; see bench/README.md) */
     for (int k = 1; k < argc; k++) {
@@ -284,6 +295,7 @@ int main(int argc, char **argv) {
         else if (v && !strcmp(a, "--seed")) seed = strtoull(argv[++k], NULL, 10);
         else if (v && !strcmp(a, "--trees-count")) trees_count = atoll(argv[++k]);
         else if (v && !strcmp(a, "--dump")) dump = argv[++k];
+        else if (!strcmp(a, "--threads1")) pair1 = 1;
         else {
             fprintf(stderr, "bench_models: bad argument '%s'\n", a);
             usage(stderr);
@@ -346,21 +358,34 @@ int main(int argc, char **argv) {
     /* training epochs */
     double *ep = malloc(sizeof(double) * (size_t)epochs), *inf = malloc(sizeof(double) * (size_t)passes);
     double *epc = malloc(sizeof(double) * (size_t)epochs);
-    if (!ep || !inf || !epc) die("alloc", LG_ENOMEM);
+    double *ep1 = malloc(sizeof(double) * (size_t)epochs), *epc1 = malloc(sizeof(double) * (size_t)epochs);
+    if (!ep || !inf || !epc || !ep1 || !epc1) die("alloc", LG_ENOMEM);
     double loss_first = 0, loss_last = 0;
+    long step = 0;
     count_allocs = 1;
     for (int e = -warmup; e < epochs; e++) {
-        long step = e + warmup + 1;
-        double t0 = now_ms(), c0 = cpu_ms();
-        double loss = train_step(m, ds, &tc, m1, m2, step);
-        double t1 = now_ms(), c1 = cpu_ms();
-        if (e >= 0) {
-            ep[e] = t1 - t0;
-            epc[e] = c1 - c0;
+        for (int r = 0; r < 1 + (pair1 && e >= 0); r++) { /* with --threads1: T and 1 thread, in turn first */
+            const int one = pair1 && e >= 0 && r == (e & 1);
+            if (pair1) lg_set_threads(one ? 1 : threads);
+            step++;
+#ifdef LG_PASS_TIMES
+            lg__pass_times_enable(e >= 0); /* the timed epochs only */
+#endif
+            double t0 = now_ms(), c0 = cpu_ms();
+            double loss = train_step(m, ds, &tc, m1, m2, step);
+            double t1 = now_ms(), c1 = cpu_ms();
+            if (e >= 0) {
+                (one ? ep1 : ep)[e] = t1 - t0;
+                (one ? epc1 : epc)[e] = c1 - c0;
+            }
+            if (step == 1) loss_first = loss;
+            loss_last = loss;
         }
-        if (step == 1) loss_first = loss;
-        loss_last = loss;
     }
+    lg_set_threads(threads);
+#ifdef LG_PASS_TIMES
+    lg__pass_times_enable(0);
+#endif
     /* inference passes */
     for (int e = -1; e < passes; e++) {
         double t0 = now_ms();
@@ -374,7 +399,7 @@ int main(int argc, char **argv) {
     /* the floor: record the products of one step and of one inference, replay them */
     replay rt, ri;
     replay_record_begin(&rt, 1 << 16);
-    (void)train_step(m, ds, &tc, m1, m2, warmup + epochs + 1);
+    (void)train_step(m, ds, &tc, m1, m2, step + 1);
     replay_record_end(&rt);
     replay_record_begin(&ri, 1 << 16);
     if ((st = lg__model_forward_f32(m, 0, seed, 0))) die("inference", st);
@@ -388,8 +413,17 @@ int main(int argc, char **argv) {
             fi[e] = b;
         }
     }
+    double *pr = malloc(sizeof(double) * (size_t)epochs); /* per pair: 1 thread / T threads */
+    if (!pr) die("alloc", LG_ENOMEM);
+    for (int e = 0; e < epochs; e++) pr[e] = pair1 ? ep1[e] / ep[e] : 0;
     double ms = median(ep, epochs), ms_inf = median(inf, passes), fl = median(ft, epochs), fl_inf = median(fi, epochs);
     double ms_min = ep[0], ms_cpu = median(epc, epochs);
+    char pair[160] = "";
+    if (pair1) {
+        double ms1 = median(ep1, epochs);
+        snprintf(pair, sizeof pair, "\"threads1_epoch_ms\":%.3f,\"threads1_epoch_cpu_ms\":%.3f,\"thread_speedup\":%.3f,",
+                 ms1, median(epc1, epochs), median(pr, epochs));
+    }
 
     const lg_graph *g = lg_trainer_graph(t);
     char norm[64];
@@ -400,7 +434,7 @@ int main(int argc, char **argv) {
            "\"nodes\":%lld,\"edges\":%lld,\"features\":%lld,\"feature_nnz\":%lld,\"classes\":%d,\"train_nodes\":%lld,"
            "\"layers\":%d,\"hidden\":%d,\"heads\":%d,\"norm\":\"%s\",\"dropout\":%g,\"att_dropout\":%g,\"params\":%lld},"
            "\"threads\":%d,\"blas_core\":\"%s\",\"kernel_isa\":\"%s\",\"epochs\":%d,\"warmup\":%d,\"infer_passes\":%d,"
-           "\"epoch_ms\":%.3f,\"epoch_ms_min\":%.3f,\"epoch_cpu_ms\":%.3f,\"infer_ms\":%.3f,\"floor_ms\":%.3f,\"floor_infer_ms\":%.3f,"
+           "\"epoch_ms\":%.3f,\"epoch_ms_min\":%.3f,\"epoch_cpu_ms\":%.3f,%s\"infer_ms\":%.3f,\"floor_ms\":%.3f,\"floor_infer_ms\":%.3f,"
            "\"ratio\":%.3f,\"infer_ratio\":%.3f,\"gemm_calls\":%d,\"gemm_gflop\":%.3f,"
            "\"rss_before_bytes\":%lld,\"peak_rss_bytes\":%lld,\"rss_end_bytes\":%lld,\"peak_ok\":%d,"
            "\"params_adam_bytes\":%zu,\"activation_bytes\":%zu,\"workspace_bytes\":%zu,\"other_bytes\":%zu,"
@@ -408,14 +442,17 @@ int main(int argc, char **argv) {
            c->name, c->family, lg_model_kind_name(mc.kind), ds->name, (long long)g->n, (long long)g->nnz,
            (long long)ds->features->d, (long long)ds->features->nnz, ds->n_classes, (long long)ds->n_train,
            c->kind == LG_MODEL_GAT_CLASSIC ? 2 : mc.layers, mc.hidden, mc.heads, norm, mc.dropout, mc.att_dropout,
-           (long long)lg__model_nparams_f32(m), threads, bi.current, lg_kernel_isa(), epochs, warmup, passes, ms, ms_min, ms_cpu, ms_inf, fl, fl_inf,
+           (long long)lg__model_nparams_f32(m), threads, bi.current, lg_kernel_isa(), epochs, warmup, passes, ms, ms_min, ms_cpu, pair, ms_inf, fl, fl_inf,
            ms / fl, ms_inf / fl_inf, rt.log.count, replay_flops(&rt) * 1e-9, rss_before, rss_peak, rss_end, peak_ok,
            mem.params, mem.activations, mem.workspace, mem.other, (double)grown / (double)budget, allocs, loss_first,
            loss_last, setup_ms);
     fflush(stdout);
+#ifdef LG_PASS_TIMES /* cmake -DLG_PASS_TIMES=ON: the GAT passes, at 1 and at T threads (with --threads1) */
+    lg__pass_times_report(stdout);
+#endif
     replay_free(&rt);
     replay_free(&ri);
-    free(ep), free(inf), free(epc), free(ft), free(fi);
+    free(ep), free(inf), free(epc), free(ep1), free(epc1), free(pr), free(ft), free(fi);
     lg_trainer_free(t);
     lg_dataset_free(ds);
     return 0;

@@ -8,8 +8,9 @@ where /usr/bin/python3 has torch (else its fields are null and it says why).
       [--peer-max-edges N] [--coretype auto|keep|NAME] [--trees-count N]
   bench/run_all.py --table FILE    the JSON lines of a run as Markdown tables
 
-For every configuration (bench_models --list): lipgnn at --threads (and at 1
-thread for the deep ones, for the thread scaling), then the peer on the same
+For every configuration (bench_models --list): lipgnn at --threads (for the
+deep ones each epoch paired with one at 1 thread in the same run, for the
+thread scaling: bench_models --threads1), then the peer on the same
 data (bench_models --dump), the same hyper-parameters and thread count
 (torch.set_num_threads, OMP_NUM_THREADS and OPENBLAS_NUM_THREADS), both with
 OPENBLAS_CORETYPE set to the best core for this CPU (--coretype auto, the
@@ -41,7 +42,8 @@ def run_json(cmd, env, what):
     if p.returncode != 0:
         sys.stderr.write(p.stderr)
         raise SystemExit(f"run_all: {what} failed ({p.returncode}): {' '.join(cmd)}")
-    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    # (a build with LG_PASS_TIMES adds {"bench":"passes"} lines: not the run's line)
+    lines = [l for l in p.stdout.splitlines() if l.startswith("{") and '"bench":"passes"' not in l]
     return json.loads(lines[-1]), p.stderr.strip()
 
 
@@ -104,17 +106,16 @@ def main():
                 base += ["--trees-count", str(a.trees_count)]
             ev = dict(env, OMP_NUM_THREADS=str(a.threads))
             load = [round(x, 1) for x in os.getloadavg()]
-            r, err = run_json(base + ["--threads", str(a.threads)], ev, name)
+            # the deep configurations: each epoch at T threads paired with one at 1 thread in
+            # the same run (bench_models --threads1), so the 2-vs-1 ratio does not drift
+            pair = ["--threads1"] if family in DEEP and a.threads > 1 else []
+            r, err = run_json(base + ["--threads", str(a.threads)] + pair, ev, name)
             if r is None:
                 print(json.dumps({"name": name, "skipped": err}), flush=True)
                 continue
             r["load_average"] = load
-            r["threads1_epoch_ms"] = r["thread_speedup"] = None
-            if family in DEEP and a.threads > 1:
-                r1, _ = run_json(base + ["--threads", "1"], dict(env, OMP_NUM_THREADS="1"), name)
-                r["threads1_epoch_ms"] = r1["epoch_ms"]
-                r["thread_speedup"] = round(r1["epoch_ms"] / r["epoch_ms"], 3)
-                r["threads1_epoch_cpu_ms"] = r1["epoch_cpu_ms"]
+            r.setdefault("threads1_epoch_ms", None)
+            r.setdefault("thread_speedup", None)
             r["peer_epoch_ms"] = r["peer_infer_ms"] = r["speedup"] = r["infer_speedup"] = None
             r["peer_epoch_cpu_ms"] = r["cpu_speedup"] = None
             r["peer_blas_core"] = r["peer_peak_rss_bytes"] = None

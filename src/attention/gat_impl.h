@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "core/gemm.h"
+#include "core/passtime.h"
 #include "core/real.h"
 #include "attention/att_cache.h"
 #include "attention/gat_internal.h"
@@ -120,6 +121,7 @@ lg_status LG_FN(lg_gat_forward)(lg_real *out, lg_gat_cache *cache, const lg_real
                                 uint64_t counter) {
     static const char fn[] = "lg_gat_forward";
     LG_CHECK(lg__gat_check_cache(cache, cfg, sizeof(lg_real), fn));
+    LG__PASS_MARK(LG__PASS_START);
     if (!out || !in || !params) return lg__error(LG_EINVAL, "%s: out, in or params is NULL", fn);
     LG_CHECK(lg__gat_check_graph(cache, g, "graph", fn));
     cache->have_fwd = 0;
@@ -160,6 +162,7 @@ lg_status LG_FN(lg_gat_forward)(lg_real *out, lg_gat_cache *cache, const lg_real
         /* 1. XP = H W */
         LG_FN(lg__gemm)(CblasNoTrans, CblasNoTrans, n, KC, F, in, F, W, KC, LG_R(0), xp, KC);
 
+        LG__PASS_MARK(LG__PASS_GAT_FWD_GEMM);
         /* 2. per-node scores and norms */
 #pragma omp parallel for schedule(static)
         for (lg_idx j = 0; j < n; j++) {
@@ -171,6 +174,7 @@ lg_status LG_FN(lg_gat_forward)(lg_real *out, lg_gat_cache *cache, const lg_real
             }
         }
 
+        LG__PASS_MARK(LG__PASS_GAT_FWD_SCORES);
         /* 3. fused row pass: normaliser, scores, softmax, aggregation */
 #pragma omp parallel for schedule(static)
         for (lg_idx i = 0; i < n; i++) {
@@ -227,6 +231,7 @@ lg_status LG_FN(lg_gat_forward)(lg_real *out, lg_gat_cache *cache, const lg_real
             for (lg_idx c = 0; c < D; c++) o[c] += bias[c];
         }
     }
+    LG__PASS_MARK(LG__PASS_GAT_FWD_ROWS);
     cache->fcfg = *cfg;
     cache->n = n;
     cache->nnz = g->nnz;
@@ -243,6 +248,7 @@ lg_status LG_FN(lg_gat_backward)(lg_real *d_in, lg_real *d_params, const lg_real
                                  const lg_gat_config *cfg) {
     static const char fn[] = "lg_gat_backward";
     LG_CHECK(lg__gat_check_cache(cache, cfg, sizeof(lg_real), fn));
+    LG__PASS_MARK(LG__PASS_START);
     LG_CHECK(LG__ATT_AFTER_FWD(cache, fn));
     if (!d_params || !d_out || !in || !params) return lg__error(LG_EINVAL, "%s: d_params, d_out, in or params is NULL", fn);
     const lg_gat_config *fc = &cache->fcfg;
@@ -282,6 +288,7 @@ lg_status LG_FN(lg_gat_backward)(lg_real *d_in, lg_real *d_params, const lg_real
         return lg__error(LG_EINVAL, "%s: the transposed graph is not the transpose of the graph", fn);
     const lg_idx nch = (n + LG__GAT_CHUNK - 1) / LG__GAT_CHUNK;
 
+    LG__PASS_MARK(LG__PASS_GAT_BWD_CHECK);
     /* B1. pass over sources j (transposed graph): the only gather of the
      * backward, rows g_i of the targets of j. d x_j = sum_i att'_ij g_i, and
      * the dots g_i . x_j that the softmax backward needs (through the dropout
@@ -313,6 +320,7 @@ lg_status LG_FN(lg_gat_backward)(lg_real *d_in, lg_real *d_params, const lg_real
         }
     }
 
+    LG__PASS_MARK(LG__PASS_GAT_BWD_B1);
     /* B2. row pass over targets i, in the fixed chunks of nodes of the
      * reductions, on scalars only: softmax, LeakyReLU and normaliser backward
      * from the dots; dL/ds_ij and the coefficients of x_j into the records;
@@ -373,6 +381,7 @@ lg_status LG_FN(lg_gat_backward)(lg_real *d_in, lg_real *d_params, const lg_real
         }
     }
 
+    LG__PASS_MARK(LG__PASS_GAT_BWD_B2);
     /* B3. pass over sources j, in the chunks: the remaining terms of d x_j
      * from the records (read in order; no gather) and the partial sums of
      * the attention vectors' gradients. */
@@ -402,6 +411,7 @@ lg_status LG_FN(lg_gat_backward)(lg_real *d_in, lg_real *d_params, const lg_real
         }
     }
 
+    LG__PASS_MARK(LG__PASS_GAT_BWD_B3);
     /* reduction partials, in chunk order */
     lg_real *tot = part + nch * PW;
     for (lg_idx t = 0; t < PW; t++) tot[t] = 0;
@@ -433,6 +443,7 @@ lg_status LG_FN(lg_gat_backward)(lg_real *d_in, lg_real *d_params, const lg_real
     LG_FN(lg__gemm)(CblasTrans, CblasNoTrans, F, KC, n, in, F, dxp, KC, LG_R(1), dW, KC);
     if (d_in)
         LG_FN(lg__gemm)(CblasNoTrans, CblasTrans, n, F, KC, dxp, KC, W, KC, LG_R(1), d_in, F);
+    LG__PASS_MARK(LG__PASS_GAT_BWD_TAIL);
     return LG_OK;
 }
 
