@@ -666,6 +666,52 @@ static void test_threads_bitwise(void **state) {
         }
 }
 
+/* The instruction-set variants of forward and backward (gat_impl.h,
+ * LG__ISA_FILE) give the baseline's bits: outputs and every gradient, each
+ * norm, concat or mean, dropout on, head widths with and without a tail after
+ * lg__adot's 8 partial sums. A variant the CPU lacks is not compared (said). */
+static void test_isa_variants_bitwise(void **state) {
+    (void)state;
+    const char *isa[3] = {"baseline", "avx2", "avx512"};
+    const lg_idx shapes[3][3] = {{16, 4, 8}, {24, 2, 13}, {64, 1, 64}}; /* in_dim, heads, head_dim */
+    const int compared = lg_test_isa_variants("test_isa_variants_bitwise");
+    for (int sh = 0; sh < 3; sh++)
+        for (int mi = 0; mi < LG_ATT_NORM_COUNT; mi++)
+            for (int concat = 0; concat <= 1; concat++) {
+                const lg_idx F = shapes[sh][0];
+                lg_gat_config cfg = lg_gat_config_default(F, shapes[sh][1], shapes[sh][2]);
+                cfg.norm = (lg_att_norm)mi;
+                cfg.concat = concat;
+                cfg.att_dropout = 0.3;
+                prob pr;
+                prob_init(&pr, &cfg, random_graph(700, 6, 501 + (uint64_t)(sh * 10 + mi), 1), 3, 1.0, 1.0);
+                lg_idx nin = pr.n * F, no = pr.n * pr.D;
+                float *in = to_f32(pr.in, nin), *par = to_f32(pr.params, pr.P), *R = to_f32(pr.R, no);
+                float *out[3], *din[3], *dp[3];
+                lg_gat_cache *c = NULL;
+                assert_ok(lg_gat_cache_init_f32(&c, &cfg, pr.n, pr.gp.g->nnz));
+                for (int v = 0; v < 3; v++) {
+                    out[v] = malloc(sizeof(float) * (size_t)no);
+                    din[v] = calloc((size_t)nin, sizeof(float));
+                    dp[v] = calloc((size_t)pr.P, sizeof(float));
+                    assert_true(out[v] && din[v] && dp[v]);
+                    if (!lg_test_use_isa(isa[v])) continue;
+                    assert_ok(lg_gat_forward_f32(out[v], c, in, par, pr.gp.g, &cfg, 1, 99, 7));
+                    assert_ok(lg_gat_backward_f32(din[v], dp[v], R, c, in, par, pr.gp.g, pr.gp.gT, &cfg));
+                    if (v == 0) continue;
+                    assert_memory_equal(out[0], out[v], sizeof(float) * (size_t)no);
+                    assert_memory_equal(din[0], din[v], sizeof(float) * (size_t)nin);
+                    assert_memory_equal(dp[0], dp[v], sizeof(float) * (size_t)pr.P);
+                }
+                for (int v = 0; v < 3; v++) free(out[v]), free(din[v]), free(dp[v]);
+                lg_gat_cache_free(c);
+                free(in), free(par), free(R);
+                prob_free(&pr);
+            }
+    assert_ok(lg_set_kernel_isa("auto"));
+    print_message("test_isa_variants_bitwise: %d variant(s) compared with the baseline\n", compared);
+}
+
 /* Attention dropout: training only, fixed by (seed, counter), fraction ~p,
  * rescaled by 1/(1-p). */
 static void test_dropout(void **state) {
@@ -1187,6 +1233,7 @@ int main(void) {
         cmocka_unit_test(test_score_bound_and_huge_inputs),
         cmocka_unit_test(test_fused_matches_naive),
         cmocka_unit_test(test_threads_bitwise),
+        cmocka_unit_test(test_isa_variants_bitwise),
         cmocka_unit_test(test_dropout),
         cmocka_unit_test(test_corollary1),
     };

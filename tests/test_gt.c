@@ -557,6 +557,60 @@ static void test_threads_bitwise(void **state) {
     lg_graph_free(gT);
 }
 
+/* The instruction-set variants of forward and backward (gt_impl.h,
+ * LG__ISA_FILE) give the baseline's bits: outputs, attention, every gradient,
+ * each norm, with and without concat and gate, dropout on, head widths with
+ * and without a tail after lg__adot's 8 partial sums. A variant the CPU lacks
+ * is not compared (said). */
+static void test_isa_variants_bitwise(void **state) {
+    (void)state;
+    const char *isa[3] = {"baseline", "avx2", "avx512"};
+    const lg_idx shapes[3][3] = {{16, 4, 8}, {24, 2, 13}, {64, 1, 64}}; /* in_dim, heads, head_dim */
+    const int compared = lg_test_isa_variants("test_isa_variants_bitwise");
+    lg_rng r;
+    lg_rng_seed(&r, 57);
+    lg_graph *g, *gT;
+    gt_random_graph(&r, 600, 8, &g, &gT);
+    const int threads = omp_get_max_threads();
+    for (int sh = 0; sh < 3; sh++)
+        for (int mode = 0; mode < LG_ATT_NORM_COUNT; mode++)
+            for (int v = 0; v < 2; v++) {
+                const lg_idx F = shapes[sh][0], K = shapes[sh][1];
+                lg_gt_config cfg = lg_gt_config_default(F, K, shapes[sh][2]);
+                cfg.norm = (lg_att_norm)mode;
+                cfg.concat = v;
+                cfg.gate = v;
+                cfg.att_dropout = 0.2;
+                lg_gt_layout lay;
+                assert_ok(lg_gt_layout_get(&cfg, &lay));
+                const lg_idx n = g->n, D = lg_gt_out_dim(&cfg);
+                float *in = lg_test_fvec(n * F), *prm = lg_test_fvec(lay.count), *G = lg_test_fvec(n * D);
+                float *o[3], *di[3], *dp[3], *at[3];
+                for (lg_idx t = 0; t < n * F; t++) in[t] = (float)(2 * lg_rng_double(&r) - 1);
+                assert_ok(lg_gt_params_init_f32(prm, &cfg, &r));
+                for (lg_idx t = lay.bq; t < lay.gate; t++) prm[t] = (float)(lg_rng_double(&r) - 0.5);
+                for (lg_idx t = 0; t < n * D; t++) G[t] = (float)(2 * lg_rng_double(&r) - 1);
+                for (int s = 0; s < 3; s++) {
+                    o[s] = lg_test_fvec(n * D), di[s] = lg_test_fvec(n * F), dp[s] = lg_test_fvec(lay.count),
+                    at[s] = lg_test_fvec(g->nnz * K);
+                    if (!lg_test_use_isa(isa[s])) continue;
+                    run_f32(threads, &cfg, g, gT, in, prm, G, o[s], di[s], dp[s], at[s]);
+                    if (s == 0) continue;
+                    assert_memory_equal(o[0], o[s], sizeof(float) * (size_t)(n * D));
+                    assert_memory_equal(di[0], di[s], sizeof(float) * (size_t)(n * F));
+                    assert_memory_equal(dp[0], dp[s], sizeof(float) * (size_t)lay.count);
+                    assert_memory_equal(at[0], at[s], sizeof(float) * (size_t)(g->nnz * K));
+                }
+                for (int s = 0; s < 3; s++) free(o[s]), free(di[s]), free(dp[s]), free(at[s]);
+                free(in), free(prm), free(G);
+            }
+    assert_ok(lg_set_kernel_isa("auto"));
+    omp_set_num_threads(threads);
+    lg_graph_free(g);
+    lg_graph_free(gT);
+    print_message("test_isa_variants_bitwise: %d variant(s) compared with the baseline\n", compared);
+}
+
 /* ------------------------------------------------------------------------- */
 /* Corollary 2                                                                */
 /* ------------------------------------------------------------------------- */
@@ -1395,6 +1449,7 @@ int main(void) {
         cmocka_unit_test(test_f32_matches_oracle),
         cmocka_unit_test(test_readouts),
         cmocka_unit_test(test_threads_bitwise),
+        cmocka_unit_test(test_isa_variants_bitwise),
         cmocka_unit_test(test_zero_in_degree),
         cmocka_unit_test(test_zero_vectors),
         cmocka_unit_test(test_argmax_tie),

@@ -152,6 +152,20 @@ float *lg_test_fvec(lg_idx n) {
     return p;
 }
 
+int lg_test_use_isa(const char *name) {
+    return lg_set_kernel_isa(name) == LG_OK && strcmp(lg_kernel_isa(), name) == 0;
+}
+
+int lg_test_isa_variants(const char *test) {
+    static const char *const isa[2] = {"avx2", "avx512"};
+    int have = 0;
+    for (int v = 0; v < 2; v++) {
+        if (lg_test_use_isa(isa[v])) have++;
+        else print_message("%s: this CPU has no %s (CPUID): that variant is not compared\n", test, isa[v]);
+    }
+    return have;
+}
+
 double lg_test_sq(const double *x, lg_idx n) {
     double s = 0;
     for (lg_idx c = 0; c < n; c++) s += x[c] * x[c];

@@ -92,6 +92,14 @@ long lg_test_trainer_alloc_sweep(const lg_dataset *ds, const lg_model_config *mc
 double *lg_test_dvec(lg_idx n);
 float *lg_test_fvec(lg_idx n);
 
+/* Kernel variants (lg_set_kernel_isa). lg_test_use_isa: selects variant name
+ * ("baseline", "avx2", "avx512") and returns 1 if this CPU has it, else 0.
+ * lg_test_isa_variants: how many of avx2 and avx512 this CPU has, saying for
+ * the others (with test's name) that they are not compared. Both leave a
+ * variant selected: end with lg_set_kernel_isa("auto"). */
+int lg_test_use_isa(const char *name);
+int lg_test_isa_variants(const char *test);
+
 /* sum_c x[c]^2 and sum_c a[c] b[c] over c = 0..n-1, summed in that order
  * (for the naive oracles). */
 double lg_test_sq(const double *x, lg_idx n);

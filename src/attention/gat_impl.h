@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "core/gemm.h"
+#include "core/isa.h"
 #include "core/passtime.h"
 #include "core/real.h"
 #include "attention/att_cache.h"
@@ -41,6 +42,10 @@
 #include "attention/att_common_impl.h"
 #include "graph/graph_internal.h"
 
+/* Forward and backward are compiled per instruction set (core/isa.h,
+ * LG__ISA_FN): gat_f32.c (LG__ISA_DISPATCH: everything, the baseline variant
+ * and the dispatchers), gat_f32_avx2.c and gat_f32_avx512.c (LG__ISA_FILE:
+ * forward and backward only); test_gat compares the variants bitwise. */
 #if defined(LG_REAL_F32)
 #define LG__GAT_BIG 1e18f /* squares of values below this cannot overflow */
 #else
@@ -94,6 +99,7 @@ static inline lg_real lg__gscore(lg_att_norm mode, lg_real s, lg_real sc, lg_rea
     return sc * (s / c);
 }
 
+#ifndef LG__ISA_FILE /* not in the instruction-set variants: forward and backward only */
 lg_status LG_FN(lg_gat_cache_init)(lg_gat_cache **out, const lg_gat_config *cfg, lg_idx n_cap, lg_idx nnz_cap) {
     return lg__gat_cache_alloc(out, cfg, n_cap, nnz_cap, sizeof(lg_real), NULL, 0);
 }
@@ -116,9 +122,11 @@ lg_status LG_FN(lg_gat_params_init)(lg_real *params, const lg_gat_config *cfg, l
     return LG_OK;
 }
 
-lg_status LG_FN(lg_gat_forward)(lg_real *out, lg_gat_cache *cache, const lg_real *in, const lg_real *params,
-                                const lg_graph *g, const lg_gat_config *cfg, int training, uint64_t seed,
-                                uint64_t counter) {
+#endif
+
+lg_status LG__ISA_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, const lg_real *in, const lg_real *params,
+                                   const lg_graph *g, const lg_gat_config *cfg, int training, uint64_t seed,
+                                   uint64_t counter) {
     static const char fn[] = "lg_gat_forward";
     LG_CHECK(lg__gat_check_cache(cache, cfg, sizeof(lg_real), fn));
     LG__PASS_MARK(LG__PASS_START);
@@ -243,9 +251,9 @@ lg_status LG_FN(lg_gat_forward)(lg_real *out, lg_gat_cache *cache, const lg_real
     return LG_OK;
 }
 
-lg_status LG_FN(lg_gat_backward)(lg_real *d_in, lg_real *d_params, const lg_real *d_out, lg_gat_cache *cache,
-                                 const lg_real *in, const lg_real *params, const lg_graph *g, const lg_graph *gT,
-                                 const lg_gat_config *cfg) {
+lg_status LG__ISA_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, const lg_real *d_out, lg_gat_cache *cache,
+                                    const lg_real *in, const lg_real *params, const lg_graph *g,
+                                    const lg_graph *gT, const lg_gat_config *cfg) {
     static const char fn[] = "lg_gat_backward";
     LG_CHECK(lg__gat_check_cache(cache, cfg, sizeof(lg_real), fn));
     LG__PASS_MARK(LG__PASS_START);
@@ -447,6 +455,7 @@ lg_status LG_FN(lg_gat_backward)(lg_real *d_in, lg_real *d_params, const lg_real
     return LG_OK;
 }
 
+#ifndef LG__ISA_FILE
 lg_status LG_FN(lg_gat_attention)(lg_real *att, const lg_gat_cache *cache) {
     LG_CHECK(LG__ATT_AFTER_FWD(cache, "lg_gat_attention"));
     if (!att) return lg__error(LG_EINVAL, "lg_gat_attention: att is NULL");
@@ -509,3 +518,26 @@ lg_status LG_FN(lg_gat_edge_normaliser)(lg_real *c, const lg_gat_cache *cache, c
 lg_status LG_FN(lg_gat_scores)(lg_real *e, const lg_gat_cache *cache, const lg_graph *g) {
     return LG_FN(lg__gat_edge_readout)(e, cache, g, 1, "lg_gat_scores");
 }
+
+/* the public forward and backward: the variant of this CPU (core/isa.h) */
+#ifdef LG__ISA_DISPATCH
+LG__ISA_DECLARE(lg_status, LG_FN(lg__gat_forward),
+                (lg_real *, lg_gat_cache *, const lg_real *, const lg_real *, const lg_graph *, const lg_gat_config *,
+                 int, uint64_t, uint64_t))
+LG__ISA_DECLARE(lg_status, LG_FN(lg__gat_backward),
+                (lg_real *, lg_real *, const lg_real *, lg_gat_cache *, const lg_real *, const lg_real *,
+                 const lg_graph *, const lg_graph *, const lg_gat_config *))
+#endif
+
+lg_status LG_FN(lg_gat_forward)(lg_real *out, lg_gat_cache *cache, const lg_real *in, const lg_real *params,
+                                const lg_graph *g, const lg_gat_config *cfg, int training, uint64_t seed,
+                                uint64_t counter) {
+    return LG__ISA_CALL(LG_FN(lg__gat_forward))(out, cache, in, params, g, cfg, training, seed, counter);
+}
+
+lg_status LG_FN(lg_gat_backward)(lg_real *d_in, lg_real *d_params, const lg_real *d_out, lg_gat_cache *cache,
+                                 const lg_real *in, const lg_real *params, const lg_graph *g, const lg_graph *gT,
+                                 const lg_gat_config *cfg) {
+    return LG__ISA_CALL(LG_FN(lg__gat_backward))(d_in, d_params, d_out, cache, in, params, g, gT, cfg);
+}
+#endif /* LG__ISA_FILE */

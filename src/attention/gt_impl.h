@@ -45,10 +45,15 @@
  *   B3. dW += H^T dZ, d_in += dZ W^T (OpenBLAS).
  * Every thread writes only the rows it owns; no atomics; sums run in a fixed
  * order, so results are bitwise identical whatever the number of threads.
+ * Forward and backward are compiled per instruction set (core/isa.h,
+ * LG__ISA_FN): gt_f32.c (LG__ISA_DISPATCH: everything, the baseline variant
+ * and the dispatchers), gt_f32_avx2.c and gt_f32_avx512.c (LG__ISA_FILE:
+ * forward and backward only); test_gt compares the variants bitwise.
  */
 #include <string.h>
 
 #include "core/gemm.h"
+#include "core/isa.h"
 #include "core/real.h"
 #include "attention/att_cache.h"
 #include "attention/gt_internal.h"
@@ -70,6 +75,7 @@ static inline lg_real lg__tsigmoid(lg_real a) {
     return e / (LG_R(1.0) + e);
 }
 
+#ifndef LG__ISA_FILE /* not in the instruction-set variants: forward and backward only */
 lg_status LG_FN(lg_gt_cache_init)(lg_gt_cache **out, const lg_gt_config *cfg, lg_idx n_cap, lg_idx nnz_cap) {
     return lg__gt_cache_alloc(out, cfg, n_cap, nnz_cap, sizeof(lg_real), NULL, 0);
 }
@@ -100,9 +106,11 @@ lg_status LG_FN(lg_gt_params_init)(lg_real *params, const lg_gt_config *cfg, lg_
     return LG_OK;
 }
 
-lg_status LG_FN(lg_gt_forward)(lg_real *out, lg_gt_cache *cache, const lg_real *in, const lg_real *params,
-                               const lg_graph *g, const lg_gt_config *cfg, int training, uint64_t seed,
-                               uint64_t counter) {
+#endif
+
+lg_status LG__ISA_FN(LG_FN(lg__gt_forward))(lg_real *out, lg_gt_cache *cache, const lg_real *in,
+                                            const lg_real *params, const lg_graph *g, const lg_gt_config *cfg,
+                                            int training, uint64_t seed, uint64_t counter) {
     static const char fn[] = "lg_gt_forward";
     LG_CHECK(lg__gt_check_cache(cache, cfg, sizeof(lg_real), fn));
     if (!out || !in || !params) return lg__error(LG_EINVAL, "%s: out, in or params is NULL", fn);
@@ -232,9 +240,9 @@ lg_status LG_FN(lg_gt_forward)(lg_real *out, lg_gt_cache *cache, const lg_real *
     return LG_OK;
 }
 
-lg_status LG_FN(lg_gt_backward)(lg_real *d_in, lg_real *d_params, const lg_real *d_out, lg_gt_cache *cache,
-                                const lg_real *in, const lg_real *params, const lg_graph *g, const lg_graph *gT,
-                                const lg_gt_config *cfg) {
+lg_status LG__ISA_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, const lg_real *d_out,
+                                             lg_gt_cache *cache, const lg_real *in, const lg_real *params,
+                                             const lg_graph *g, const lg_graph *gT, const lg_gt_config *cfg) {
     static const char fn[] = "lg_gt_backward";
     LG_CHECK(lg__gt_check_cache(cache, cfg, sizeof(lg_real), fn));
     LG_CHECK(LG__ATT_AFTER_FWD(cache, fn));
@@ -430,6 +438,7 @@ lg_status LG_FN(lg_gt_backward)(lg_real *d_in, lg_real *d_params, const lg_real 
     return LG_OK;
 }
 
+#ifndef LG__ISA_FILE
 lg_status LG_FN(lg_gt_attention)(lg_real *att, const lg_gt_cache *cache) {
     LG_CHECK(LG__ATT_AFTER_FWD(cache, "lg_gt_attention"));
     if (!att) return lg__error(LG_EINVAL, "lg_gt_attention: att is NULL");
@@ -480,3 +489,26 @@ lg_status LG_FN(lg_gt_gate)(lg_real *b, const lg_gt_cache *cache) {
     if (cache->n > 0) memcpy(b, cache->gb, sizeof(lg_real) * (size_t)cache->n);
     return LG_OK;
 }
+
+/* the public forward and backward: the variant of this CPU (core/isa.h) */
+#ifdef LG__ISA_DISPATCH
+LG__ISA_DECLARE(lg_status, LG_FN(lg__gt_forward),
+                (lg_real *, lg_gt_cache *, const lg_real *, const lg_real *, const lg_graph *, const lg_gt_config *,
+                 int, uint64_t, uint64_t))
+LG__ISA_DECLARE(lg_status, LG_FN(lg__gt_backward),
+                (lg_real *, lg_real *, const lg_real *, lg_gt_cache *, const lg_real *, const lg_real *,
+                 const lg_graph *, const lg_graph *, const lg_gt_config *))
+#endif
+
+lg_status LG_FN(lg_gt_forward)(lg_real *out, lg_gt_cache *cache, const lg_real *in, const lg_real *params,
+                               const lg_graph *g, const lg_gt_config *cfg, int training, uint64_t seed,
+                               uint64_t counter) {
+    return LG__ISA_CALL(LG_FN(lg__gt_forward))(out, cache, in, params, g, cfg, training, seed, counter);
+}
+
+lg_status LG_FN(lg_gt_backward)(lg_real *d_in, lg_real *d_params, const lg_real *d_out, lg_gt_cache *cache,
+                                const lg_real *in, const lg_real *params, const lg_graph *g, const lg_graph *gT,
+                                const lg_gt_config *cfg) {
+    return LG__ISA_CALL(LG_FN(lg__gt_backward))(d_in, d_params, d_out, cache, in, params, g, gT, cfg);
+}
+#endif /* LG__ISA_FILE */

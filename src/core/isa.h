@@ -51,4 +51,34 @@ int lg__isa_level(void);
 #define LG__ISA_PICK(name) LG__CAT(name, _base)
 #endif
 
+/* Whole kernel files in variants: the attention layers' forward and backward,
+ * whose per-edge loops sit inside their OpenMP regions, are written once in
+ * an impl file and named LG__ISA_FN(LG_FN(lg__NAME)) there. Compiled with
+ * LG__ISA_FILE defined as _avx2 or _avx512 (and that instruction set's -m
+ * flags, src/attention/sources.cmake), they become lg__NAME_f32_avx2 and so
+ * on, and the file holds only them; compiled with LG__ISA_DISPATCH (the float
+ * build), lg__NAME_f32_base, and the file also defines the public
+ * lg_NAME_f32, which calls LG__ISA_CALL(lg__NAME_f32): the variant
+ * lg__isa_level picks; without either (the double build), one function and
+ * a direct call. LG__ISA_DECLARE declares the variants of another file. The
+ * same bits as the element-wise kernels above: the compiler only vectorises
+ * the same source wider (fixed-order sums, no FMA contraction, the same
+ * libm). */
+#if defined(LG__ISA_FILE)
+#define LG__ISA_FN(name) LG__CAT(name, LG__ISA_FILE)
+#elif defined(LG__ISA_DISPATCH)
+#define LG__ISA_FN(name) LG__CAT(name, _base)
+#define LG__ISA_CALL(name) LG__ISA_PICK(name)
+#else
+#define LG__ISA_FN(name) name
+#define LG__ISA_CALL(name) name
+#endif
+#if LG__ISA_X86
+#define LG__ISA_DECLARE(ret, name, params) \
+    ret LG__CAT(name, _avx2) params;      \
+    ret LG__CAT(name, _avx512) params;
+#else
+#define LG__ISA_DECLARE(ret, name, params)
+#endif
+
 #endif /* LG_CORE_ISA_H */

@@ -1,0 +1,9 @@
+/* The GAT forward and backward in float, compiled for AVX2 (gat_impl.h,
+ * LG__ISA_FILE; the flags in sources.cmake); gat_f32.c dispatches. */
+#if defined(__x86_64__) && defined(__GNUC__) /* core/isa.h's LG__ISA_X86 (defined before it is included) */
+#define LG_REAL_F32
+#define LG__ISA_FILE _avx2
+#include "attention/gat_impl.h"
+#else
+typedef int lg__gat_f32_avx2_empty; /* ISO C: a translation unit is not empty */
+#endif
