@@ -511,6 +511,27 @@ static void run_f32(int threads, const lg_gt_config *cfg, const lg_graph *g, con
     lg_gt_cache_free(c);
 }
 
+/* The bitwise tests' case: a config of in_dim F, K heads of C with norm mode,
+ * concat = gate = v and attention dropout 0.2 (*lay its layout), and, drawn
+ * from r in this order, random inputs (n x F), parameters (with non-zero
+ * biases) and output gradient (n x D) in *in, *prm, *G (free each). */
+static lg_gt_config gt_bitwise_case(lg_rng *r, lg_idx F, lg_idx K, lg_idx C, int mode, int v, lg_idx n,
+                                    lg_gt_layout *lay, float **in, float **prm, float **G) {
+    lg_gt_config cfg = lg_gt_config_default(F, K, C);
+    cfg.norm = (lg_att_norm)mode;
+    cfg.concat = v;
+    cfg.gate = v;
+    cfg.att_dropout = 0.2;
+    assert_ok(lg_gt_layout_get(&cfg, lay));
+    const lg_idx D = lg_gt_out_dim(&cfg);
+    *in = lg_test_fvec(n * F), *prm = lg_test_fvec(lay->count), *G = lg_test_fvec(n * D);
+    for (lg_idx t = 0; t < n * F; t++) (*in)[t] = (float)(2 * lg_rng_double(r) - 1);
+    assert_ok(lg_gt_params_init_f32(*prm, &cfg, r));
+    for (lg_idx t = lay->bq; t < lay->gate; t++) (*prm)[t] = (float)(lg_rng_double(r) - 0.5);
+    for (lg_idx t = 0; t < n * D; t++) (*G)[t] = (float)(2 * lg_rng_double(r) - 1);
+    return cfg;
+}
+
 static void test_threads_bitwise(void **state) {
     (void)state;
     lg_rng r;
@@ -520,20 +541,11 @@ static void test_threads_bitwise(void **state) {
     const int saved = omp_get_max_threads();
     for (int mode = 0; mode < LG_ATT_NORM_COUNT; mode++)
         for (int v = 0; v < 2; v++) {
-            lg_gt_config cfg = lg_gt_config_default(16, 4, 8);
-            cfg.norm = (lg_att_norm)mode;
-            cfg.concat = v;
-            cfg.gate = v;
-            cfg.att_dropout = 0.2;
             lg_gt_layout lay;
-            assert_ok(lg_gt_layout_get(&cfg, &lay));
+            float *in, *prm, *G;
+            const lg_gt_config cfg = gt_bitwise_case(&r, 16, 4, 8, mode, v, g->n, &lay, &in, &prm, &G);
             const lg_idx n = g->n, D = lg_gt_out_dim(&cfg);
-            float *in = lg_test_fvec(n * 16), *prm = lg_test_fvec(lay.count), *G = lg_test_fvec(n * D);
             float *o[2], *di[2], *dp[2], *at[2];
-            for (lg_idx t = 0; t < n * 16; t++) in[t] = (float)(2 * lg_rng_double(&r) - 1);
-            assert_ok(lg_gt_params_init_f32(prm, &cfg, &r));
-            for (lg_idx t = lay.bq; t < lay.gate; t++) prm[t] = (float)(lg_rng_double(&r) - 0.5);
-            for (lg_idx t = 0; t < n * D; t++) G[t] = (float)(2 * lg_rng_double(&r) - 1);
             for (int s = 0; s < 2; s++) {
                 o[s] = lg_test_fvec(n * D), di[s] = lg_test_fvec(n * 16), dp[s] = lg_test_fvec(lay.count),
                     at[s] = lg_test_fvec(g->nnz * 4);
@@ -576,20 +588,11 @@ static void test_isa_variants_bitwise(void **state) {
         for (int mode = 0; mode < LG_ATT_NORM_COUNT; mode++)
             for (int v = 0; v < 2; v++) {
                 const lg_idx F = shapes[sh][0], K = shapes[sh][1];
-                lg_gt_config cfg = lg_gt_config_default(F, K, shapes[sh][2]);
-                cfg.norm = (lg_att_norm)mode;
-                cfg.concat = v;
-                cfg.gate = v;
-                cfg.att_dropout = 0.2;
                 lg_gt_layout lay;
-                assert_ok(lg_gt_layout_get(&cfg, &lay));
+                float *in, *prm, *G;
+                const lg_gt_config cfg = gt_bitwise_case(&r, F, K, shapes[sh][2], mode, v, g->n, &lay, &in, &prm, &G);
                 const lg_idx n = g->n, D = lg_gt_out_dim(&cfg);
-                float *in = lg_test_fvec(n * F), *prm = lg_test_fvec(lay.count), *G = lg_test_fvec(n * D);
                 float *o[3], *di[3], *dp[3], *at[3];
-                for (lg_idx t = 0; t < n * F; t++) in[t] = (float)(2 * lg_rng_double(&r) - 1);
-                assert_ok(lg_gt_params_init_f32(prm, &cfg, &r));
-                for (lg_idx t = lay.bq; t < lay.gate; t++) prm[t] = (float)(lg_rng_double(&r) - 0.5);
-                for (lg_idx t = 0; t < n * D; t++) G[t] = (float)(2 * lg_rng_double(&r) - 1);
                 for (int s = 0; s < 3; s++) {
                     o[s] = lg_test_fvec(n * D), di[s] = lg_test_fvec(n * F), dp[s] = lg_test_fvec(lay.count),
                     at[s] = lg_test_fvec(g->nnz * K);

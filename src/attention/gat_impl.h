@@ -520,24 +520,12 @@ lg_status LG_FN(lg_gat_scores)(lg_real *e, const lg_gat_cache *cache, const lg_g
 }
 
 /* the public forward and backward: the variant of this CPU (core/isa.h) */
-#ifdef LG__ISA_DISPATCH
-LG__ISA_DECLARE(lg_status, LG_FN(lg__gat_forward),
-                (lg_real *, lg_gat_cache *, const lg_real *, const lg_real *, const lg_graph *, const lg_gat_config *,
-                 int, uint64_t, uint64_t))
-LG__ISA_DECLARE(lg_status, LG_FN(lg__gat_backward),
-                (lg_real *, lg_real *, const lg_real *, lg_gat_cache *, const lg_real *, const lg_real *,
-                 const lg_graph *, const lg_graph *, const lg_gat_config *))
-#endif
-
-lg_status LG_FN(lg_gat_forward)(lg_real *out, lg_gat_cache *cache, const lg_real *in, const lg_real *params,
-                                const lg_graph *g, const lg_gat_config *cfg, int training, uint64_t seed,
-                                uint64_t counter) {
-    return LG__ISA_CALL(LG_FN(lg__gat_forward))(out, cache, in, params, g, cfg, training, seed, counter);
-}
-
-lg_status LG_FN(lg_gat_backward)(lg_real *d_in, lg_real *d_params, const lg_real *d_out, lg_gat_cache *cache,
-                                 const lg_real *in, const lg_real *params, const lg_graph *g, const lg_graph *gT,
-                                 const lg_gat_config *cfg) {
-    return LG__ISA_CALL(LG_FN(lg__gat_backward))(d_in, d_params, d_out, cache, in, params, g, gT, cfg);
-}
+LG__ISA_PUBLIC(lg_status, LG_FN(lg_gat_forward), LG_FN(lg__gat_forward),
+               (lg_real *out, lg_gat_cache *cache, const lg_real *in, const lg_real *params, const lg_graph *g,
+                const lg_gat_config *cfg, int training, uint64_t seed, uint64_t counter),
+               (out, cache, in, params, g, cfg, training, seed, counter))
+LG__ISA_PUBLIC(lg_status, LG_FN(lg_gat_backward), LG_FN(lg__gat_backward),
+               (lg_real *d_in, lg_real *d_params, const lg_real *d_out, lg_gat_cache *cache, const lg_real *in,
+                const lg_real *params, const lg_graph *g, const lg_graph *gT, const lg_gat_config *cfg),
+               (d_in, d_params, d_out, cache, in, params, g, gT, cfg))
 #endif /* LG__ISA_FILE */

@@ -57,28 +57,30 @@ int lg__isa_level(void);
  * LG__ISA_FILE defined as _avx2 or _avx512 (and that instruction set's -m
  * flags, src/attention/sources.cmake), they become lg__NAME_f32_avx2 and so
  * on, and the file holds only them; compiled with LG__ISA_DISPATCH (the float
- * build), lg__NAME_f32_base, and the file also defines the public
- * lg_NAME_f32, which calls LG__ISA_CALL(lg__NAME_f32): the variant
- * lg__isa_level picks; without either (the double build), one function and
- * a direct call. LG__ISA_DECLARE declares the variants of another file. The
- * same bits as the element-wise kernels above: the compiler only vectorises
- * the same source wider (fixed-order sums, no FMA contraction, the same
- * libm). */
+ * build), lg__NAME_f32_base; without either (the double build), lg__NAME_f64.
+ * LG__ISA_PUBLIC(ret, pub, impl, params, args) then defines the public
+ * function pub params (named parameters; args: the names, parenthesised),
+ * which calls the variant of impl that lg__isa_level picks (declaring the
+ * other files' variants first), or impl itself in the double build. The same
+ * bits as the element-wise kernels above: the compiler only vectorises the
+ * same source wider (fixed-order sums, no FMA contraction, the same libm). */
 #if defined(LG__ISA_FILE)
 #define LG__ISA_FN(name) LG__CAT(name, LG__ISA_FILE)
 #elif defined(LG__ISA_DISPATCH)
 #define LG__ISA_FN(name) LG__CAT(name, _base)
-#define LG__ISA_CALL(name) LG__ISA_PICK(name)
+#if LG__ISA_X86
+#define LG__ISA_PUBLIC(ret, pub, impl, params, args) \
+    ret LG__CAT(impl, _avx2) params;                 \
+    ret LG__CAT(impl, _avx512) params;               \
+    ret pub params { return LG__ISA_PICK(impl) args; }
+#else
+#define LG__ISA_PUBLIC(ret, pub, impl, params, args) \
+    ret pub params { return LG__ISA_PICK(impl) args; }
+#endif
 #else
 #define LG__ISA_FN(name) name
-#define LG__ISA_CALL(name) name
-#endif
-#if LG__ISA_X86
-#define LG__ISA_DECLARE(ret, name, params) \
-    ret LG__CAT(name, _avx2) params;      \
-    ret LG__CAT(name, _avx512) params;
-#else
-#define LG__ISA_DECLARE(ret, name, params)
+#define LG__ISA_PUBLIC(ret, pub, impl, params, args) \
+    ret pub params { return impl args; }
 #endif
 
 #endif /* LG_CORE_ISA_H */
