@@ -64,7 +64,9 @@ static inline int lg__akeep(uint64_t key, lg_idx e, lg_idx K, lg_idx k, double p
 
 /* Gathered rows are latency-bound: each edge pass prefetches the row of the
  * edge LG__ATT_PF_DIST ahead (in the whole CSR, across row ends). */
-#define LG__ATT_PF_DIST 2
+#ifndef LG__ATT_PF_DIST
+#define LG__ATT_PF_DIST 8
+#endif
 
 /* Prefetches the len values of row r into the cache. */
 static inline void lg__aprefetch(const lg_real *r, lg_idx len) {
