@@ -42,6 +42,7 @@
  */
 #include <math.h>
 #include <omp.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,6 +244,51 @@ static void replay_free(replay *r) {
 }
 
 /* ------------------------------------------------------------------------- */
+/* The machine's cross-core latency, beside each thread-scaling figure        */
+/* ------------------------------------------------------------------------- */
+
+/* Round-trip time of one cache line bounced between two OpenMP threads, ns
+ * (median of 5 rounds of up to 20000 trips or 100 ms each); -1 with fewer than
+ * 2 threads. On a VM it depends on where the hypervisor placed the virtual
+ * CPUs and can change from one minute to the next; the passes that gather rows
+ * another thread wrote (GAT row pass, B1, B2) scale with 2 threads only when it
+ * is short (bench/README.md, "Thread scaling, pass by pass"). */
+static double xcore_rt_ns(void) {
+    enum { ROUNDS = 5, TRIPS = 20000 };
+    static _Alignas(64) atomic_int flag; /* 1: ping, 0: pong, 2: stop */
+    double r[ROUNDS];
+    int ok = 0;
+#pragma omp parallel num_threads(2)
+    {
+        const int me = omp_get_thread_num();
+        if (omp_get_num_threads() == 2) {
+            for (int k = 0; k < ROUNDS; k++) {
+                if (me == 0) atomic_store(&flag, 0);
+#pragma omp barrier
+                if (me == 0) {
+                    double t0 = now_ms(), t = t0;
+                    long trips = 0;
+                    while (trips < TRIPS && t - t0 < 100) {
+                        atomic_store_explicit(&flag, 1, memory_order_release);
+                        while (atomic_load_explicit(&flag, memory_order_acquire) == 1) {}
+                        if (++trips % 256 == 0) t = now_ms();
+                    }
+                    t = now_ms();
+                    atomic_store_explicit(&flag, 2, memory_order_release);
+                    r[k] = (t - t0) * 1e6 / (double)trips;
+                } else {
+                    int v;
+                    while ((v = atomic_load_explicit(&flag, memory_order_acquire)) != 2)
+                        if (v == 1) atomic_store_explicit(&flag, 0, memory_order_release);
+                }
+#pragma omp barrier
+            }
+#pragma omp single
+            ok = 1;
+        }
+    }
+    return ok ? median(r, ROUNDS) : -1;
+}
 
 static void usage(FILE *f) {
     fprintf(f, "Usage: bench_models --list | --blas\n"
@@ -362,6 +408,7 @@ int main(int argc, char **argv) {
     if (!ep || !inf || !epc || !ep1 || !epc1) die("alloc", LG_ENOMEM);
     double loss_first = 0, loss_last = 0;
     long step = 0;
+    const double xcore0 = threads >= 2 ? xcore_rt_ns() : -1; /* before and after the timed epochs */
     count_allocs = 1;
     for (int e = -warmup; e < epochs; e++) {
         for (int r = 0; r < 1 + (pair1 && e >= 0); r++) { /* with --threads1: T and 1 thread, in turn first */
@@ -386,6 +433,7 @@ int main(int argc, char **argv) {
 #ifdef LG_PASS_TIMES
     lg__pass_times_enable(0);
 #endif
+    const double xcore1 = threads >= 2 ? xcore_rt_ns() : -1;
     /* inference passes */
     for (int e = -1; e < passes; e++) {
         double t0 = now_ms();
@@ -425,6 +473,9 @@ int main(int argc, char **argv) {
                  ms1, median(epc1, epochs), median(pr, epochs));
     }
 
+    char xcore[96] = ""; /* the cross-core round trip before and after the timed epochs */
+    if (threads >= 2 && xcore0 > 0 && xcore1 > 0)
+        snprintf(xcore, sizeof xcore, "\"xcore_rt_ns\":[%.0f,%.0f],", xcore0, xcore1);
     const lg_graph *g = lg_trainer_graph(t);
     char norm[64];
     lg_norm_format(norm, sizeof norm, mc.att_norm, mc.node_norm);
@@ -434,7 +485,7 @@ int main(int argc, char **argv) {
            "\"nodes\":%lld,\"edges\":%lld,\"features\":%lld,\"feature_nnz\":%lld,\"classes\":%d,\"train_nodes\":%lld,"
            "\"layers\":%d,\"hidden\":%d,\"heads\":%d,\"norm\":\"%s\",\"dropout\":%g,\"att_dropout\":%g,\"params\":%lld},"
            "\"threads\":%d,\"blas_core\":\"%s\",\"kernel_isa\":\"%s\",\"epochs\":%d,\"warmup\":%d,\"infer_passes\":%d,"
-           "\"epoch_ms\":%.3f,\"epoch_ms_min\":%.3f,\"epoch_cpu_ms\":%.3f,%s\"infer_ms\":%.3f,\"floor_ms\":%.3f,\"floor_infer_ms\":%.3f,"
+           "\"epoch_ms\":%.3f,\"epoch_ms_min\":%.3f,\"epoch_cpu_ms\":%.3f,%s%s\"infer_ms\":%.3f,\"floor_ms\":%.3f,\"floor_infer_ms\":%.3f,"
            "\"ratio\":%.3f,\"infer_ratio\":%.3f,\"gemm_calls\":%d,\"gemm_gflop\":%.3f,"
            "\"rss_before_bytes\":%lld,\"peak_rss_bytes\":%lld,\"rss_end_bytes\":%lld,\"peak_ok\":%d,"
            "\"params_adam_bytes\":%zu,\"activation_bytes\":%zu,\"workspace_bytes\":%zu,\"other_bytes\":%zu,"
@@ -442,7 +493,7 @@ int main(int argc, char **argv) {
            c->name, c->family, lg_model_kind_name(mc.kind), ds->name, (long long)g->n, (long long)g->nnz,
            (long long)ds->features->d, (long long)ds->features->nnz, ds->n_classes, (long long)ds->n_train,
            c->kind == LG_MODEL_GAT_CLASSIC ? 2 : mc.layers, mc.hidden, mc.heads, norm, mc.dropout, mc.att_dropout,
-           (long long)lg__model_nparams_f32(m), threads, bi.current, lg_kernel_isa(), epochs, warmup, passes, ms, ms_min, ms_cpu, pair, ms_inf, fl, fl_inf,
+           (long long)lg__model_nparams_f32(m), threads, bi.current, lg_kernel_isa(), epochs, warmup, passes, ms, ms_min, ms_cpu, pair, xcore, ms_inf, fl, fl_inf,
            ms / fl, ms_inf / fl_inf, rt.log.count, replay_flops(&rt) * 1e-9, rss_before, rss_peak, rss_end, peak_ok,
            mem.params, mem.activations, mem.workspace, mem.other, (double)grown / (double)budget, allocs, loss_first,
            loss_last, setup_ms);
