@@ -187,10 +187,11 @@ def table(path):
     rows = [json.loads(l) for l in open(path) if l.startswith("{")]
     f = lambda v, d=1: "-" if v is None else f"{v:.{d}f}"
     mib = lambda b: "-" if b is None else f"{b / 2**20:.0f}"
+    xc = lambda v: "-" if not v else " / ".join(f"{x:.0f}" for x in v)  # before / after the timed epochs
     print("| configuration | nodes | edges | ms/epoch | floor ms | ratio | ms/inference | 1-thread ms/epoch | "
           "2 vs 1 thread | peer ms/epoch | speed-up | CPU ms/epoch | peer CPU ms/epoch | CPU speed-up | peak RSS MiB | "
-          "kept activations MiB | mem ratio |")
-    print("| --- |" + " ---: |" * 16)
+          "kept activations MiB | mem ratio | cross-core ns |")
+    print("| --- |" + " ---: |" * 17)
     for r in rows:
         if "bench" not in r:
             continue
@@ -199,7 +200,7 @@ def table(path):
               f"{f(r['ratio'], 2)} | {f(r['infer_ms'])} | {f(r['threads1_epoch_ms'])} | {f(r['thread_speedup'], 2)} | "
               f"{f(r['peer_epoch_ms'])} | {f(r['speedup'], 2)} | {f(r.get('epoch_cpu_ms'))} | "
               f"{f(r.get('peer_epoch_cpu_ms'))} | {f(r.get('cpu_speedup'), 2)} | {mib(r['peak_rss_bytes'])} | "
-              f"{mib(r['activation_bytes'])} | {f(r['mem_ratio'], 2)} |")
+              f"{mib(r['activation_bytes'])} | {f(r['mem_ratio'], 2)} | {xc(r.get('xcore_rt_ns'))} |")
     print()
     print("| target | configuration | measured | met |")
     print("| --- | --- | ---: | --- |")
