@@ -69,6 +69,24 @@ blas)
   OPENBLAS_CORETYPE=Prescott "$bin" --version >"$tmp/out" 2>"$tmp/err"
   grep -q "OpenBLAS core: Prescott" "$tmp/out" || fail "user core type not respected: $(cat "$tmp/out")"
   [ -s "$tmp/err" ] && fail "message although the user set the core: $(cat "$tmp/err")"
+  # ... but not its cost: a training run under a slower core than this CPU runs
+  # ends with one note naming both and the remedy; under the best core, none.
+  best=$(env -u OPENBLAS_CORETYPE "$bin" --version 2>/dev/null | sed -n 's/.*best for this CPU: \([A-Za-z0-9]*\);.*/\1/p')
+  if [ -n "$best" ] && [ "$best" != unknown ] && [ "$best" != Prescott ]; then
+    for core in Prescott "$best"; do
+      OPENBLAS_CORETYPE=$core "$bin" train --data "$dir/data/tiny" --layers 2 --epochs 2 --threads 1 >"$tmp/out" 2>"$tmp/err" ||
+        fail "train under OPENBLAS_CORETYPE=$core: $(cat "$tmp/err")"
+      notes=$(grep -c '^note: OPENBLAS_CORETYPE=' "$tmp/out")
+      if [ "$core" = Prescott ]; then
+        [ "$notes" = 1 ] || fail "no single note about the slower core Prescott: $(cat "$tmp/out")"
+        grep -q "^note: OPENBLAS_CORETYPE=Prescott .*'Prescott' kernels.*runs '$best'.*set it to $best)" "$tmp/out" ||
+          fail "the note does not name the cores and the remedy: $(grep '^note' "$tmp/out")"
+      else
+        [ "$notes" = 0 ] || fail "a note although OPENBLAS_CORETYPE is the best core $best: $(grep '^note' "$tmp/out")"
+      fi
+    done
+    echo "a slower OPENBLAS_CORETYPE is noted, the best one is not ($best)"
+  fi
   # Unset: a restart with the best core when OpenBLAS picked a worse one.
   env -u OPENBLAS_CORETYPE -u LIPGNN_BLAS_REEXEC "$bin" --version >"$tmp/out" 2>"$tmp/err"
   if grep -q "restarting with OPENBLAS_CORETYPE=" "$tmp/err"; then

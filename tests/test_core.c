@@ -124,11 +124,21 @@ static void test_blas_check(void **state) {
     assert_int_equal(bi.user_set, env && *env);
     if (bi.user_set) assert_false(bi.recommend);
     if (bi.recommend) assert_string_not_equal(bi.current, bi.best);
-    /* a core type set by the user is respected: never a recommendation */
+    assert_false(bi.recommend && bi.user_slower); /* one or the other: who chose */
+    const int slower = bi.recommend || bi.user_slower; /* the loaded core ranks below the best */
+    /* a core type set by the user is respected: never a recommendation, but
+     * its cost is reported (the loaded core is the same: OpenBLAS read the
+     * variable when it loaded) */
     setenv("OPENBLAS_CORETYPE", "Prescott", 1);
     lg_blas_check(&bi);
     assert_true(bi.user_set);
     assert_false(bi.recommend);
+    assert_int_equal(bi.user_slower, slower);
+    unsetenv("OPENBLAS_CORETYPE");
+    lg_blas_check(&bi);
+    assert_false(bi.user_set);
+    assert_false(bi.user_slower);
+    assert_int_equal(bi.recommend, slower);
     if (env) setenv("OPENBLAS_CORETYPE", env, 1); else unsetenv("OPENBLAS_CORETYPE");
 }
 

@@ -118,6 +118,8 @@ typedef struct lg_blas_info {
     int user_set;       /* 1 if OPENBLAS_CORETYPE is set in the environment   */
     int recommend;      /* 1 if current is slower than best and !user_set     */
     int threads;        /* OpenBLAS's thread count                            */
+    int user_slower;    /* 1 if current is slower than best and user_set: the
+                           environment's OPENBLAS_CORETYPE costs speed        */
 } lg_blas_info;
 
 /* Fills info. CPU features come from CPUID (__builtin_cpu_supports), so under

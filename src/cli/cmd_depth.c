@@ -1142,6 +1142,7 @@ int lg_cmd_depth_study(int argc, char **argv) {
     if (!quiet)
         fprintf(stderr, "lipgnn %s: %s, %lld runs (%lld cells x %lld seeds), %lld already in %s, %lld to do\n", cmd,
                 dsname, study.total, cells, g->seeds, study.done, path, todo);
+    if (!quiet && todo > 0) lg_cli_blas_note(stderr);
     if (lg__write_outputs(cmd, dir, &study)) { status = LG_EXIT_FAIL; goto done; }
     int tty = isatty(fileno(stderr)) && !quiet;
     double t0 = lg__now(), run_time = 0;

@@ -263,6 +263,8 @@ static void lg__print_json(const lg_train_opts *o, const lg_dataset *ds, const l
     const lg_train_config *t = &o->tc;
     printf("{\"lipgnn_version\":\"%s\",\"blas_core\":", lg_version());
     lg_json_string(stdout, bi.current);
+    printf(",\"blas_best\":");
+    lg_json_string(stdout, bi.best);
     printf(",\"kernel_isa\":\"%s\",\"threads\":%d,\"dataset\":", lg_kernel_isa(), omp_get_max_threads());
     lg_json_string(stdout, ds->name);
     printf(",\"model\":\"%s\",\"norm\":\"%s\",\"layers\":%d,\"hidden\":%d,\"heads\":%d,\"epochs\":%d,\"seed\":%llu",
@@ -440,6 +442,7 @@ int lg_cmd_train(int argc, char **argv) {
                s.max_att_grad_norm, s.exploded ? "gradients EXPLODED" : "no explosion");
         if (s.exploded) printf("first explosion at epoch %ld: %s\n", s.first_explosion_epoch, s.explosion_reason);
         printf("%.2f ms per epoch (median)\n", s.epoch_ms_median);
+        lg_cli_blas_note(stdout);
     }
     lg_dataset_free(ds);
     return status;
@@ -521,6 +524,7 @@ int lg_cmd_demo(int argc, char **argv) {
                "%.3g).\n",
                by_train ? "training" : "test", by_train ? s[1].train_acc : s[1].test_acc,
                by_train ? s[0].train_acc : s[0].test_acc, s[1].max_layer_grad_norm, s[0].max_layer_grad_norm);
+        lg_cli_blas_note(stdout);
     }
     lg_dataset_free(ds);
     return status;

@@ -178,6 +178,16 @@ int lg_cli_data_load(const char *cmd, const lg_cli_data *d, lg_dataset **out) {
     return LG_EXIT_OK;
 }
 
+void lg_cli_blas_note(FILE *f) {
+    lg_blas_info bi;
+    lg_blas_check(&bi);
+    if (!bi.user_slower) return;
+    fprintf(f,
+            "note: OPENBLAS_CORETYPE=%s in the environment holds OpenBLAS to its '%s' kernels; this CPU runs "
+            "'%s', whose dense products are faster (unset OPENBLAS_CORETYPE, or set it to %s)\n",
+            getenv("OPENBLAS_CORETYPE"), bi.current, bi.best, bi.best);
+}
+
 void lg_json_string(FILE *f, const char *s) {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {

@@ -31,6 +31,8 @@ static const char lg__usage[] =
     "  OPENBLAS_CORETYPE  OpenBLAS kernel family. When unset and OpenBLAS picks a slower\n"
     "                     one than the CPU supports (Debian's 0.3.21 on AVX-512 CPUs),\n"
     "                     lipgnn restarts itself with the best one and says so on stderr.\n"
+    "                     A type you set is kept; train, demo and depth-study say so\n"
+    "                     when it is slower than the best one for this CPU.\n"
     "  OMP_NUM_THREADS    threads of lipgnn's own kernels (default: all cores)\n"
     "  LIPGNN_ISA         'baseline' or 'avx2' caps the instruction set of lipgnn's own\n"
     "                     kernels (default: the best of baseline, avx2, avx512 that CPUID\n"

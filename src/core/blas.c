@@ -47,6 +47,7 @@ void lg_blas_check(lg_blas_info *info) {
     info->threads = openblas_get_num_threads();
     int rc = lg__core_rank(info->current), rb = lg__core_rank(info->best);
     info->recommend = !info->user_set && rc >= 0 && rb >= 0 && rc < rb;
+    info->user_slower = info->user_set && rc >= 0 && rb >= 0 && rc < rb;
 }
 
 int lg_set_threads(int n) {
