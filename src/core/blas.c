@@ -46,8 +46,9 @@ void lg_blas_check(lg_blas_info *info) {
     info->user_set = env != NULL && env[0] != '\0';
     info->threads = openblas_get_num_threads();
     int rc = lg__core_rank(info->current), rb = lg__core_rank(info->best);
-    info->recommend = !info->user_set && rc >= 0 && rb >= 0 && rc < rb;
-    info->user_slower = info->user_set && rc >= 0 && rb >= 0 && rc < rb;
+    const int slower = rc >= 0 && rb >= 0 && rc < rb; /* the loaded core ranks below the best */
+    info->recommend = slower && !info->user_set;
+    info->user_slower = slower && info->user_set;
 }
 
 int lg_set_threads(int n) {
