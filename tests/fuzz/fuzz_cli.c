@@ -65,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (rc == 0) {
         LG_FUZZ_REQUIRE(lg_model_config_check(&o.mc) == LG_OK);
         LG_FUZZ_REQUIRE(lg_train_config_check(&o.tc) == LG_OK);
-        int sources = (o.data.data != NULL) + (o.data.dataset != NULL) + (o.data.trees != 0);
+        int sources = (o.data.data != NULL) + (o.data.dataset != NULL) + (o.data.trees != 0) + (o.data.sbm_nodes != 0);
         LG_FUZZ_REQUIRE(sources == 1);
         LG_FUZZ_REQUIRE(o.data.trees == 0 || (o.data.trees >= 2 && o.data.trees <= 10));
         LG_FUZZ_REQUIRE(o.threads >= 0 && o.max_memory >= 0);
