@@ -17,6 +17,11 @@
  * products the model is made of. The sparse first product (Cora, PubMed,
  * TREES, SBM features are sparse) and every per-edge pass are not in it.
  *
+ * With 2 threads or more the line also carries xcore_rt_ns: the round trip of
+ * a cache line bounced between two OpenMP threads, just before and just after
+ * the timed epochs (xcore_rt_ns below; on a VM it varies with where the
+ * hypervisor put the virtual CPUs, and the gather passes' scaling with it).
+ *
  * Memory: RSS before the model is built (the data set loaded; the high-water
  * mark reset through /proc/self/clear_refs) and the peak (VmHWM) after the
  * run, against the trainer's own accounting (lg_trainer_memory): parameters,
