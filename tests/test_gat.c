@@ -20,7 +20,9 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "attention/gat_internal.h"
 #include "core/internal.h"
+#include "graph/graph_internal.h"
 #include "gat_naive.h"
 #include "testgraph.h"
 
@@ -1217,6 +1219,58 @@ static void test_shared_workspace(void **state) {
     prob_free(&pb);
 }
 
+/* A cache made for a lent edge map (as a model's layers are: att_cache.h)
+ * gives the bits of one that builds the map itself, has no map buffers in
+ * its workspace, and refuses a backward for which no map was lent; a cache
+ * with its own map ignores a map lent for other graphs. */
+static void test_lent_edge_map(void **state) {
+    (void)state;
+    lg_gat_config cfg = lg_gat_config_default(6, 2, 4);
+    cfg.norm = LG_ATT_NORM_LIPSCHITZ;
+    cfg.att_dropout = 0.2;
+    prob pr;
+    prob_init(&pr, &cfg, random_graph(300, 6, 5, 1), 11, 1.0, 1.0);
+    pr.training = 1;
+    const lg_idx n = pr.n, nnz = pr.gp.g->nnz, F = cfg.in_dim;
+    double *ref_in = malloc(sizeof(double) * (size_t)(n * F)), *ref_p = malloc(sizeof(double) * (size_t)pr.P);
+    double *d_in = malloc(sizeof(double) * (size_t)(n * F)), *d_p = malloc(sizeof(double) * (size_t)pr.P);
+    lg_idx *tpos = malloc(sizeof(lg_idx) * (size_t)nnz), *tedge = malloc(sizeof(lg_idx) * (size_t)nnz);
+    lg_idx *tnext = malloc(sizeof(lg_idx) * (size_t)n);
+    assert_true(ref_in && ref_p && d_in && d_p && tpos && tedge && tnext);
+    prob_grad(&pr, ref_in, ref_p);
+    lg_gat_mem own, lent;
+    assert_ok(lg_gat_memory(&cfg, n, nnz, sizeof(double), &own));
+    assert_ok(lg__gat_memory_ext(&cfg, n, nnz, sizeof(double), 1, &lent));
+    assert_int_equal(own.workspace - lent.workspace, sizeof(lg_idx) * (size_t)(2 * nnz + n));
+    assert_int_equal(own.activations, lent.activations);
+    assert_true(lg__graph_transpose_map(tpos, tedge, tnext, pr.gp.g, pr.gp.gT));
+    lg_graph *gT2 = NULL; /* an equal transpose, but another graph */
+    assert_ok(lg_graph_transpose(pr.gp.g, &gT2));
+    const lg__att_tmap map = {pr.gp.g, pr.gp.gT, tpos, tedge}, other = {pr.gp.g, gT2, tpos, tedge};
+    lg_gat_cache *own_cache = pr.cache, *c = NULL;
+    assert_ok(lg__gat_cache_alloc(&c, &cfg, n, nnz, sizeof(double), NULL, 0, 1));
+    assert_null(c->tpos);
+    pr.cache = c;
+    (void)prob_loss(&pr, 0); /* the forward needs no map */
+    assert_int_equal(lg_gat_backward_f64(d_in, d_p, pr.R, c, pr.in, pr.params, pr.gp.g, pr.gp.gT, &cfg), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "lent edge map"));
+    lg__gat_cache_lend_tmap(c, &other);
+    assert_int_equal(lg_gat_backward_f64(d_in, d_p, pr.R, c, pr.in, pr.params, pr.gp.g, pr.gp.gT, &cfg), LG_EINVAL);
+    lg__gat_cache_lend_tmap(c, &map);
+    prob_grad(&pr, d_in, d_p);
+    assert_memory_equal(d_in, ref_in, sizeof(double) * (size_t)(n * F));
+    assert_memory_equal(d_p, ref_p, sizeof(double) * (size_t)pr.P);
+    pr.cache = own_cache;
+    lg__gat_cache_lend_tmap(own_cache, &other);
+    prob_grad(&pr, d_in, d_p);
+    assert_memory_equal(d_in, ref_in, sizeof(double) * (size_t)(n * F));
+    assert_memory_equal(d_p, ref_p, sizeof(double) * (size_t)pr.P);
+    lg_gat_cache_free(c);
+    lg_graph_free(gT2);
+    free(ref_in), free(ref_p), free(d_in), free(d_p), free(tpos), free(tedge), free(tnext);
+    prob_free(&pr);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config),
@@ -1224,6 +1278,7 @@ int main(void) {
         cmocka_unit_test(test_misuse),
         cmocka_unit_test(test_cache_out_of_memory),
         cmocka_unit_test(test_shared_workspace),
+        cmocka_unit_test(test_lent_edge_map),
         cmocka_unit_test(test_fd_gradients),
         cmocka_unit_test(test_fd_checker_catches_errors),
         cmocka_unit_test(test_zero_features_finite),

@@ -26,6 +26,7 @@
 #include "testutil.h"
 #include "gt_naive.h"
 #include "attention/gt_internal.h"
+#include "graph/graph_internal.h"
 
 /* ------------------------------------------------------------------------- */
 /* Helpers                                                                    */
@@ -1442,6 +1443,65 @@ static void test_shared_workspace(void **state) {
     free(ws);
 }
 
+/* A cache made for a lent edge map (as a model's layers are: att_cache.h)
+ * gives the bits of one that builds the map itself, has no map buffers in
+ * its workspace, and refuses a backward for which no map was lent; a cache
+ * with its own map ignores a map lent for other graphs. */
+static void test_lent_edge_map(void **state) {
+    (void)state;
+    lg_gt_config cf = lg_gt_config_default(6, 2, 4);
+    cf.norm = LG_ATT_NORM_LIPSCHITZ;
+    cf.att_dropout = 0.2;
+    cf.gate = 1;
+    const double ws4[4] = {0.5, 0.5, 0.5, 0.5};
+    lg_rng r;
+    lg_rng_seed(&r, 37);
+    lg_graph *g, *gT, *gT2 = NULL;
+    gt_random_graph(&r, 300, 6, &g, &gT);
+    assert_ok(lg_graph_transpose(g, &gT2)); /* an equal transpose, but another graph */
+    lg_gt_layout lay;
+    assert_ok(lg_gt_layout_get(&cf, &lay));
+    const lg_idx n = g->n, nnz = g->nnz, F = cf.in_dim, D = lg_gt_out_dim(&cf);
+    double *in = lg_test_dvec(n * F), *prm = lg_test_dvec(lay.count), *G = lg_test_dvec(n * D);
+    double *out = lg_test_dvec(n * D), *din[2], *dp[2];
+    for (int v = 0; v < 2; v++) din[v] = lg_test_dvec(n * F), dp[v] = lg_test_dvec(lay.count);
+    fill(&r, in, n * F, -1, 1);
+    rand_params(&r, prm, &cf, ws4);
+    fill(&r, G, n * D, -1, 1);
+    lg_gt_mem own, lent;
+    assert_ok(lg_gt_memory(&cf, n, nnz, sizeof(double), &own));
+    assert_ok(lg__gt_memory_ext(&cf, n, nnz, sizeof(double), 1, &lent));
+    assert_int_equal(own.workspace - lent.workspace, sizeof(lg_idx) * (size_t)(nnz + n));
+    assert_int_equal(own.activations, lent.activations);
+    lg_idx *tpos = malloc(sizeof(lg_idx) * (size_t)nnz), *tedge = malloc(sizeof(lg_idx) * (size_t)nnz);
+    lg_idx *tnext = malloc(sizeof(lg_idx) * (size_t)n);
+    assert_true(tpos && tedge && tnext && lg__graph_transpose_map(tpos, tedge, tnext, g, gT));
+    const lg__att_tmap map = {g, gT, tpos, tedge}, other = {g, gT2, tpos, tedge};
+    lg_gt_cache *oc = NULL, *c = NULL;
+    assert_ok(lg_gt_cache_init_f64(&oc, &cf, n, nnz));
+    assert_ok(lg__gt_cache_alloc(&c, &cf, n, nnz, sizeof(double), NULL, 0, 1));
+    assert_null(c->tpos);
+    lg__gt_cache_lend_tmap(oc, &other); /* ignored: the cache has its own map */
+    assert_ok(lg_gt_forward_f64(out, oc, in, prm, g, &cf, 1, 7, 3));
+    assert_ok(lg_gt_backward_f64(din[0], dp[0], G, oc, in, prm, g, gT, &cf));
+    assert_ok(lg_gt_forward_f64(out, c, in, prm, g, &cf, 1, 7, 3));
+    assert_int_equal(lg_gt_backward_f64(din[1], dp[1], G, c, in, prm, g, gT, &cf), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "lent edge map"));
+    lg__gt_cache_lend_tmap(c, &other);
+    assert_int_equal(lg_gt_backward_f64(din[1], dp[1], G, c, in, prm, g, gT, &cf), LG_EINVAL);
+    lg__gt_cache_lend_tmap(c, &map);
+    memset(din[1], 0, sizeof(double) * (size_t)(n * F));
+    memset(dp[1], 0, sizeof(double) * (size_t)lay.count);
+    assert_ok(lg_gt_backward_f64(din[1], dp[1], G, c, in, prm, g, gT, &cf));
+    assert_memory_equal(din[0], din[1], sizeof(double) * (size_t)(n * F));
+    assert_memory_equal(dp[0], dp[1], sizeof(double) * (size_t)lay.count);
+    lg_gt_cache_free(oc);
+    lg_gt_cache_free(c);
+    lg_graph_free(g), lg_graph_free(gT), lg_graph_free(gT2);
+    free(in), free(prm), free(G), free(out), free(tpos), free(tedge), free(tnext);
+    for (int v = 0; v < 2; v++) free(din[v]), free(dp[v]);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_layout_and_init),
@@ -1463,6 +1523,7 @@ int main(void) {
         cmocka_unit_test(test_accumulate),
         cmocka_unit_test(test_corollary2),
         cmocka_unit_test(test_shared_workspace),
+        cmocka_unit_test(test_lent_edge_map),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -238,17 +238,14 @@ static void test_fd_sparse_linear(void **state) {
     slin_loss(&c);
     assert_close(c.y, ref, n * c.out, 1e-14, "sparse linear forward vs oracle");
 
-    lg_features *xt = NULL;
-    assert_ok(lg_features_transpose(&xt, c.X));
     double *dw0 = drand(in * c.out), *db0 = drand(c.out), *dw = dvec(in * c.out), *db = dvec(c.out);
     memcpy(dw, dw0, sizeof(double) * (size_t)(in * c.out));
     memcpy(db, db0, sizeof(double) * (size_t)c.out);
-    assert_ok(lg_linear_sparse_backward_f64(dw, db, c.R, xt, c.out));
+    assert_ok(lg_linear_sparse_backward_f64(dw, db, c.R, c.X, c.out));
     sub_prior(dw, dw0, in * c.out);
     sub_prior(db, db0, c.out);
     check_grad("sparse linear dW", slin_loss, &c, c.w, dw, in * c.out, TOL_LINEAR);
     check_grad("sparse linear db", slin_loss, &c, c.b, db, c.out, TOL_LINEAR);
-    lg_features_free(xt);
     lg_features_free(c.X);
     free(c.w); free(c.b); free(c.y); free(c.R); free(xd); free(ref);
     free(dw0); free(db0); free(dw); free(db);
@@ -754,8 +751,7 @@ static void test_transpose(void **state) {
 static void test_sparse_equals_dense(void **state) {
     (void)state;
     const lg_idx n = 50, in = 40, out = 9;
-    lg_features *x = rand_sparse(n, in, 0.1), *xt = NULL;
-    assert_ok(lg_features_transpose(&xt, x));
+    lg_features *x = rand_sparse(n, in, 0.1);
     double *xd = dvec(n * in), *w = drand(in * out), *b = drand(out), *dy = drand(n * out);
     oracle_densify(xd, x);
     double *y1 = dvec(n * out), *y2 = dvec(n * out), *dw1 = dvec(in * out), *dw2 = dvec(in * out);
@@ -764,7 +760,7 @@ static void test_sparse_equals_dense(void **state) {
     assert_ok(lg_linear_sparse_forward_f64(y2, x, w, b, out));
     assert_close(y2, y1, n * out, 1e-14, "sparse forward vs dense (f64)");
     assert_ok(lg_linear_backward_f64(NULL, dw1, db1, dy, xd, w, n, in, out));
-    assert_ok(lg_linear_sparse_backward_f64(dw2, db2, dy, xt, out));
+    assert_ok(lg_linear_sparse_backward_f64(dw2, db2, dy, x, out));
     assert_close(dw2, dw1, in * out, 1e-14, "sparse dW vs dense (f64)");
     assert_memory_equal(db1, db2, sizeof(double) * (size_t)out); /* the same column sums */
     /* float */
@@ -777,12 +773,11 @@ static void test_sparse_equals_dense(void **state) {
     assert_ok(lg_linear_forward_f32(y1f, xdf, wf, bf, n, in, out));
     assert_ok(lg_linear_sparse_forward_f32(y2f, x, wf, bf, out));
     assert_ok(lg_linear_backward_f32(NULL, dw1f, NULL, dyf, xdf, wf, n, in, out));
-    assert_ok(lg_linear_sparse_backward_f32(dw2f, NULL, dyf, xt, out));
+    assert_ok(lg_linear_sparse_backward_f32(dw2f, NULL, dyf, x, out));
     double *t1 = to_d(y1f, n * out), *t2 = to_d(dw1f, in * out);
     assert_close_f(y2f, t1, n * out, 1e-6, "sparse forward vs dense (f32)");
     assert_close_f(dw2f, t2, in * out, 1e-6, "sparse dW vs dense (f32)");
     lg_features_free(x);
-    lg_features_free(xt);
     free(xd); free(w); free(b); free(dy); free(y1); free(y2); free(dw1); free(dw2); free(db1); free(db2);
     free(xdf); free(wf); free(bf); free(dyf); free(y1f); free(y2f); free(dw1f); free(dw2f); free(t1); free(t2);
 }
@@ -795,7 +790,7 @@ static void test_sparse_equals_dense(void **state) {
 typedef struct {
     lg_idx n, in, out, d, c, m, ng;
     /* inputs */
-    lg_features *xs, *xst;
+    lg_features *xs;
     lg_idx *seg, *nodes;
     int32_t *labels;
     float *x, *w, *b, *dy, *h, *dh, *gain, *bias, *z;
@@ -824,7 +819,6 @@ static void run_inputs(run_t *r, lg_idx n, lg_idx in, lg_idx out, lg_idx d, lg_i
     r->b = frand(out);
     r->dy = frand(n * out);
     r->xs = rand_sparse(n, in, 0.05);
-    assert_ok(lg_features_transpose(&r->xst, r->xs));
     r->h = frand(n * d);
     for (lg_idx k = 0; k < n * d; k++) r->h[k] = 2.0f * r->h[k] + 0.3f;
     r->dh = frand(n * d);
@@ -855,7 +849,6 @@ static void run_inputs(run_t *r, lg_idx n, lg_idx in, lg_idx out, lg_idx d, lg_i
 
 static void run_free(run_t *r) {
     lg_features_free(r->xs);
-    lg_features_free(r->xst);
     free(r->seg); free(r->nodes); free(r->labels);
     free(r->x); free(r->w); free(r->b); free(r->dy); free(r->h); free(r->dh); free(r->gain); free(r->bias);
     free(r->z);
@@ -874,7 +867,7 @@ static void run_all_f32(run_t *r) {
     float *ys = out_buf(r, "sparse y", n * out), *dws = out_buf(r, "sparse dw", in * out);
     float *dbs = out_buf(r, "sparse db", out);
     assert_ok(lg_linear_sparse_forward_f32(ys, r->xs, r->w, r->b, out));
-    assert_ok(lg_linear_sparse_backward_f32(dws, dbs, r->dy, r->xst, out));
+    assert_ok(lg_linear_sparse_backward_f32(dws, dbs, r->dy, r->xs, out));
     float *e = out_buf(r, "elu y", nd), *de = out_buf(r, "elu dx", nd);
     assert_ok(lg_elu_forward_f32(e, r->h, nd));
     assert_ok(lg_elu_backward_f32(de, r->dh, e, nd));
@@ -954,7 +947,7 @@ static void test_f32_matches_f64(void **state) {
     assert_ok(lg_linear_forward_f64(o[0], x, w, b, n, in, out));
     assert_ok(lg_linear_backward_f64(o[1], o[2], o[3], dy, x, w, n, in, out));
     assert_ok(lg_linear_sparse_forward_f64(o[4], r.xs, w, b, out));
-    assert_ok(lg_linear_sparse_backward_f64(o[5], o[6], dy, r.xst, out));
+    assert_ok(lg_linear_sparse_backward_f64(o[5], o[6], dy, r.xs, out));
     assert_ok(lg_elu_forward_f64(o[7], h, nd));
     assert_ok(lg_elu_backward_f64(o[8], dh, o[7], nd));
     assert_ok(lg_add_f64(o[9], h, nd));

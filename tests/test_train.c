@@ -11,6 +11,7 @@
 
 #include "testutil.h"
 #include "core/internal.h"
+#include "train/batch.h"
 #include "train/checkpoint.h"
 #include "train/model.h"
 
@@ -531,6 +532,50 @@ static void test_batch_model_gradients(void **state) {
     lg_dataset_free(ds);
 }
 
+/* Binding a mini-batch builds the edge map that the attention layers borrow
+ * (att_cache.h) and checks the batch's transposed graph on the way: a batch
+ * whose gT is not its graph's transpose is refused, and the model then binds
+ * a good one. */
+static void test_batch_bind_checks_transpose(void **state) {
+    (void)state;
+    lg_dataset *ds = lg_test_trees(2, 6, 12);
+    lg_model_config mc;
+    lg_model_config_default(&mc, LG_MODEL_GAT);
+    mc.att_norm = LG_ATT_NORM_LIPSCHITZ;
+    mc.layers = 3;
+    mc.hidden = 3;
+    lg__batcher b;
+    assert_ok(lg__batcher_init(&b, ds, ds->features, &mc, 3, 0));
+    lg__batch bt;
+    lg__batcher_fill(&b, 0, 0, 0, &bt);
+    const lg_idx cap[3] = {b.n_cap, b.nnz_cap, b.t_cap};
+    lg__model_f64 *m = NULL;
+    lg_rng r;
+    lg_rng_seed(&r, 5);
+    assert_ok(lg__model_init_batch_f64(&m, &mc, ds, ds->features, cap, &r));
+    /* a copy of gT with the first row of two or more entries reversed */
+    const lg_graph *gT = bt.gT;
+    lg_idx *jb = malloc(sizeof(lg_idx) * (size_t)gT->nnz), row = -1;
+    assert_non_null(jb);
+    memcpy(jb, gT->j, sizeof(lg_idx) * (size_t)gT->nnz);
+    for (lg_idx i = 0; i < gT->n && row < 0; i++)
+        if (gT->p[i + 1] - gT->p[i] >= 2) row = i;
+    assert_true(row >= 0);
+    lg_idx t = jb[gT->p[row]];
+    jb[gT->p[row]] = jb[gT->p[row + 1] - 1];
+    jb[gT->p[row + 1] - 1] = t;
+    lg_graph bad = {gT->n, gT->nnz, gT->p, jb};
+    lg__batch bb = bt;
+    bb.gT = &bad;
+    assert_int_equal(lg__model_bind_f64(m, &bb), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "transpose"));
+    assert_ok(lg__model_bind_f64(m, &bt));
+    free(jb);
+    lg__model_free_f64(m);
+    lg__batcher_destroy(&b);
+    lg_dataset_free(ds);
+}
+
 static char *tmp_path(void) {
     static char path[64];
     snprintf(path, sizeof path, "/tmp/lg_batch_XXXXXX");
@@ -937,7 +982,8 @@ int main(void) {
         cmocka_unit_test(test_nonfinite_located), cmocka_unit_test(test_batch_deterministic),
         cmocka_unit_test(test_batch_matches_full), cmocka_unit_test(test_batch_roots_only),
         cmocka_unit_test(test_batch_resume), cmocka_unit_test(test_batch_errors),
-        cmocka_unit_test(test_batch_model_gradients), cmocka_unit_test(test_batch_progress),
+        cmocka_unit_test(test_batch_model_gradients), cmocka_unit_test(test_batch_bind_checks_transpose),
+        cmocka_unit_test(test_batch_progress),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -68,8 +68,8 @@ lg_status lg_linear_backward_f64(double *dx, double *dw, double *db, const doubl
 /* ------------------------------------------------------------------------- */
 
 /* *out = the transpose of the sparse matrix x (x->d rows, x->n columns, kind
- * LG_FEAT_SPARSE, column ids ascending in a row), for lg_linear_sparse_backward.
- * Build it once per feature matrix. x is checked (row pointers monotone from 0
+ * LG_FEAT_SPARSE, column ids ascending in a row): the column view of a
+ * feature matrix (no kernel of the library needs it). x is checked (row pointers monotone from 0
  * to nnz, column ids in range): LG_EINVAL otherwise. Free the result with
  * lg_features_free. O(n + d + nnz) time and memory; LG_ENOMEM possible. On
  * failure *out is NULL. */
@@ -85,16 +85,20 @@ lg_status lg_linear_sparse_forward_f32(float *y, const lg_features *x, const flo
 lg_status lg_linear_sparse_forward_f64(double *y, const lg_features *x, const double *w,
                                        const double *b, lg_idx out);
 
-/* Backward, given dy (n x out), xt = lg_features_transpose(x) (in x n):
- *   dw (in x out) += x^T dy   (OpenMP over rows of xt = rows of dw, each row
- *                              summed over its non-zeros in ascending node order)
+/* Backward, given dy (n x out) and the forward's x (n x in, sparse):
+ *   dw (in x out) += x^T dy   (OpenMP over ranges of rows of dw, each thread
+ *                              streaming x and dy in node order for the
+ *                              non-zeros of its range: every element summed
+ *                              over its non-zeros in ascending node order,
+ *                              the same bits at any thread count; no
+ *                              transpose of x is needed)
  *   db (out)      += column sums of dy (as in lg_linear_backward)
  * There is no dx: a sparse input is the raw features. dw or db may be NULL.
- * xt's structure is checked (LG_EINVAL). O(nnz out). */
+ * x's structure is checked (LG_EINVAL). O(nnz out + n log(nnz/n) threads). */
 lg_status lg_linear_sparse_backward_f32(float *dw, float *db, const float *dy,
-                                        const lg_features *xt, lg_idx out);
+                                        const lg_features *x, lg_idx out);
 lg_status lg_linear_sparse_backward_f64(double *dw, double *db, const double *dy,
-                                        const lg_features *xt, lg_idx out);
+                                        const lg_features *x, lg_idx out);
 
 /* ------------------------------------------------------------------------- */
 /* ELU (alpha = 1), ReLU and the residual add                                 */

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "attention/att_cache.h"
+#include "graph/graph_internal.h"
 
 static size_t lg__att_buf_size(const lg__att_buf *b, size_t rs) {
     return (size_t)b->count * (b->idx ? sizeof(lg_idx) : rs);
@@ -81,5 +82,21 @@ lg_status lg__att_memory_args(void *mem, size_t size, size_t real_size, const ch
     memset(mem, 0, size);
     if (real_size != sizeof(float) && real_size != sizeof(double))
         return lg__error(LG_EINVAL, "%s: real_size %zu is neither 4 nor 8", fn, real_size);
+    return LG_OK;
+}
+
+lg_status lg__att_tmap_pick(const lg__att_tmap *lent, lg_idx *tpos, lg_idx *tedge, lg_idx *tnext, const lg_graph *g,
+                            const lg_graph *gT, const lg_idx **tpos_out, const lg_idx **tedge_out, const char *fn) {
+    if (lent->tpos && lent->g == g && lent->gT == gT) {
+        *tpos_out = lent->tpos;
+        *tedge_out = lent->tedge;
+        return LG_OK;
+    }
+    if (!tpos || !tnext)
+        return lg__error(LG_EINVAL, "%s: the cache was made for a lent edge map, and none was lent for these graphs", fn);
+    if (!lg__graph_transpose_map(tpos, tedge, tnext, g, gT))
+        return lg__error(LG_EINVAL, "%s: the transposed graph is not the transpose of the graph", fn);
+    *tpos_out = tpos;
+    *tedge_out = tedge;
     return LG_OK;
 }

@@ -69,4 +69,27 @@ lg_status lg__att_check_backward_graphs(const lg_graph *g, const lg_graph *gT, l
     lg__att_after_fwd((cache) != NULL, (cache) ? (cache)->real_size : 0, sizeof(lg_real),                 \
                       (cache) ? (cache)->have_fwd : 0, fn)
 
+/* The edge map between a graph and its transpose, made once by the caller
+ * (a model: at its build, or at each bind of a mini-batch) with
+ * lg__graph_transpose_map, which also checks that gT is g's transpose, and
+ * lent to the GAT and graph-transformer caches, whose backward passes would
+ * otherwise rebuild it on every call (their serial step B0). Not owned by
+ * the caches. */
+typedef struct lg__att_tmap {
+    const lg_graph *g, *gT; /* the pair it was made for (identity)           */
+    const lg_idx *tpos;     /* nnz: position in gT of each edge of g          */
+    const lg_idx *tedge;    /* nnz: the edge of g at each position of gT      */
+} lg__att_tmap;
+
+/* The map a backward on (g, gT) uses: the lent one when lent->tpos is set
+ * and it was made for exactly these graphs (the caller keeps them unchanged
+ * while it is lent, as a forward's graph until its backward); else, when
+ * the cache has its own buffers (tpos, tnext; tedge may be NULL), built
+ * there by lg__graph_transpose_map (O(nnz), serial), which checks gT.
+ * LG_EINVAL naming fn if gT is not g's transpose, or if the cache has no
+ * buffers of its own (made for a lent map) and the lent map is for other
+ * graphs. */
+lg_status lg__att_tmap_pick(const lg__att_tmap *lent, lg_idx *tpos, lg_idx *tedge, lg_idx *tnext, const lg_graph *g,
+                            const lg_graph *gT, const lg_idx **tpos_out, const lg_idx **tedge_out, const char *fn);
+
 #endif /* LG_ATTENTION_ATT_CACHE_H */

@@ -87,7 +87,8 @@ typedef lg__att_buf lg__gat_buf;
 
 #define LG__NBUF 21
 
-static lg_status lg__gat_bufs(const lg_gat_config *c, lg_idx n, lg_idx nnz, lg__gat_buf *b, lg_idx *nchunk) {
+static lg_status lg__gat_bufs(const lg_gat_config *c, lg_idx n, lg_idx nnz, int lent_map, lg__gat_buf *b,
+                              lg_idx *nchunk) {
     lg_idx K = c->heads, kc = c->heads * c->head_dim, d = lg_gat_out_dim(c);
     int lip = c->norm != LG_ATT_NORM_NONE, paper = c->norm == LG_ATT_NORM_LIPSCHITZ,
         ref = c->norm == LG_ATT_NORM_LIPSCHITZ_REF;
@@ -115,9 +116,9 @@ static lg_status lg__gat_bufs(const lg_gat_config *c, lg_idx n, lg_idx nnz, lg__
     LG__B(anorm, LG__ACT, 0, K);
     LG__B(dxp, LG__WORK, 0, n * kc);
     LG__B(rec, LG__WORK, 0, nnz * (lip ? 3 : 2) * K);
-    LG__B(tpos, LG__WORK, 1, nnz);
-    LG__B(tedge, LG__WORK, 1, nnz);
-    LG__B(tnext, LG__WORK, 1, n);
+    LG__B(tpos, LG__WORK, 1, lent_map ? 0 : nnz);
+    LG__B(tedge, LG__WORK, 1, lent_map ? 0 : nnz);
+    LG__B(tnext, LG__WORK, 1, lent_map ? 0 : n);
     LG__B(nsd, LG__WORK, 0, n * K);
     LG__B(nss, LG__WORK, 0, n * K);
     LG__B(ncoef, LG__WORK, 0, lip ? n * K : 0);
@@ -128,27 +129,34 @@ static lg_status lg__gat_bufs(const lg_gat_config *c, lg_idx n, lg_idx nnz, lg__
     return k == LG__NBUF ? LG_OK : lg__error(LG_EINVAL, "GAT cache: internal buffer table");
 }
 
-lg_status lg_gat_memory(const lg_gat_config *cfg, lg_idx n, lg_idx nnz, size_t real_size, lg_gat_mem *mem) {
+lg_status lg__gat_memory_ext(const lg_gat_config *cfg, lg_idx n, lg_idx nnz, size_t real_size, int lent_map,
+                             lg_gat_mem *mem) {
     lg__gat_buf b[LG__NBUF];
     lg_idx nch = 0;
     LG_CHECK(lg__att_memory_args(mem, sizeof *mem, real_size, "lg_gat_memory"));
     LG_CHECK(lg_gat_config_check(cfg));
-    LG_CHECK(lg__gat_bufs(cfg, n, nnz, b, &nch));
+    LG_CHECK(lg__gat_bufs(cfg, n, nnz, lent_map, b, &nch));
     lg__att_bufs_bytes(b, LG__NBUF, real_size, &mem->activations, &mem->workspace);
     return LG_OK;
 }
+
+lg_status lg_gat_memory(const lg_gat_config *cfg, lg_idx n, lg_idx nnz, size_t real_size, lg_gat_mem *mem) {
+    return lg__gat_memory_ext(cfg, n, nnz, real_size, 0, mem);
+}
+
+void lg__gat_cache_lend_tmap(lg_gat_cache *c, const lg__att_tmap *m) { c->lent = *m; }
 
 void lg_gat_cache_free(lg_gat_cache *c) {
     if (!c) return;
     lg__gat_buf b[LG__NBUF];
     lg_idx nch;
     /* the table only needs the config, which was validated at allocation */
-    if (lg__gat_bufs(&c->cfg, 0, 0, b, &nch) == LG_OK) lg__att_bufs_free(c, b, LG__NBUF, c->ws_shared);
+    if (lg__gat_bufs(&c->cfg, 0, 0, c->lent_map, b, &nch) == LG_OK) lg__att_bufs_free(c, b, LG__NBUF, c->ws_shared);
     lg__free(c);
 }
 
 lg_status lg__gat_cache_alloc(lg_gat_cache **out, const lg_gat_config *cfg, lg_idx n_cap, lg_idx nnz_cap,
-                              size_t rs, void *ws, size_t ws_bytes) {
+                              size_t rs, void *ws, size_t ws_bytes, int lent_map) {
     lg_status st = LG_OK;
     lg_gat_cache *c = NULL;
     lg__gat_buf b[LG__NBUF];
@@ -156,7 +164,7 @@ lg_status lg__gat_cache_alloc(lg_gat_cache **out, const lg_gat_config *cfg, lg_i
     if (!out) return lg__error(LG_EINVAL, "lg_gat_cache_init: out is NULL");
     *out = NULL;
     LG_CHECK(lg_gat_config_check(cfg));
-    LG_CHECK(lg__gat_bufs(cfg, n_cap, nnz_cap, b, &nch));
+    LG_CHECK(lg__gat_bufs(cfg, n_cap, nnz_cap, lent_map, b, &nch));
     LG_CALLOC(c, 1, "GAT cache");
     c->cfg = *cfg;
     c->real_size = rs;
@@ -164,6 +172,7 @@ lg_status lg__gat_cache_alloc(lg_gat_cache **out, const lg_gat_config *cfg, lg_i
     c->nnz_cap = nnz_cap;
     c->nchunk = nch;
     c->ws_shared = ws != NULL;
+    c->lent_map = lent_map;
     LG_TRY(lg__att_bufs_alloc(c, b, LG__NBUF, rs, ws, ws_bytes, "GAT cache buffer"));
     *out = c;
     return LG_OK;

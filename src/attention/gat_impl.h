@@ -101,13 +101,13 @@ static inline lg_real lg__gscore(lg_att_norm mode, lg_real s, lg_real sc, lg_rea
 
 #ifndef LG__ISA_FILE /* not in the instruction-set variants: forward and backward only */
 lg_status LG_FN(lg_gat_cache_init)(lg_gat_cache **out, const lg_gat_config *cfg, lg_idx n_cap, lg_idx nnz_cap) {
-    return lg__gat_cache_alloc(out, cfg, n_cap, nnz_cap, sizeof(lg_real), NULL, 0);
+    return lg__gat_cache_alloc(out, cfg, n_cap, nnz_cap, sizeof(lg_real), NULL, 0, 0);
 }
 
 lg_status LG_FN(lg_gat_cache_init_shared)(lg_gat_cache **out, const lg_gat_config *cfg, lg_idx n_cap,
                                           lg_idx nnz_cap, void *ws, size_t ws_bytes) {
     if (!ws) return lg__error(LG_EINVAL, "lg_gat_cache_init_shared: ws is NULL");
-    return lg__gat_cache_alloc(out, cfg, n_cap, nnz_cap, sizeof(lg_real), ws, ws_bytes);
+    return lg__gat_cache_alloc(out, cfg, n_cap, nnz_cap, sizeof(lg_real), ws, ws_bytes, 0);
 }
 
 lg_status LG_FN(lg_gat_params_init)(lg_real *params, const lg_gat_config *cfg, lg_rng *rng) {
@@ -282,7 +282,7 @@ lg_status LG__ISA_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
     const lg_idx *amax = cache->amax;
     lg_real *dxp = cache->dxp, *rec = cache->rec, *nsd = cache->nsd, *nss = cache->nss;
     lg_real *ncoef = cache->ncoef, *ncw = cache->ncw, *ndan = cache->ndan, *part = cache->part;
-    lg_idx *tpos = cache->tpos, *tedge = cache->tedge, *tnext = cache->tnext;
+    const lg_idx *tpos, *tedge;
     const lg_idx RW = (lip ? 3 : 2) * K; /* record: dL/d att' | dL/ds | coefficient of x_j */
     const int drop = cache->drop_on;
     const uint64_t key = cache->drop_key;
@@ -291,9 +291,9 @@ lg_status LG__ISA_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
     const lg_real lr[2] = {slope, 1}, mk[2] = {0, dscale}; /* LeakyReLU slopes, dropout factors */
     if (n == 0) return LG_OK;
 
-    /* B0. position in gT of every edge of g and its inverse, checking gT */
-    if (!lg__graph_transpose_map(tpos, tedge, tnext, g, gT))
-        return lg__error(LG_EINVAL, "%s: the transposed graph is not the transpose of the graph", fn);
+    /* B0. position in gT of every edge of g and its inverse, checking gT (or
+     * the map lent by a model, made and checked once for these graphs) */
+    LG_CHECK(lg__att_tmap_pick(&cache->lent, cache->tpos, cache->tedge, cache->tnext, g, gT, &tpos, &tedge, fn));
     const lg_idx nch = (n + LG__GAT_CHUNK - 1) / LG__GAT_CHUNK;
 
     LG__PASS_MARK(LG__PASS_GAT_BWD_CHECK);

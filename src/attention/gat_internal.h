@@ -5,6 +5,7 @@
 #ifndef LG_ATTENTION_GAT_INTERNAL_H
 #define LG_ATTENTION_GAT_INTERNAL_H
 
+#include "attention/att_cache.h"
 #include "core/internal.h"
 
 /* Nodes per chunk of the deterministic reductions over nodes (parameter
@@ -27,6 +28,9 @@ struct lg_gat_cache {
     lg_idx nchunk;      /* reduction chunks for n_cap nodes                   */
     int ws_shared;      /* 1: the workspace buffers are carved from the
                            caller's shared workspace (not freed here)        */
+    int lent_map;       /* 1: no tpos, tedge, tnext of its own: the backward
+                           uses the edge map lent (lg__gat_cache_lend_tmap)  */
+    lg__att_tmap lent;  /* the lent edge map (tpos NULL: none)                */
     /* state of the last forward */
     int have_fwd;       /* 1 once a forward completed                         */
     lg_gat_config fcfg; /* the cfg it was called with                         */
@@ -52,7 +56,8 @@ struct lg_gat_cache {
     void *rec;    /* nnz x RW, in TRANSPOSED order (position t of gT): per edge
                      j -> i and head, dL/d att'_ij, dL/ds_ij and (Lipschitz
                      modes) the coefficient of x_j in d x_j; RW = 2K or 3K    */
-    void *tpos;   /* nnz lg_idx: position in gT of each edge of g            */
+    void *tpos;   /* nnz lg_idx: position in gT of each edge of g (NULL when
+                     lent_map; a lent map is used when it fits the graphs)   */
     void *tedge;  /* nnz lg_idx: the edge of g at each position of gT        */
     void *tnext;  /* n lg_idx: counting-sort cursor for tpos                  */
     void *nsd;    /* n x K: sum_j dL/ds_ij over row i (target side); the
@@ -77,8 +82,18 @@ lg_status lg__gat_check_graph(const lg_gat_cache *cache, const lg_graph *g, cons
 
 /* Allocates a cache's buffers for scalars of rs bytes, its workspace carved
  * from ws (ws_bytes long) if ws is not NULL (LG_ENOMEM, LG_EINVAL if ws is
- * too small; nothing leaked). */
+ * too small; nothing leaked); lent_map = 1: without the edge map's buffers,
+ * for a caller that lends one (lg__gat_cache_lend_tmap) before every
+ * backward. */
 lg_status lg__gat_cache_alloc(lg_gat_cache **out, const lg_gat_config *cfg, lg_idx n_cap,
-                              lg_idx nnz_cap, size_t rs, void *ws, size_t ws_bytes);
+                              lg_idx nnz_cap, size_t rs, void *ws, size_t ws_bytes, int lent_map);
+
+/* lg_gat_memory of a cache made with lent_map (0: the same as lg_gat_memory). */
+lg_status lg__gat_memory_ext(const lg_gat_config *cfg, lg_idx n, lg_idx nnz, size_t real_size, int lent_map,
+                             lg_gat_mem *mem);
+
+/* Lends *m to the cache's backward passes (copied; the arrays stay the
+ * caller's and must outlive their use). O(1). */
+void lg__gat_cache_lend_tmap(lg_gat_cache *c, const lg__att_tmap *m);
 
 #endif /* LG_ATTENTION_GAT_INTERNAL_H */

@@ -75,7 +75,8 @@ typedef lg__att_buf lg__gt_buf;
 #define LG__GT_NBUF 18
 
 /* Fills the table for cfg and capacities (n, nnz); *nchunk = reduction chunks. */
-static lg_status lg__gt_bufs(const lg_gt_config *c, lg_idx n, lg_idx nnz, lg__gt_buf *b, lg_idx *nchunk) {
+static lg_status lg__gt_bufs(const lg_gt_config *c, lg_idx n, lg_idx nnz, int lent_map, lg__gt_buf *b,
+                             lg_idx *nchunk) {
     lg_idx K = c->heads, kc = c->heads * c->head_dim, d = lg_gt_out_dim(c), p = 3 * kc + d;
     int lip = c->norm != LG_ATT_NORM_NONE, ref = c->norm == LG_ATT_NORM_LIPSCHITZ_REF, gate = c->gate;
     if (n < 0 || nnz < 0)
@@ -109,34 +110,41 @@ static lg_status lg__gt_bufs(const lg_gt_config *c, lg_idx n, lg_idx nnz, lg__gt
     LG__B(ncf, LG__GT_WORK, 0, lip ? 2 * n * K : 0);
     LG__B(dun, LG__GT_WORK, 0, ref ? (n + 1) * K : 0);
     LG__B(ga, LG__GT_WORK, 0, gate ? n : 0);
-    LG__B(tpos, LG__GT_WORK, 1, nnz);
-    LG__B(tnext, LG__GT_WORK, 1, n);
+    LG__B(tpos, LG__GT_WORK, 1, lent_map ? 0 : nnz);
+    LG__B(tnext, LG__GT_WORK, 1, lent_map ? 0 : n);
     LG__B(part, LG__GT_WORK, 0, (nch + 1) * lg__gt_part_width(c));
 #undef LG__B
     return k == LG__GT_NBUF ? LG_OK : lg__error(LG_EINVAL, "graph-transformer cache: internal buffer table");
 }
 
-lg_status lg_gt_memory(const lg_gt_config *cfg, lg_idx n, lg_idx nnz, size_t real_size, lg_gt_mem *mem) {
+lg_status lg__gt_memory_ext(const lg_gt_config *cfg, lg_idx n, lg_idx nnz, size_t real_size, int lent_map,
+                            lg_gt_mem *mem) {
     lg__gt_buf b[LG__GT_NBUF];
     lg_idx nch = 0;
     LG_CHECK(lg__att_memory_args(mem, sizeof *mem, real_size, "lg_gt_memory"));
     LG_CHECK(lg_gt_config_check(cfg));
-    LG_CHECK(lg__gt_bufs(cfg, n, nnz, b, &nch));
+    LG_CHECK(lg__gt_bufs(cfg, n, nnz, lent_map, b, &nch));
     lg__att_bufs_bytes(b, LG__GT_NBUF, real_size, &mem->activations, &mem->workspace);
     return LG_OK;
 }
+
+lg_status lg_gt_memory(const lg_gt_config *cfg, lg_idx n, lg_idx nnz, size_t real_size, lg_gt_mem *mem) {
+    return lg__gt_memory_ext(cfg, n, nnz, real_size, 0, mem);
+}
+
+void lg__gt_cache_lend_tmap(lg_gt_cache *c, const lg__att_tmap *m) { c->lent = *m; }
 
 void lg_gt_cache_free(lg_gt_cache *c) {
     if (!c) return;
     lg__gt_buf b[LG__GT_NBUF];
     lg_idx nch;
     /* the table only needs the config, which was validated at allocation */
-    if (lg__gt_bufs(&c->cfg, 0, 0, b, &nch) == LG_OK) lg__att_bufs_free(c, b, LG__GT_NBUF, c->ws_shared);
+    if (lg__gt_bufs(&c->cfg, 0, 0, c->lent_map, b, &nch) == LG_OK) lg__att_bufs_free(c, b, LG__GT_NBUF, c->ws_shared);
     lg__free(c);
 }
 
 lg_status lg__gt_cache_alloc(lg_gt_cache **out, const lg_gt_config *cfg, lg_idx n_cap, lg_idx nnz_cap, size_t rs,
-                             void *ws, size_t ws_bytes) {
+                             void *ws, size_t ws_bytes, int lent_map) {
     lg_status st = LG_OK;
     lg_gt_cache *c = NULL;
     lg__gt_buf b[LG__GT_NBUF];
@@ -144,7 +152,7 @@ lg_status lg__gt_cache_alloc(lg_gt_cache **out, const lg_gt_config *cfg, lg_idx 
     if (!out) return lg__error(LG_EINVAL, "lg_gt_cache_init: out is NULL");
     *out = NULL;
     LG_CHECK(lg_gt_config_check(cfg));
-    LG_CHECK(lg__gt_bufs(cfg, n_cap, nnz_cap, b, &nch));
+    LG_CHECK(lg__gt_bufs(cfg, n_cap, nnz_cap, lent_map, b, &nch));
     LG_CALLOC(c, 1, "graph-transformer cache");
     c->cfg = *cfg;
     c->real_size = rs;
@@ -152,6 +160,7 @@ lg_status lg__gt_cache_alloc(lg_gt_cache **out, const lg_gt_config *cfg, lg_idx 
     c->nnz_cap = nnz_cap;
     c->nchunk = nch;
     c->ws_shared = ws != NULL;
+    c->lent_map = lent_map;
     LG_TRY(lg__att_bufs_alloc(c, b, LG__GT_NBUF, rs, ws, ws_bytes, "graph-transformer cache buffer"));
     *out = c;
     return LG_OK;

@@ -77,13 +77,13 @@ static inline lg_real lg__tsigmoid(lg_real a) {
 
 #ifndef LG__ISA_FILE /* not in the instruction-set variants: forward and backward only */
 lg_status LG_FN(lg_gt_cache_init)(lg_gt_cache **out, const lg_gt_config *cfg, lg_idx n_cap, lg_idx nnz_cap) {
-    return lg__gt_cache_alloc(out, cfg, n_cap, nnz_cap, sizeof(lg_real), NULL, 0);
+    return lg__gt_cache_alloc(out, cfg, n_cap, nnz_cap, sizeof(lg_real), NULL, 0, 0);
 }
 
 lg_status LG_FN(lg_gt_cache_init_shared)(lg_gt_cache **out, const lg_gt_config *cfg, lg_idx n_cap, lg_idx nnz_cap,
                                          void *ws, size_t ws_bytes) {
     if (!ws) return lg__error(LG_EINVAL, "lg_gt_cache_init_shared: ws is NULL");
-    return lg__gt_cache_alloc(out, cfg, n_cap, nnz_cap, sizeof(lg_real), ws, ws_bytes);
+    return lg__gt_cache_alloc(out, cfg, n_cap, nnz_cap, sizeof(lg_real), ws, ws_bytes, 0);
 }
 
 lg_status LG_FN(lg_gt_params_init)(lg_real *params, const lg_gt_config *cfg, lg_rng *rng) {
@@ -268,7 +268,7 @@ lg_status LG__ISA_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
     const lg_idx *amax = cache->amax;
     lg_real *dz = cache->dz, *dm = cache->dm, *eds = cache->eds, *rec = cache->rec, *ncf = cache->ncf;
     lg_real *dun = cache->dun, *ga = cache->ga, *part = cache->part;
-    lg_idx *tpos = cache->tpos, *tnext = cache->tnext;
+    const lg_idx *tpos, *tedge_unused;
     const lg_idx RW = (lip ? 4 : 2) * K; /* record: att' | dt cs | (lip) k coef | v coef */
     const int drop = cache->drop_on;
     const uint64_t key = cache->drop_key;
@@ -276,9 +276,9 @@ lg_status LG__ISA_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
     const lg_real dscale = (lg_real)(1.0 / (1.0 - p));
     if (n == 0) return LG_OK;
 
-    /* B0. position in gT of every edge of g, checking gT */
-    if (!lg__graph_transpose_map(tpos, NULL, tnext, g, gT))
-        return lg__error(LG_EINVAL, "%s: the transposed graph is not the transpose of the graph", fn);
+    /* B0. position in gT of every edge of g, checking gT (or the map lent by
+     * a model, made and checked once for these graphs) */
+    LG_CHECK(lg__att_tmap_pick(&cache->lent, cache->tpos, NULL, cache->tnext, g, gT, &tpos, &tedge_unused, fn));
 
     /* B1. row pass over targets i: per-edge records written at their position
      * in gT (each edge once: no two threads write the same place) */

@@ -6,6 +6,7 @@
 #ifndef LG_ATTENTION_GT_INTERNAL_H
 #define LG_ATTENTION_GT_INTERNAL_H
 
+#include "attention/att_cache.h"
 #include "core/internal.h"
 
 /* Nodes per chunk of the deterministic reductions over nodes (bias and gate
@@ -32,6 +33,9 @@ struct lg_gt_cache {
     lg_idx nchunk;     /* reduction chunks for n_cap nodes                    */
     int ws_shared;     /* 1: the workspace buffers are carved from the caller's
                           shared workspace (not freed here)                   */
+    int lent_map;      /* 1: no tpos, tnext of its own: the backward uses the
+                          edge map lent (lg__gt_cache_lend_tmap)              */
+    lg__att_tmap lent; /* the lent edge map (tpos NULL: none)                 */
     /* state of the last forward */
     int have_fwd;      /* 1 once a forward completed                          */
     lg_gt_config fcfg; /* the cfg it was called with                          */
@@ -60,7 +64,8 @@ struct lg_gt_cache {
     void *ncf;   /* n x 2 x K: per source, the summed arg-max coefficients (lip) */
     void *dun;   /* (n + 1) x K: dL/dU_k of node i; last row = the total (ref)   */
     void *ga;    /* n: dL/d(gate logit) of node i (gate)                         */
-    void *tpos;  /* nnz lg_idx: position in gT of each edge of g                 */
+    void *tpos;  /* nnz lg_idx: position in gT of each edge of g (NULL when
+                    lent_map; a lent map is used when it fits the graphs)      */
     void *tnext; /* n lg_idx: counting-sort cursor for tpos                      */
     void *part;  /* (nchunk + 1) x (P + 3D gate): reduction partials, last row =
                     the total                                                   */
@@ -75,9 +80,19 @@ lg_status lg__gt_check_graph(const lg_gt_cache *cache, const lg_graph *g, const 
 
 /* Allocates a cache's buffers for scalars of rs bytes, its workspace carved
  * from ws (ws_bytes long) if ws is not NULL (LG_ENOMEM, LG_EINVAL if ws is
- * too small; nothing leaked). */
+ * too small; nothing leaked); lent_map = 1: without the edge map's buffers,
+ * for a caller that lends one (lg__gt_cache_lend_tmap) before every
+ * backward. */
 lg_status lg__gt_cache_alloc(lg_gt_cache **out, const lg_gt_config *cfg, lg_idx n_cap, lg_idx nnz_cap,
-                             size_t rs, void *ws, size_t ws_bytes);
+                             size_t rs, void *ws, size_t ws_bytes, int lent_map);
+
+/* lg_gt_memory of a cache made with lent_map (0: the same as lg_gt_memory). */
+lg_status lg__gt_memory_ext(const lg_gt_config *cfg, lg_idx n, lg_idx nnz, size_t real_size, int lent_map,
+                            lg_gt_mem *mem);
+
+/* Lends *m to the cache's backward passes (copied; the arrays stay the
+ * caller's and must outlive their use). O(1). */
+void lg__gt_cache_lend_tmap(lg_gt_cache *c, const lg__att_tmap *m);
 
 /* Width of the reduction partials: P (bias) + 3D (gate vector, if any). */
 lg_idx lg__gt_part_width(const lg_gt_config *cfg);

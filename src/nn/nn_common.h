@@ -46,11 +46,6 @@ lg_status lg__nn_segments(const char *fn, const lg_idx *ptr, lg_idx n_graphs, lg
  * O(n + nnz). LG_EINVAL naming fn and the first violation otherwise. */
 lg_status lg__nn_csr_check(const char *fn, const lg_features *x);
 
-/* t = the transpose of the valid sparse x into t's arrays (p: d+1 entries, j
- * and x: nnz each, allocated by the caller); next: d cursors of workspace.
- * The counting sort of lg_features_transpose, without allocating. */
-void lg__features_transpose_into(lg_features *t, lg_idx *next, const lg_features *x);
-
 /* Checks a dropout rate: p in [0, 1). LG_EINVAL otherwise. */
 lg_status lg__nn_dropout_p(const char *fn, double p);
 

@@ -1,10 +1,12 @@
-/* The transpose of a sparse feature matrix, which the sparse linear layer's
- * weight gradient walks so that each thread owns rows of dW. */
+/* The transpose of a sparse feature matrix (a utility of the public API; the
+ * sparse linear layer's backward streams x itself). */
 #include <string.h>
 
 #include "nn/nn_common.h"
 
-void lg__features_transpose_into(lg_features *t, lg_idx *next, const lg_features *x) {
+/* t = the transpose of the valid sparse x into t's arrays (p: d+1 entries, j
+ * and x: nnz each); next: d cursors of workspace. */
+static void lg__features_transpose_into(lg_features *t, lg_idx *next, const lg_features *x) {
     t->n = x->d;
     t->d = x->n;
     t->kind = LG_FEAT_SPARSE;

@@ -34,9 +34,6 @@ void lg__batcher_destroy(lg__batcher *b) {
     lg__free(b->xb.p);
     lg__free(b->xb.j);
     lg__free(b->xb.x);
-    lg__free(b->xt.p);
-    lg__free(b->xt.j);
-    lg__free(b->xt.x);
     lg__free(b->labels);
     lg__free(b->gptr);
     lg__free(b->targets);
@@ -79,7 +76,6 @@ lg_status lg__batcher_init(lg__batcher *b, const lg_dataset *ds, const lg_featur
     b->B = B;
     b->plan = plan;
     b->self_loops = c->self_loops;
-    b->want_xt = lg__model_takes_sparse(c, x);
     const lg_graph *G0 = ds->graph;
     const lg_idx n = G0->n, G = ds->n_graphs, F = x->d;
     const lg_idx *gp = ds->graph_ptr;
@@ -170,18 +166,13 @@ lg_status lg__batcher_init(lg__batcher *b, const lg_dataset *ds, const lg_featur
         LG__TAKE(b->xb.j, b->xnnz_cap, "batch features");
     }
     LG__TAKE(b->xb.x, b->xnnz_cap, "batch features");
-    if (b->want_xt) {
-        LG__TAKE(b->xt.p, F + 1, "batch features");
-        LG__TAKE(b->xt.j, b->xnnz_cap, "batch features");
-        LG__TAKE(b->xt.x, b->xnnz_cap, "batch features");
-    }
     LG__TAKE(b->labels, b->n_cap, "batch labels");
     LG__TAKE(b->gptr, B + 1, "batch graph offsets");
     LG__TAKE(b->targets, b->t_cap, "batch targets");
     LG__TAKE(b->iota, b->t_cap, "batch targets");
     if (!plan)
         for (lg_idx k = 0; k < b->t_cap; k++) b->iota[k] = k;
-    LG__TAKE(b->work, LG_MAX(b->n_cap, F), "batch workspace");
+    LG__TAKE(b->work, b->n_cap, "batch workspace");
     lg__free(vals);
     lg__free(cnt);
     lg__free(pos);
@@ -254,11 +245,9 @@ void lg__batcher_fill(lg__batcher *b, int s, int ordered, lg_idx k, lg__batch *o
     b->xb.kind = x->kind;
     b->xb.nnz = sparse ? xe : n * F;
     lg__graph_transpose_into(&b->gT, b->work, &b->g);
-    if (b->want_xt) lg__features_transpose_into(&b->xt, b->work, &b->xb);
     out->g = &b->g;
     out->gT = &b->gT;
     out->x = &b->xb;
-    out->xt = b->want_xt ? &b->xt : NULL;
     out->labels = b->labels;
     out->graph_ptr = b->gptr;
     out->n_graphs = cnt;

@@ -22,7 +22,6 @@ typedef struct lg__batcher {
     const lg_features *x;     /* features the model sees, n x F (borrowed)           */
     lg_idx B;                 /* graphs per batch                                     */
     int self_loops;           /* batch graphs get self-loops added (1) or removed (0) */
-    int want_xt;              /* build the features' transpose (sparse input)          */
     lg_idx ng[LG__SPLITS];    /* graphs holding nodes of each split                   */
     lg_idx *sg[LG__SPLITS];   /* those graphs' ids, ascending                          */
     lg_idx *sp[LG__SPLITS];   /* ng+1 offsets into sn                                 */
@@ -33,7 +32,7 @@ typedef struct lg__batcher {
                                  the largest graph, if more)                       */
     /* the current batch */
     lg_graph g, gT;           /* its graph (self-loops as wanted) and transpose      */
-    lg_features xb, xt;       /* its features and their transpose (if want_xt)       */
+    lg_features xb;           /* its features                                         */
     int32_t *labels;          /* n_cap labels                                         */
     lg_idx *gptr;             /* B+1 graph offsets                                    */
     lg_idx n_graphs;          /* graphs in it                                         */

@@ -58,11 +58,10 @@ static inline int lg__model_takes_sparse(const lg_model_config *c, const lg_feat
 /* A mini-batch that a batch model (lg__model_init_batch) runs on, borrowed
  * until the next bind: the batch's graph with the self-loops the model wants
  * (c->self_loops) and its transpose, its features (same width and kind as the
- * model's x) and, when lg__model_takes_sparse, their transpose (else NULL),
- * its labels and its graph segments (PairNorm works per graph). */
+ * model's x), its labels and its graph segments (PairNorm works per graph). */
 typedef struct lg__batch {
     const lg_graph *g, *gT;    /* n nodes, at most the model's capacities     */
-    const lg_features *x, *xt; /* n x F, F x n (or NULL)                      */
+    const lg_features *x;      /* n x F                                       */
     const int32_t *labels;     /* n                                           */
     const lg_idx *graph_ptr;   /* n_graphs + 1 offsets                        */
     lg_idx n_graphs;

@@ -5,7 +5,10 @@
 #include <math.h>
 #include <string.h>
 
+#include "attention/gat_internal.h"
+#include "attention/gt_internal.h"
 #include "core/internal.h"
+#include "graph/graph_internal.h"
 #include "core/real.h"
 #include "train/model.h"
 
@@ -62,8 +65,11 @@ struct LG_MODEL {
     const lg_idx *gptr;    /* graph segments for PairNorm                      */
     lg_idx n_graphs;
     lg_graph *g, *gT;      /* the model's graph (self-loops per config), transpose */
+    lg_idx *tpos, *tedge;  /* nnz each: the edge map of (g, gT) lent to the GAT
+                              and GT layers (att_cache.h), made once (at each
+                              bind for a batch model); NULL if no such layer   */
+    lg_idx *tnext;         /* n_cap: its counting-sort cursors (batch model)   */
     const lg_features *x;  /* input features                                   */
-    lg_features *xt;       /* transpose of sparse x (input-linear backward)    */
     lg_real *xd;           /* dense x as lg_real, when needed (or NULL)        */
     int sparse_in;         /* input linear takes sparse x                      */
     lg_idx hid;            /* width of h0                                      */
@@ -89,9 +95,9 @@ struct LG_MODEL {
     lg_real *pn_work;      /* n                                                */
     lg_idx maxw;
     size_t act_bytes, work_bytes; /* activations kept for backward; backward scratch */
-    size_t other_bytes;    /* the model's graphs and the features' transpose      */
+    size_t other_bytes;    /* the model's graphs and their edge map              */
     int plan;              /* 1: sizes only, the big buffers are not allocated    */
-    int batch;             /* 1: a batch model: g, gT, xt, labels, gptr borrowed from
+    int batch;             /* 1: a batch model: g, gT, labels, gptr borrowed from
                               the bound batch (lg__model_bind)                    */
     lg_idx n_cap, nnz_cap; /* batch model: largest batch (nodes, edges)           */
     lg_idx r_cap;          /* batch model: most nodes read out                    */
@@ -131,8 +137,10 @@ void LG_FN(lg__model_free)(LG_MODEL *m) {
     if (!m->batch) {
         lg_graph_free(m->g);
         lg_graph_free(m->gT);
-        lg_features_free(m->xt);
     }
+    lg__free(m->tpos);
+    lg__free(m->tedge);
+    lg__free(m->tnext);
     if (m->h0 != m->xd) lg__free(m->h0);
     lg__free(m->xd);
     lg__free(m->params);
@@ -196,6 +204,15 @@ static void LG_FN(lg__fill_dense)(LG_MODEL *m) {
     }
 }
 
+/* Lends the edge map of (m->g, m->gT) to every GAT and GT layer's cache. */
+static void LG_FN(lg__model_lend_map)(LG_MODEL *m) {
+    const lg__att_tmap map = {m->g, m->gT, m->tpos, m->tedge};
+    for (int l = 0; l < m->L; l++) {
+        if (m->layer[l].cache) lg__gat_cache_lend_tmap(m->layer[l].cache, &map);
+        if (m->layer[l].tcache) lg__gt_cache_lend_tmap(m->layer[l].tcache, &map);
+    }
+}
+
 /* lg__model_init, or with plan = 1 a model that only knows its sizes
  * (act_bytes, work_bytes, other_bytes, n_params): every big buffer, the
  * graphs and the caches are counted, not allocated. cap (not NULL): a batch
@@ -249,9 +266,6 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
     if (!m->sparse_in) {
         LG_TRY(LG_FN(lg__buf)(m, &m->xd, m->n, m->f, &m->act_bytes, "dense features"));
         if (!plan && !m->batch) LG_FN(lg__fill_dense)(m);
-    } else if (!m->batch) {
-        m->other_bytes += sizeof(lg_idx) * (size_t)(m->f + 1 + x->nnz) + sizeof(float) * (size_t)x->nnz;
-        if (!plan) LG_TRY(lg_features_transpose(&m->xt, x));
     }
 
     /* layers and the parameter layout */
@@ -379,6 +393,28 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
 
     /* activations, allocated once */
 buffers:
+    /* the edge map of (g, gT) that the GAT and GT layers' backward passes
+     * borrow instead of each rebuilding it on every call: made here once, or
+     * at each bind for a batch model (lg__model_bind) */
+    for (int l = 0; l < m->L; l++) {
+        const LG_FN(lg__layer) *y = &m->layer[l];
+        if (!(y->conv || y->l2 || y->cos)) {
+            m->other_bytes += sizeof(lg_idx) * (size_t)(2 * nnz_g + (m->batch ? m->n_cap : 0));
+            if (plan) break;
+            LG_ALLOC(m->tpos, nnz_g, "edge map");
+            LG_ALLOC(m->tedge, nnz_g, "edge map");
+            LG_ALLOC(m->tnext, m->n, "edge map cursors");
+            if (!m->batch) {
+                if (!lg__graph_transpose_map(m->tpos, m->tedge, m->tnext, m->g, m->gT)) {
+                    st = lg__error(LG_EINVAL, "model: the graph's transpose does not match it"); /* cannot happen */
+                    goto fail;
+                }
+                lg__free(m->tnext);
+                m->tnext = NULL;
+            }
+            break;
+        }
+    }
     if (!m->io) m->h0 = m->xd;
     else LG_TRY(LG_FN(lg__buf)(m, &m->h0, m->n, m->hid, &m->act_bytes, "input activations"));
     /* one backward workspace for every GAT and GT layer: the largest */
@@ -388,11 +424,11 @@ buffers:
         size_t wb;
         if (y->gt) {
             lg_gt_mem tm;
-            LG_TRY(lg_gt_memory(&y->tc, m->n, nnz_g, sizeof(lg_real), &tm));
+            LG_TRY(lg__gt_memory_ext(&y->tc, m->n, nnz_g, sizeof(lg_real), 1, &tm));
             wb = tm.workspace;
         } else {
             lg_gat_mem gm;
-            LG_TRY(lg_gat_memory(&y->gc, m->n, nnz_g, sizeof(lg_real), &gm));
+            LG_TRY(lg__gat_memory_ext(&y->gc, m->n, nnz_g, sizeof(lg_real), 1, &gm));
             wb = gm.workspace;
         }
         m->ws_bytes = LG_MAX(m->ws_bytes, wb);
@@ -412,9 +448,9 @@ buffers:
             m->work_bytes += sm.workspace;
             LG_TRY(LG_FN(lg__buf)(m, &y->cn, m->n, y->w_in, &m->act_bytes, "CenterNorm activations"));
         } else if (y->gt) {
-            if (!plan) LG_TRY(LG_FN(lg_gt_cache_init_shared)(&y->tcache, &y->tc, m->n, nnz_g, m->ws, m->ws_bytes));
+            if (!plan) LG_TRY(lg__gt_cache_alloc(&y->tcache, &y->tc, m->n, nnz_g, sizeof(lg_real), m->ws, m->ws_bytes, 1));
             lg_gt_mem tm;
-            LG_TRY(lg_gt_memory(&y->tc, m->n, nnz_g, sizeof(lg_real), &tm));
+            LG_TRY(lg__gt_memory_ext(&y->tc, m->n, nnz_g, sizeof(lg_real), 1, &tm));
             m->act_bytes += tm.activations;
         } else if (y->l2) { /* its own workspace (not shared yet) */
             if (!plan) LG_TRY(LG_FN(lg_l2att_cache_init)(&y->lcache, &y->lc, m->n, nnz_g));
@@ -429,9 +465,9 @@ buffers:
             m->act_bytes += cm.activations;
             m->work_bytes += cm.workspace;
         } else {
-            if (!plan) LG_TRY(LG_FN(lg_gat_cache_init_shared)(&y->cache, &y->gc, m->n, nnz_g, m->ws, m->ws_bytes));
+            if (!plan) LG_TRY(lg__gat_cache_alloc(&y->cache, &y->gc, m->n, nnz_g, sizeof(lg_real), m->ws, m->ws_bytes, 1));
             lg_gat_mem gm;
-            LG_TRY(lg_gat_memory(&y->gc, m->n, nnz_g, sizeof(lg_real), &gm));
+            LG_TRY(lg__gat_memory_ext(&y->gc, m->n, nnz_g, sizeof(lg_real), 1, &gm));
             m->act_bytes += gm.activations;
         }
         LG_TRY(LG_FN(lg__buf)(m, &y->drop, m->n, y->w_in, &m->act_bytes, "dropout activations"));
@@ -474,6 +510,7 @@ buffers:
         LG_TRY(LG_FN(lg__buf)(m, &m->xdrop, m->n, m->f, &m->act_bytes, "input dropout"));
         LG_TRY(LG_FN(lg__buf)(m, &m->odrop, m->n, m->layer[m->L - 1].w_out, &m->act_bytes, "output dropout"));
     }
+    if (!plan && !m->batch) LG_FN(lg__model_lend_map)(m);
     *out = m;
     return LG_OK;
 fail:
@@ -501,7 +538,7 @@ lg_status LG_FN(lg__model_bind)(LG_MODEL *m, const lg__batch *b) {
     if (b->g->n > m->n_cap || b->g->nnz > m->nnz_cap || b->gT->n != b->g->n || b->gT->nnz != b->g->nnz)
         return lg__error(LG_EINVAL, "lg__model_bind: a batch of %lld nodes and %lld edges for a model of %lld and %lld",
                          (long long)b->g->n, (long long)b->g->nnz, (long long)m->n_cap, (long long)m->nnz_cap);
-    if (b->x->n != b->g->n || b->x->d != m->f || b->x->kind != m->x->kind || (m->sparse_in && !b->xt))
+    if (b->x->n != b->g->n || b->x->d != m->f || b->x->kind != m->x->kind)
         return lg__error(LG_EINVAL, "lg__model_bind: batch features do not match the model");
     if (!b->read || b->n_read < 0 || b->n_read > m->r_cap)
         return lg__error(LG_EINVAL, "lg__model_bind: %lld nodes read out, capacity %lld", (long long)b->n_read,
@@ -518,9 +555,13 @@ lg_status LG_FN(lg__model_bind)(LG_MODEL *m, const lg__batch *b) {
     m->g = (lg_graph *)b->g; /* borrowed: a batch model never frees them */
     m->gT = (lg_graph *)b->gT;
     m->x = b->x;
-    m->xt = (lg_features *)b->xt;
     m->labels = b->labels;
     m->gptr = b->graph_ptr;
+    if (m->tpos) { /* the batch's edge map, checking its gT */
+        if (!lg__graph_transpose_map(m->tpos, m->tedge, m->tnext, m->g, m->gT))
+            return lg__error(LG_EINVAL, "lg__model_bind: the batch's transposed graph is not its graph's transpose");
+        LG_FN(lg__model_lend_map)(m);
+    }
     m->n_graphs = b->n_graphs;
     if (!m->sparse_in) LG_FN(lg__fill_dense)(m);
     return LG_OK;
@@ -785,7 +826,7 @@ lg_status LG_FN(lg__model_backward)(LG_MODEL *m, const lg_idx *nodes, lg_idx cou
             dprev = t;
         }
         if (m->sparse_in)
-            LG_CHECK(LG_FN(lg_linear_sparse_backward)(m->grads + m->w_in_off, m->grads + m->b_in_off, dcur, m->xt, m->hid));
+            LG_CHECK(LG_FN(lg_linear_sparse_backward)(m->grads + m->w_in_off, m->grads + m->b_in_off, dcur, m->x, m->hid));
         else
             LG_CHECK(LG_FN(lg_linear_backward)(NULL, m->grads + m->w_in_off, m->grads + m->b_in_off, dcur,
                                                m->xdrop ? m->xdrop : m->xd, NULL, n, m->f, m->hid));
