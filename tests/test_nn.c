@@ -1056,6 +1056,58 @@ static void test_bad_input(void **state) {
     assert_true(loss == 0.0);
 }
 
+/* The sparse linear layer's instruction-set variants give the baseline's
+ * bits: forward and backward (onto a non-zero dw), float and double, at a
+ * width that is not a multiple of a vector, on 1 and 2 threads. */
+static void test_isa_sparse_linear_bitwise(void **state) {
+    (void)state;
+    const char *isa[3] = {"baseline", "avx2", "avx512"};
+    const lg_idx n = 301, in = 45, out = 37;
+    lg_features *x = rand_sparse(n, in, 0.2);
+    double *w = drand(in * out), *b = drand(out), *dy = drand(n * out), *dw0 = drand(in * out);
+    float *wf = fvec(in * out), *bf = fvec(out), *dyf = fvec(n * out);
+    for (lg_idx k = 0; k < in * out; k++) wf[k] = (float)w[k];
+    for (lg_idx k = 0; k < out; k++) bf[k] = (float)b[k];
+    for (lg_idx k = 0; k < n * out; k++) dyf[k] = (float)dy[k];
+    double *yd[3][2], *dwd[3][2];
+    float *yf[3][2], *dwf[3][2];
+    int have[3] = {0, 0, 0};
+    const int saved = omp_get_max_threads();
+    for (int v = 0; v < 3; v++) {
+        if (lg_set_kernel_isa(isa[v]) != LG_OK) continue;
+        have[v] = 1;
+        for (int t = 0; t < 2; t++) {
+            omp_set_num_threads(t + 1);
+            yd[v][t] = dvec(n * out), dwd[v][t] = dvec(in * out), yf[v][t] = fvec(n * out), dwf[v][t] = fvec(in * out);
+            memcpy(dwd[v][t], dw0, sizeof(double) * (size_t)(in * out));
+            for (lg_idx k = 0; k < in * out; k++) dwf[v][t][k] = (float)dw0[k];
+            assert_ok(lg_linear_sparse_forward_f64(yd[v][t], x, w, b, out));
+            assert_ok(lg_linear_sparse_backward_f64(dwd[v][t], NULL, dy, x, out));
+            assert_ok(lg_linear_sparse_forward_f32(yf[v][t], x, wf, bf, out));
+            assert_ok(lg_linear_sparse_backward_f32(dwf[v][t], NULL, dyf, x, out));
+        }
+    }
+    omp_set_num_threads(saved);
+    assert_ok(lg_set_kernel_isa("auto"));
+    assert_true(have[0]);
+    for (int v = 0; v < 3; v++) {
+        if (!have[v]) {
+            print_message("test_isa_sparse_linear_bitwise: this CPU has no %s (CPUID): not compared\n", isa[v]);
+            continue;
+        }
+        for (int t = 0; t < 2; t++) {
+            assert_memory_equal(yd[v][t], yd[0][0], sizeof(double) * (size_t)(n * out));
+            assert_memory_equal(dwd[v][t], dwd[0][0], sizeof(double) * (size_t)(in * out));
+            assert_memory_equal(yf[v][t], yf[0][0], sizeof(float) * (size_t)(n * out));
+            assert_memory_equal(dwf[v][t], dwf[0][0], sizeof(float) * (size_t)(in * out));
+        }
+    }
+    for (int v = 0; v < 3; v++)
+        for (int t = 0; have[v] && t < 2; t++) free(yd[v][t]), free(dwd[v][t]), free(yf[v][t]), free(dwf[v][t]);
+    lg_features_free(x);
+    free(w), free(b), free(dy), free(dw0), free(wf), free(bf), free(dyf);
+}
+
 /* The kernels' instruction-set variants (core/isa.h) give the same bits as
  * the baseline one: ELU and dropout, forward and backward, float and double,
  * over inputs with both signs, zeros, NaN, huge and tiny values, a length that
@@ -1192,6 +1244,7 @@ int main(void) {
         cmocka_unit_test(test_fd_elu),
         cmocka_unit_test(test_elu_f32_accuracy),
         cmocka_unit_test(test_isa_variants_bitwise),
+        cmocka_unit_test(test_isa_sparse_linear_bitwise),
         cmocka_unit_test(test_elu_backward_inplace),
         cmocka_unit_test(test_fd_checker_catches_bugs),
         cmocka_unit_test(test_fd_dropout),

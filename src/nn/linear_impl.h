@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include "core/gemm.h"
+#include "core/isa.h"
 #include "core/real.h"
 #include "nn/nn_common.h"
 
@@ -81,7 +82,31 @@ lg_status LG_FN(lg_linear_backward)(lg_real *dx, lg_real *dw, lg_real *db, const
     return LG_OK;
 }
 
-/* y (n x out) = x (n x in, sparse) w (in x out) + b (out) */
+/* Rows [i0, i1) of the sparse forward below, each from its non-zeros in
+ * storage order; compiled for each instruction set (core/isa.h). */
+LG__ALWAYS_INLINE void LG__CAT(LG_FN(lg__spfwd), _body)(lg_real *restrict y, const lg_idx *restrict xp,
+                                                     const lg_idx *restrict xj, const float *restrict xv,
+                                                     const lg_real *restrict w, const lg_real *restrict b,
+                                                     lg_idx out, lg_idx i0, lg_idx i1) {
+    for (lg_idx i = i0; i < i1; i++) {
+        lg_real *restrict yi = y + i * out;
+#pragma omp simd
+        for (lg_idx c = 0; c < out; c++) yi[c] = b ? b[c] : LG_R(0);
+        for (lg_idx e = xp[i]; e < xp[i + 1]; e++) {
+            const lg_real v = (lg_real)xv[e];
+            const lg_real *restrict wr = w + xj[e] * out;
+#pragma omp simd
+            for (lg_idx c = 0; c < out; c++) yi[c] += v * wr[c];
+        }
+    }
+}
+LG__ISA_VARIANTS(LG_FN(lg__spfwd),
+                 (lg_real *restrict y, const lg_idx *restrict xp, const lg_idx *restrict xj, const float *restrict xv,
+                  const lg_real *restrict w, const lg_real *restrict b, lg_idx out, lg_idx i0, lg_idx i1),
+                 (y, xp, xj, xv, w, b, out, i0, i1))
+
+/* y (n x out) = x (n x in, sparse) w (in x out) + b (out), in blocks of
+ * LG__NN_SPROWS rows spread over the threads */
 lg_status LG_FN(lg_linear_sparse_forward)(lg_real *y, const lg_features *x, const lg_real *w,
                                           const lg_real *b, lg_idx out) {
     LG_CHECK(lg__nn_csr_check(__func__, x));
@@ -91,20 +116,48 @@ lg_status LG_FN(lg_linear_sparse_forward)(lg_real *y, const lg_features *x, cons
     LG__NN_NEED(y, n > 0 && out > 0, "y");
     LG__NN_NEED(w, x->nnz > 0 && out > 0, "w");
     if (n == 0 || out == 0) return LG_OK;
-    const lg_idx *restrict xp = x->p, *restrict xj = x->j;
-    const float *restrict xv = x->x;
+    void (*f)(lg_real *restrict, const lg_idx *restrict, const lg_idx *restrict, const float *restrict,
+              const lg_real *restrict, const lg_real *restrict, lg_idx, lg_idx, lg_idx) = LG__ISA_PICK(LG_FN(lg__spfwd));
+    const lg_idx nb = (n + LG__NN_SPROWS - 1) / LG__NN_SPROWS;
 #pragma omp parallel for schedule(static) if ((x->nnz + n) * out >= LG__NN_PAR_MIN)
-    for (lg_idx i = 0; i < n; i++) {
-        lg_real *restrict yi = y + i * out;
-        for (lg_idx c = 0; c < out; c++) yi[c] = b ? b[c] : LG_R(0);
-        for (lg_idx e = xp[i]; e < xp[i + 1]; e++) {
-            const lg_real v = (lg_real)xv[e];
-            const lg_real *restrict wr = w + xj[e] * out;
-            for (lg_idx c = 0; c < out; c++) yi[c] += v * wr[c];
-        }
-    }
+    for (lg_idx k = 0; k < nb; k++)
+        f(y, x->p, x->j, x->x, w, b, out, k * LG__NN_SPROWS, LG_MIN(n, (k + 1) * LG__NN_SPROWS));
     return LG_OK;
 }
+
+/* One thread's share of the sparse backward below: dw's rows [f0, f1), from
+ * the non-zeros of x (CSR p, j, v; n rows) in those columns, in node order;
+ * compiled for each instruction set (core/isa.h; element-wise: the same bits). */
+LG__ALWAYS_INLINE void LG__CAT(LG_FN(lg__spbwd), _body)(lg_real *restrict dw, const lg_real *restrict dy,
+                                                     const lg_idx *restrict xp, const lg_idx *restrict xj,
+                                                     const float *restrict xv, lg_idx n, lg_idx out, lg_idx f0,
+                                                     lg_idx f1) {
+    if (f0 >= f1) return;
+    for (lg_idx i = 0; i < n; i++) {
+        lg_idx e = xp[i], hi = xp[i + 1];
+        if (f0 > 0) { /* the first non-zero of the row at column f0 or beyond */
+            lg_idx lo = e;
+            while (lo < hi) {
+                const lg_idx mid = lo + (hi - lo) / 2;
+                if (xj[mid] < f0) lo = mid + 1;
+                else hi = mid;
+            }
+            e = lo;
+        }
+        const lg_real *restrict g = dy + i * out;
+        const lg_idx e1 = xp[i + 1];
+        for (; e < e1 && xj[e] < f1; e++) {
+            const lg_real v = (lg_real)xv[e];
+            lg_real *restrict dwr = dw + xj[e] * out;
+#pragma omp simd
+            for (lg_idx c = 0; c < out; c++) dwr[c] += v * g[c];
+        }
+    }
+}
+LG__ISA_VARIANTS(LG_FN(lg__spbwd),
+                 (lg_real *restrict dw, const lg_real *restrict dy, const lg_idx *restrict xp,
+                  const lg_idx *restrict xj, const float *restrict xv, lg_idx n, lg_idx out, lg_idx f0, lg_idx f1),
+                 (dw, dy, xp, xj, xv, n, out, f0, f1))
 
 /* dw (in x out) += x^T dy; db (out) += colsum(dy). Each thread owns a range
  * of rows of dw (features [f0, f1)): it streams x's rows and dy's rows in
@@ -124,32 +177,12 @@ lg_status LG_FN(lg_linear_sparse_backward)(lg_real *dw, lg_real *db, const lg_re
     LG__NN_NEED(dy, n > 0 && out > 0 && (dw || db), "dy");
     if (n == 0 || out == 0) return LG_OK;
     if (dw && x->nnz > 0) {
-        const lg_idx *restrict xp = x->p, *restrict xj = x->j;
-        const float *restrict xv = x->x;
+        void (*f)(lg_real *restrict, const lg_real *restrict, const lg_idx *restrict, const lg_idx *restrict,
+                  const float *restrict, lg_idx, lg_idx, lg_idx, lg_idx) = LG__ISA_PICK(LG_FN(lg__spbwd));
 #pragma omp parallel if ((x->nnz + n) * out >= LG__NN_PAR_MIN)
         {
             const lg_idx T = omp_get_num_threads(), t = omp_get_thread_num();
-            const lg_idx f0 = in * t / T, f1 = in * (t + 1) / T;
-            if (f0 < f1)
-                for (lg_idx i = 0; i < n; i++) {
-                    lg_idx e = xp[i], hi = xp[i + 1];
-                    if (f0 > 0) { /* the first non-zero of the row at column f0 or beyond */
-                        lg_idx lo = e;
-                        while (lo < hi) {
-                            const lg_idx mid = lo + (hi - lo) / 2;
-                            if (xj[mid] < f0) lo = mid + 1;
-                            else hi = mid;
-                        }
-                        e = lo;
-                    }
-                    const lg_real *restrict g = dy + i * out;
-                    const lg_idx e1 = xp[i + 1];
-                    for (; e < e1 && xj[e] < f1; e++) {
-                        const lg_real v = (lg_real)xv[e];
-                        lg_real *restrict dwr = dw + xj[e] * out;
-                        for (lg_idx c = 0; c < out; c++) dwr[c] += v * g[c];
-                    }
-                }
+            f(dw, dy, x->p, x->j, x->x, n, out, in * t / T, in * (t + 1) / T);
         }
     }
     if (db) LG_FN(lg__colsum_add)(db, dy, n, out);

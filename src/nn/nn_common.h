@@ -13,6 +13,9 @@
  * summed over the rows in ascending order, so no sum depends on the threads. */
 #define LG__NN_CB 16
 
+/* Rows per task of the sparse linear forward. */
+#define LG__NN_SPROWS 16
+
 /* Work (elements touched) below which a loop runs on one thread: forking costs
  * more than it saves. The results do not depend on it. */
 #define LG__NN_PAR_MIN 8192
