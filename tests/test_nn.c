@@ -241,7 +241,7 @@ static void test_fd_sparse_linear(void **state) {
     double *dw0 = drand(in * c.out), *db0 = drand(c.out), *dw = dvec(in * c.out), *db = dvec(c.out);
     memcpy(dw, dw0, sizeof(double) * (size_t)(in * c.out));
     memcpy(db, db0, sizeof(double) * (size_t)c.out);
-    assert_ok(lg_linear_sparse_backward_f64(dw, db, c.R, c.X, c.out));
+    assert_ok(lg_linear_sparse_backward_f64(dw, db, c.R, c.X, in, c.out));
     sub_prior(dw, dw0, in * c.out);
     sub_prior(db, db0, c.out);
     check_grad("sparse linear dW", slin_loss, &c, c.w, dw, in * c.out, TOL_LINEAR);
@@ -760,7 +760,7 @@ static void test_sparse_equals_dense(void **state) {
     assert_ok(lg_linear_sparse_forward_f64(y2, x, w, b, out));
     assert_close(y2, y1, n * out, 1e-14, "sparse forward vs dense (f64)");
     assert_ok(lg_linear_backward_f64(NULL, dw1, db1, dy, xd, w, n, in, out));
-    assert_ok(lg_linear_sparse_backward_f64(dw2, db2, dy, x, out));
+    assert_ok(lg_linear_sparse_backward_f64(dw2, db2, dy, x, in, out));
     assert_close(dw2, dw1, in * out, 1e-14, "sparse dW vs dense (f64)");
     assert_memory_equal(db1, db2, sizeof(double) * (size_t)out); /* the same column sums */
     /* float */
@@ -773,7 +773,7 @@ static void test_sparse_equals_dense(void **state) {
     assert_ok(lg_linear_forward_f32(y1f, xdf, wf, bf, n, in, out));
     assert_ok(lg_linear_sparse_forward_f32(y2f, x, wf, bf, out));
     assert_ok(lg_linear_backward_f32(NULL, dw1f, NULL, dyf, xdf, wf, n, in, out));
-    assert_ok(lg_linear_sparse_backward_f32(dw2f, NULL, dyf, x, out));
+    assert_ok(lg_linear_sparse_backward_f32(dw2f, NULL, dyf, x, in, out));
     double *t1 = to_d(y1f, n * out), *t2 = to_d(dw1f, in * out);
     assert_close_f(y2f, t1, n * out, 1e-6, "sparse forward vs dense (f32)");
     assert_close_f(dw2f, t2, in * out, 1e-6, "sparse dW vs dense (f32)");
@@ -867,7 +867,7 @@ static void run_all_f32(run_t *r) {
     float *ys = out_buf(r, "sparse y", n * out), *dws = out_buf(r, "sparse dw", in * out);
     float *dbs = out_buf(r, "sparse db", out);
     assert_ok(lg_linear_sparse_forward_f32(ys, r->xs, r->w, r->b, out));
-    assert_ok(lg_linear_sparse_backward_f32(dws, dbs, r->dy, r->xs, out));
+    assert_ok(lg_linear_sparse_backward_f32(dws, dbs, r->dy, r->xs, in, out));
     float *e = out_buf(r, "elu y", nd), *de = out_buf(r, "elu dx", nd);
     assert_ok(lg_elu_forward_f32(e, r->h, nd));
     assert_ok(lg_elu_backward_f32(de, r->dh, e, nd));
@@ -947,7 +947,7 @@ static void test_f32_matches_f64(void **state) {
     assert_ok(lg_linear_forward_f64(o[0], x, w, b, n, in, out));
     assert_ok(lg_linear_backward_f64(o[1], o[2], o[3], dy, x, w, n, in, out));
     assert_ok(lg_linear_sparse_forward_f64(o[4], r.xs, w, b, out));
-    assert_ok(lg_linear_sparse_backward_f64(o[5], o[6], dy, r.xs, out));
+    assert_ok(lg_linear_sparse_backward_f64(o[5], o[6], dy, r.xs, in, out));
     assert_ok(lg_elu_forward_f64(o[7], h, nd));
     assert_ok(lg_elu_backward_f64(o[8], dh, o[7], nd));
     assert_ok(lg_add_f64(o[9], h, nd));
@@ -1016,9 +1016,15 @@ static void test_bad_input(void **state) {
     j[1] = 2;
     p[1] = 4;
     assert_int_equal(lg_linear_sparse_forward_f32(y, &sp, w, NULL, 2), LG_EINVAL);
-    assert_int_equal(lg_linear_sparse_backward_f32(w, NULL, y, &sp, 2), LG_EINVAL);
+    assert_int_equal(lg_linear_sparse_backward_f32(w, NULL, y, &sp, 3, 2), LG_EINVAL);
     p[1] = 2;
     assert_ok(lg_linear_sparse_forward_f32(y, &sp, w, NULL, 2));
+    /* dw's rows must be x's columns (x, not its transpose): nothing written */
+    for (int k = 0; k < 6; k++) w[k] = 5.0f;
+    assert_int_equal(lg_linear_sparse_backward_f32(w, NULL, y, &sp, 2, 2), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "transpose"));
+    assert_true(w[0] == 5.0f);
+    assert_ok(lg_linear_sparse_backward_f32(w, NULL, y, &sp, 3, 2));
     /* dropout rates */
     assert_int_equal(lg_dropout_forward_f32(y, x, 4, 1.0, 1, 1, 1), LG_EINVAL);
     assert_int_equal(lg_dropout_forward_f32(y, x, 4, -0.1, 1, 1, 1), LG_EINVAL);
@@ -1082,9 +1088,9 @@ static void test_isa_sparse_linear_bitwise(void **state) {
             memcpy(dwd[v][t], dw0, sizeof(double) * (size_t)(in * out));
             for (lg_idx k = 0; k < in * out; k++) dwf[v][t][k] = (float)dw0[k];
             assert_ok(lg_linear_sparse_forward_f64(yd[v][t], x, w, b, out));
-            assert_ok(lg_linear_sparse_backward_f64(dwd[v][t], NULL, dy, x, out));
+            assert_ok(lg_linear_sparse_backward_f64(dwd[v][t], NULL, dy, x, in, out));
             assert_ok(lg_linear_sparse_forward_f32(yf[v][t], x, wf, bf, out));
-            assert_ok(lg_linear_sparse_backward_f32(dwf[v][t], NULL, dyf, x, out));
+            assert_ok(lg_linear_sparse_backward_f32(dwf[v][t], NULL, dyf, x, in, out));
         }
     }
     omp_set_num_threads(saved);

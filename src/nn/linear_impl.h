@@ -169,11 +169,14 @@ LG__ISA_VARIANTS(LG_FN(lg__spbwd),
  * writing its part of every row, ran 2-5x slower at 2 threads than at 1 on
  * the development VM: the cores' prefetchers fetch the neighbouring lines.) */
 lg_status LG_FN(lg_linear_sparse_backward)(lg_real *dw, lg_real *db, const lg_real *dy,
-                                           const lg_features *x, lg_idx out) {
+                                           const lg_features *x, lg_idx in, lg_idx out) {
     LG_CHECK(lg__nn_csr_check(__func__, x));
     LG_CHECK(lg__nn_shape(__func__, x->n, out));
     LG_CHECK(lg__nn_shape(__func__, x->d, out));
-    const lg_idx n = x->n, in = x->d;
+    if (x->d != in)
+        return lg__error(LG_EINVAL, "%s: x has %lld columns, dw %lld rows (x is the forward's n x in features, not "
+                         "their transpose)", __func__, (long long)x->d, (long long)in);
+    const lg_idx n = x->n;
     LG__NN_NEED(dy, n > 0 && out > 0 && (dw || db), "dy");
     if (n == 0 || out == 0) return LG_OK;
     if (dw && x->nnz > 0) {

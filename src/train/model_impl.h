@@ -826,7 +826,7 @@ lg_status LG_FN(lg__model_backward)(LG_MODEL *m, const lg_idx *nodes, lg_idx cou
             dprev = t;
         }
         if (m->sparse_in)
-            LG_CHECK(LG_FN(lg_linear_sparse_backward)(m->grads + m->w_in_off, m->grads + m->b_in_off, dcur, m->x, m->hid));
+            LG_CHECK(LG_FN(lg_linear_sparse_backward)(m->grads + m->w_in_off, m->grads + m->b_in_off, dcur, m->x, m->f, m->hid));
         else
             LG_CHECK(LG_FN(lg_linear_backward)(NULL, m->grads + m->w_in_off, m->grads + m->b_in_off, dcur,
                                                m->xdrop ? m->xdrop : m->xd, NULL, n, m->f, m->hid));
