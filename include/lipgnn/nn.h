@@ -94,7 +94,7 @@ lg_status lg_linear_sparse_forward_f64(double *y, const lg_features *x, const do
  *                              transpose of x is needed)
  *   db (out)      += column sums of dy (as in lg_linear_backward)
  * There is no dx: a sparse input is the raw features. dw or db may be NULL.
- * in: the rows of dw, which must be x->d (LG_EINVAL otherwise: before 0.x of
+ * in: the rows of dw, which must be x->d (LG_EINVAL otherwise; before
  * 2026-11-26 this function took x's transpose, without in). x's structure is
  * checked (LG_EINVAL). O(nnz out + n log(nnz/n) threads). */
 lg_status lg_linear_sparse_backward_f32(float *dw, float *db, const float *dy,
