@@ -134,18 +134,17 @@ LG__ALWAYS_INLINE void LG__CAT(LG_FN(lg__spbwd), _body)(lg_real *restrict dw, co
                                                      lg_idx f1) {
     if (f0 >= f1) return;
     for (lg_idx i = 0; i < n; i++) {
-        lg_idx e = xp[i], hi = xp[i + 1];
+        const lg_idx e1 = xp[i + 1];
+        lg_idx e = xp[i];
         if (f0 > 0) { /* the first non-zero of the row at column f0 or beyond */
-            lg_idx lo = e;
-            while (lo < hi) {
-                const lg_idx mid = lo + (hi - lo) / 2;
-                if (xj[mid] < f0) lo = mid + 1;
+            lg_idx hi = e1;
+            while (e < hi) {
+                const lg_idx mid = e + (hi - e) / 2;
+                if (xj[mid] < f0) e = mid + 1;
                 else hi = mid;
             }
-            e = lo;
         }
         const lg_real *restrict g = dy + i * out;
-        const lg_idx e1 = xp[i + 1];
         for (; e < e1 && xj[e] < f1; e++) {
             const lg_real v = (lg_real)xv[e];
             lg_real *restrict dwr = dw + xj[e] * out;
@@ -167,7 +166,8 @@ LG__ISA_VARIANTS(LG_FN(lg__spbwd),
  * nothing is gathered, and no line of dw is written by two threads but at
  * the ranges' ends. (Threads that split the columns of dw instead, each
  * writing its part of every row, ran 2-5x slower at 2 threads than at 1 on
- * the development VM: the cores' prefetchers fetch the neighbouring lines.) */
+ * the development VM, even with the parts on separate lines; presumably the
+ * cores' prefetchers fetch the neighbouring lines, not measured.) */
 lg_status LG_FN(lg_linear_sparse_backward)(lg_real *dw, lg_real *db, const lg_real *dy,
                                            const lg_features *x, lg_idx in, lg_idx out) {
     LG_CHECK(lg__nn_csr_check(__func__, x));

@@ -204,6 +204,10 @@ static void LG_FN(lg__fill_dense)(LG_MODEL *m) {
     }
 }
 
+/* 1 if block y's attention layer is a GAT or a graph transformer: the layers
+ * that share the model's backward workspace and borrow its edge map. */
+static int LG_FN(lg__layer_gat_or_gt)(const LG_FN(lg__layer) *y) { return !(y->conv || y->l2 || y->cos); }
+
 /* Lends the edge map of (m->g, m->gT) to every GAT and GT layer's cache. */
 static void LG_FN(lg__model_lend_map)(LG_MODEL *m) {
     const lg__att_tmap map = {m->g, m->gT, m->tpos, m->tedge};
@@ -395,24 +399,25 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
 buffers:
     /* the edge map of (g, gT) that the GAT and GT layers' backward passes
      * borrow instead of each rebuilding it on every call: made here once, or
-     * at each bind for a batch model (lg__model_bind) */
-    for (int l = 0; l < m->L; l++) {
-        const LG_FN(lg__layer) *y = &m->layer[l];
-        if (!(y->conv || y->l2 || y->cos)) {
-            m->other_bytes += sizeof(lg_idx) * (size_t)(2 * nnz_g + (m->batch ? m->n_cap : 0));
-            if (plan) break;
+     * at each bind for a batch model (lg__model_bind), which also needs the
+     * counting sort's cursors */
+    int any_att = 0;
+    for (int l = 0; l < m->L; l++) any_att |= LG_FN(lg__layer_gat_or_gt)(&m->layer[l]);
+    if (any_att) {
+        m->other_bytes += sizeof(lg_idx) * (size_t)(2 * nnz_g + (m->batch ? m->n_cap : 0));
+        if (!plan) {
             LG_ALLOC(m->tpos, nnz_g, "edge map");
             LG_ALLOC(m->tedge, nnz_g, "edge map");
             LG_ALLOC(m->tnext, m->n, "edge map cursors");
-            if (!m->batch) {
-                if (!lg__graph_transpose_map(m->tpos, m->tedge, m->tnext, m->g, m->gT)) {
-                    st = lg__error(LG_EINVAL, "model: the graph's transpose does not match it"); /* cannot happen */
-                    goto fail;
-                }
-                lg__free(m->tnext);
-                m->tnext = NULL;
+        }
+        if (!plan && !m->batch) {
+            /* gT was made from g above: the map's own check cannot fail */
+            if (!lg__graph_transpose_map(m->tpos, m->tedge, m->tnext, m->g, m->gT)) {
+                st = lg__error(LG_EINVAL, "model: the graph's transpose does not match it");
+                goto fail;
             }
-            break;
+            lg__free(m->tnext);
+            m->tnext = NULL;
         }
     }
     if (!m->io) m->h0 = m->xd;
@@ -420,7 +425,7 @@ buffers:
     /* one backward workspace for every GAT and GT layer: the largest */
     for (int l = 0; l < m->L; l++) {
         LG_FN(lg__layer) *y = &m->layer[l];
-        if (y->conv || y->l2 || y->cos) continue;
+        if (!LG_FN(lg__layer_gat_or_gt)(y)) continue;
         size_t wb;
         if (y->gt) {
             lg_gt_mem tm;

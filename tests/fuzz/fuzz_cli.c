@@ -65,6 +65,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (rc == 0) {
         LG_FUZZ_REQUIRE(lg_model_config_check(&o.mc) == LG_OK);
         LG_FUZZ_REQUIRE(lg_train_config_check(&o.tc) == LG_OK);
+        /* the data sources, restated here as an independent oracle of
+         * lg_cli_data_check: a new source must be added to both */
         int sources = (o.data.data != NULL) + (o.data.dataset != NULL) + (o.data.trees != 0) + (o.data.sbm_nodes != 0);
         LG_FUZZ_REQUIRE(sources == 1);
         LG_FUZZ_REQUIRE(o.data.trees == 0 || (o.data.trees >= 2 && o.data.trees <= 10));
