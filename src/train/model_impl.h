@@ -208,6 +208,13 @@ static void LG_FN(lg__fill_dense)(LG_MODEL *m) {
  * that share the model's backward workspace and borrow its edge map. */
 static int LG_FN(lg__layer_gat_or_gt)(const LG_FN(lg__layer) *y) { return !(y->conv || y->l2 || y->cos); }
 
+/* 1 if any block of m has a GAT or GT layer (the model then makes the map). */
+static int LG_FN(lg__model_has_gat_or_gt)(const LG_MODEL *m) {
+    for (int l = 0; l < m->L; l++)
+        if (LG_FN(lg__layer_gat_or_gt)(&m->layer[l])) return 1;
+    return 0;
+}
+
 /* Lends the edge map of (m->g, m->gT) to every GAT and GT layer's cache. */
 static void LG_FN(lg__model_lend_map)(LG_MODEL *m) {
     const lg__att_tmap map = {m->g, m->gT, m->tpos, m->tedge};
@@ -401,9 +408,7 @@ buffers:
      * borrow instead of each rebuilding it on every call: made here once, or
      * at each bind for a batch model (lg__model_bind), which also needs the
      * counting sort's cursors */
-    int any_att = 0;
-    for (int l = 0; l < m->L; l++) any_att |= LG_FN(lg__layer_gat_or_gt)(&m->layer[l]);
-    if (any_att) {
+    if (LG_FN(lg__model_has_gat_or_gt)(m)) {
         m->other_bytes += sizeof(lg_idx) * (size_t)(2 * nnz_g + (m->batch ? m->n_cap : 0));
         if (!plan) {
             LG_ALLOC(m->tpos, nnz_g, "edge map");
