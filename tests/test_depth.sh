@@ -17,7 +17,8 @@ out=$tmp/study
 args=(depth-study --trees 2 --trees-count 40 --layers 1,2 --norms none,lipschitz --seeds 2 --epochs 3 --hidden 8)
 
 run depth-study --help; expect_rc 0 "depth-study --help"
-for o in --layers --norms --model --residual --missing --seeds --out --metric --json --grad-logs --trees "A..B" "d+1"; do
+for o in --layers --norms --model --residual --missing --seeds --out --metric --json --grad-logs --trees "A..B" "d+1" \
+         --jobs; do
   grep -q -- "$o" "$tmp/out" || fail "depth-study --help lacks $o"
 done
 run --help; grep -q "depth-study" "$tmp/out" || fail "lipgnn --help does not list depth-study"
@@ -231,35 +232,97 @@ bad --trees 2,2
 bad --trees 2,x
 bad --trees 11
 bad --trees 2 --batch-size -1
+bad --layers 2 --jobs 0
+bad --layers 2 --jobs 65
+bad --layers 2 --jobs x
 run depth-study --trees 2 --layers 2; expect_rc 2 "depth-study without --out"
 grep -q -- "--out" "$tmp/err" || fail "missing --out: message does not say --out"
 run depth-study --out "$tmp/x" --layers 2; expect_rc 2 "depth-study without data"
 
-# SIGTERM during a longer study: exit 143, only complete lines, then a re-run completes it
+# SIGTERM during a longer study: exit 143, only complete lines, then a re-run completes it.
+# interrupted WHAT OUT ARGS...: runs the 8-run study ARGS, sends SIGTERM after 2 s and checks
+# what it left in OUT; sets n (the runs recorded); 1 if the study was not interrupted
+interrupted() {
+  local what=$1 o=$2; shift 2
+  "$bin" "$@" >"$tmp/out" 2>"$tmp/err" &
+  local pid=$!
+  sleep 2
+  kill -TERM $pid 2>/dev/null
+  wait $pid
+  local st=$?
+  if [ "$st" != 143 ]; then
+    fail "$what: exit $st, expected 143 (was the study shorter than 2 s?); stderr: $(head -c 300 "$tmp/err")"
+    return 1
+  fi
+  no_sanitizer "$what"
+  complete_lines "$o/runs.csv"
+  n=$(rows "$o/runs.csv")
+  [ "$n" -lt 8 ] || fail "$what: all 8 runs recorded, the study was not interrupted"
+  [ -f "$o/summary.md" ] && [ -f "$o/depth.svg" ] || fail "$what: summary.md / depth.svg not written"
+  grep -q "$n of 8 runs done" "$o/summary.md" || fail "$what: summary.md does not say '$n of 8 runs done'"
+}
+# resumed WHAT OUT ARGS...: the same study run again completes it, redoing only what is missing
+resumed() {
+  local what=$1 o=$2; shift 2
+  run "$@"; expect_rc 0 "depth-study after $what"
+  grep -q "$n already in .*$((8 - n)) to do" "$tmp/err" || fail "resume after $what: $(head -2 "$tmp/err")"
+  [ "$(rows "$o/runs.csv")" = 8 ] || fail "after $what + re-run: $(rows "$o/runs.csv") rows"
+  complete_lines "$o/runs.csv"
+  wellformed "$o/depth.svg"
+}
 out3=$tmp/study3
 long=(depth-study --trees 3 --trees-count 300 --layers 2,4 --norms none,lipschitz --seeds 2 --epochs 150 --hidden 16
       --threads 1 --out "$out3")
-"$bin" "${long[@]}" >"$tmp/out" 2>"$tmp/err" &
+interrupted SIGTERM "$out3" "${long[@]}" && resumed SIGTERM "$out3" "${long[@]}"
+
+# --jobs: the runs in worker processes give the same rows as one after the other
+# (at the same --threads), in the order they finish; every run recorded once
+jargs=(depth-study --trees 3 --trees-count 60 --layers 1,2,3 --norms none,lipschitz --seeds 2 --epochs 4 --hidden 8
+       --threads 1)
+run "${jargs[@]}" --out "$tmp/jser"; expect_rc 0 "depth-study (serial, for --jobs)"
+run "${jargs[@]}" --jobs 3 --out "$tmp/jpar"; expect_rc 0 "depth-study --jobs 3"; no_sanitizer "--jobs 3"
+grep -q "3 jobs of 1 thread each" "$tmp/err" || fail "--jobs 3: does not say its jobs: $(head -c 300 "$tmp/err")"
+[ "$(rows "$tmp/jpar/runs.csv")" = 12 ] || fail "--jobs 3: $(rows "$tmp/jpar/runs.csv") rows, expected 12"
+complete_lines "$tmp/jpar/runs.csv"
+[ "$(results "$tmp/jpar/runs.csv")" = "$(results "$tmp/jser/runs.csv")" ] || fail "--jobs 3: rows differ from the serial study's"
+cmp -s "$tmp/jpar/summary.md" "$tmp/jser/summary.md" || fail "--jobs 3: summary.md differs from the serial study's"
+[ -z "$(cut -d, -f1-7 "$tmp/jpar/runs.csv" | sort | uniq -d)" ] || fail "--jobs 3: a run recorded twice"
+run "${jargs[@]}" --jobs 2 --out "$tmp/jpar"; expect_rc 0 "depth-study --jobs 2 on a finished study"
+grep -q "0 to do" "$tmp/err" || fail "--jobs on a finished study: not '0 to do'"
+grep -q "jobs of" "$tmp/err" && fail "--jobs on a finished study started workers"
+# a run that fails (the deepest exceeds --max-memory): named, the others recorded, its status
+run depth-study --trees 3 --trees-count 60 --layers 1,30 --norms none --seeds 2 --epochs 2 --hidden 16 --threads 1 \
+  --max-memory 4M --jobs 2 --out "$tmp/jfail"
+expect_rc 2 "depth-study --jobs 2 with a run over --max-memory"; no_sanitizer "--jobs failure"
+grep -q "run gat none d=3 L=30 seed 0 failed (status 2)" "$tmp/err" || fail "--jobs failure: run not named: $(cat "$tmp/err")"
+grep -q "^gat,3,1,none,0,0,0," "$tmp/jfail/runs.csv" || fail "--jobs failure: the run that fits was not recorded"
+grep -q ",30,none," "$tmp/jfail/runs.csv" && fail "--jobs failure: the failed run was recorded"
+# SIGTERM: passed on to the workers; exit 143, complete lines, no worker left, resumable
+jlong=(depth-study --trees 3 --trees-count 300 --layers 2,4 --norms none,lipschitz --seeds 2 --epochs 400 --hidden 16
+       --threads 1 --jobs 2 --out "$tmp/jterm")
+if interrupted "--jobs SIGTERM" "$tmp/jterm" "${jlong[@]}"; then
+  sleep 0.2
+  pgrep -f -- "--out $tmp/jterm --worker-of-jobs" >/dev/null && fail "--jobs SIGTERM: a worker is still running"
+  grep -q "runs in progress were stopped" "$tmp/err" || fail "--jobs SIGTERM: no message: $(cat "$tmp/err")"
+  resumed "--jobs SIGTERM" "$tmp/jterm" "${jlong[@]}"
+fi
+# a worker killed (as by the kernel when out of memory): its run named, status 1, the rest
+# resumable
+jkill=("${jlong[@]/jterm/jkill}")
+"$bin" "${jkill[@]}" >"$tmp/out" 2>"$tmp/err" &
 pid=$!
 sleep 2
-kill -TERM $pid 2>/dev/null
+pkill -KILL -n -f -- "--out $tmp/jkill --worker-of-jobs"
 wait $pid
 st=$?
-if [ "$st" != 143 ]; then
-  fail "SIGTERM: exit $st, expected 143 (was the study shorter than 2 s?); stderr: $(head -c 300 "$tmp/err")"
-else
-  no_sanitizer "SIGTERM"
-  complete_lines "$out3/runs.csv"
-  n=$(rows "$out3/runs.csv")
-  [ "$n" -lt 8 ] || fail "SIGTERM: all 8 runs recorded, the study was not interrupted"
-  [ -f "$out3/summary.md" ] && [ -f "$out3/depth.svg" ] || fail "SIGTERM: summary.md / depth.svg not written"
-  grep -q "$n of 8 runs done" "$out3/summary.md" || fail "SIGTERM: summary.md does not say '$n of 8 runs done'"
-  run "${long[@]}"; expect_rc 0 "depth-study after SIGTERM"
-  grep -q "$n already in .*$((8 - n)) to do" "$tmp/err" || fail "resume after SIGTERM: $(head -2 "$tmp/err")"
-  [ "$(rows "$out3/runs.csv")" = 8 ] || fail "after SIGTERM + re-run: $(rows "$out3/runs.csv") rows"
-  complete_lines "$out3/runs.csv"
-  wellformed "$out3/depth.svg"
-fi
+[ "$st" = 1 ] || fail "--jobs, a worker killed: exit $st, expected 1; stderr: $(head -c 400 "$tmp/err")"
+grep -q "its process ended on signal 9" "$tmp/err" || fail "--jobs, a worker killed: not said: $(cat "$tmp/err")"
+complete_lines "$tmp/jkill/runs.csv"
+# a worker's input that is not a cell of the grid is refused
+echo "5 0 0 0 0 0 0" | "$bin" "${jargs[@]}" --out "$tmp/jw" --worker-of-jobs >"$tmp/out" 2>"$tmp/err"
+[ $? = 1 ] || fail "a worker given a seed index outside the grid did not fail"
+grep -q "bad cell" "$tmp/err" || fail "a worker given a bad cell: $(cat "$tmp/err")"
+[ -s "$tmp/out" ] && fail "a worker given a bad cell wrote a row: $(cat "$tmp/out")"
 
 # models side by side whose norms differ: the combinations a model refuses are
 # skipped (said on stderr and in summary.md); a model left with nothing is an error

@@ -2,7 +2,7 @@
 # The LipschitzNorm paper's experiments (Dasoulas, Scaman & Virmaux, ICML 2021) as
 # lipgnn commands: the exact protocol behind docs/results.md.
 #
-#   tools/paper.sh [--lipgnn PATH] [--out DIR] [--threads N] EXPERIMENT...
+#   tools/paper.sh [--lipgnn PATH] [--out DIR] [--threads N] [--jobs N] EXPERIMENT...
 #
 # Experiments: fig2 table3-cora table3-pubmed table1 fig6-cora-gat fig6-cora-gt, or all;
 # fig6-cora-1head (Fig. 6 at one head of 64, the scale docs/results.md reports);
@@ -11,7 +11,9 @@
 # Each writes to OUT/EXPERIMENT (default OUT: results/). The depth studies are
 # resumable: run the same command again after an interruption and the finished runs
 # are kept (OUT/EXPERIMENT/runs.csv). Needs LIPGNN_DATA (the directory of cora/ and
-# pubmed/). --threads N is passed to every lipgnn command (default: lipgnn's, all cores).
+# pubmed/). --threads N is passed to every lipgnn command (default: lipgnn's, all cores);
+# --jobs N to every depth study (N runs at once, each with --threads; on 2 cores,
+# --threads 1 --jobs 2 finishes the narrow studies sooner than --threads 2).
 #
 # Protocol (issue 6): 3 seeds, 200 epochs, Adam lr 0.005, weight decay 5e-4, the
 # models' default dropouts; 8 heads of 64 on Cora (the authors' depth examples), 4 heads
@@ -25,12 +27,14 @@ set -euo pipefail
 lipgnn=build/lipgnn
 out=results
 threads=()
+jobs=()
 exps=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --lipgnn) lipgnn=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --threads) threads=(--threads "$2"); shift 2 ;;
+    --jobs) jobs=(--jobs "$2"); shift 2 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     all) exps+=(fig2 table3-cora table3-pubmed table1 fig6-cora-gat fig6-cora-gt); shift ;;
     -*) echo "paper.sh: unknown option $1" >&2; exit 2 ;;
@@ -49,7 +53,7 @@ fi
 
 study() { # name, then depth-study options
   local name=$1; shift
-  "$lipgnn" depth-study --out "$out/$name" --seeds 3 --epochs 200 --verbose "${threads[@]}" "$@"
+  "$lipgnn" depth-study --out "$out/$name" --seeds 3 --epochs 200 --verbose "${threads[@]}" "${jobs[@]}" "$@"
 }
 
 for e in "${exps[@]}"; do

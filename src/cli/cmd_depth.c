@@ -6,10 +6,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <omp.h>
+#include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -61,13 +65,28 @@ static const char lg__depth_help[] =
     "  --quiet              no progress display\n"
     "  -h, --help           this help\n"
     "\n"
+    "Parallel runs:\n"
+    "  --jobs N             N runs at once (default 1), each in a process of its own that\n"
+    "                       loads the data itself (N times the memory of one run). --threads\n"
+    "                       is then each run's (default: the cores / N, at least 1). A run\n"
+    "                       gives the same result as in a study without --jobs at the same\n"
+    "                       --threads; rows reach runs.csv in the order runs finish. Narrow\n"
+    "                       models (hidden 64, 1 head) use cores better as N single-thread\n"
+    "                       runs than as one N-thread run\n"
+    "\n"
     "Every other option of 'lipgnn train' (--hidden, --heads, --epochs, --lr, --dropout,\n"
     "--threads, --explode-*, ...) applies to every run; --save, --resume, --log and\n"
     "--grad-log do not. Ctrl-C / SIGTERM stop at the end of the current epoch: that run is\n"
-    "not recorded, summary.md and depth.svg are written, and the exit status is 130 / 143.\n"
+    "not recorded (with --jobs: the runs in progress), summary.md and depth.svg are\n"
+    "written, and the exit status is 130 / 143. A run that fails stops the study (with\n"
+    "--jobs, after the other runs in progress have finished and been recorded).\n"
     "\n";
 
-enum { LG__MAX_LIST = 256, LG__KEY = 64, LG__NFIELDS = 17 };
+enum { LG__MAX_LIST = 256, LG__KEY = 64, LG__NFIELDS = 17, LG__MAX_JOBS = 64 };
+
+/* The hidden option that makes depth-study a worker of a --jobs study: it
+ * reads cells from stdin and writes their runs.csv rows to stdout. */
+#define LG__WORKER_OPT "--worker-of-jobs"
 
 static const char lg__csv_header[] =
     "model,trees,layers,norm,residual,missing,seed,epochs_run,train_acc,val_acc,test_acc,best_val_acc,"
@@ -85,6 +104,7 @@ typedef struct lg__rec {
     double acc[5];         /* train, val, test accuracy (last epoch),
                               best val accuracy, test at the best-val epoch:
                               indexed by --metric (0..2) or LG__ACC_*      */
+    int exploded;          /* 1: a gradient explosion was detected     */
 } lg__rec;
 
 /* The entries of lg__rec.acc after the three metrics. */
@@ -283,6 +303,7 @@ static int lg__parse_rec(char *line, lg__rec *r) {
         r->acc[i] = strtod(f1[7 + i], &end);
         if (!*f1[7 + i] || *end) return -1;
     }
+    r->exploded = !strcmp(f1[12], "1");
     return 0;
 }
 
@@ -429,6 +450,7 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
         lg_cli_errorf(cmd, "%s: cannot write: %s", path, strerror(errno));
         return NULL;
     }
+    (void)fcntl(fileno(f), F_SETFD, FD_CLOEXEC); /* not a --jobs worker's */
     if (keep == 0) {
         fputs(lg__csv_header, f);
         if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
@@ -913,6 +935,8 @@ typedef struct lg__depth_args {
     const char *dir;       /* --out                                             */
     int metric;            /* --metric: 0 train, 1 val, 2 test; -1 the default  */
     int json, verbose, quiet, grad_logs;
+    int jobs;              /* --jobs: runs at once, each in a worker process    */
+    int worker;            /* 1: this process is a worker (LG__WORKER_OPT)      */
     int help;              /* 1: the help was printed, nothing to run           */
     char **rest;           /* the options passed to lg_cli_train_parse (owned)  */
 } lg__depth_args;
@@ -930,9 +954,9 @@ static void lg__depth_args_free(lg__depth_args *a) {
  * status after a message. a is to be freed with lg__depth_args_free. */
 static int lg__depth_parse(const char *cmd, int argc, char **argv, lg__depth_args *a) {
     static const char *const valued[] = {"--model", "--layers", "--norms", "--norm", "--residual", "--missing",
-                                         "--seeds", "--out", "--metric", "--trees"};
+                                         "--seeds", "--out", "--metric", "--trees", "--jobs"};
     static const char *const refused[] = {"--save", "--resume", "--log", "--grad-log"};
-    const char *vals[10] = {"gat", NULL, "none,lipschitz", NULL, "0", "0", "3", NULL, NULL, NULL};
+    const char *vals[11] = {"gat", NULL, "none,lipschitz", NULL, "0", "0", "3", NULL, NULL, NULL, "1"};
     memset(a, 0, sizeof *a);
     a->metric = -1;
     char **rest = a->rest = malloc(((size_t)argc + 6) * sizeof *rest);
@@ -951,6 +975,7 @@ static int lg__depth_parse(const char *cmd, int argc, char **argv, lg__depth_arg
         if (!strcmp(arg, "--verbose")) { a->verbose = 1; continue; }
         if (!strcmp(arg, "--quiet")) { a->quiet = 1; continue; }
         if (!strcmp(arg, "--grad-logs")) { a->grad_logs = 1; continue; }
+        if (!strcmp(arg, LG__WORKER_OPT)) { a->worker = 1; continue; }
         int hit = 0;
         for (size_t i = 0; i < sizeof valued / sizeof *valued && !hit; i++) {
             if (!lg__is(arg, valued[i], &v)) continue;
@@ -1001,6 +1026,8 @@ static int lg__depth_parse(const char *cmd, int argc, char **argv, lg__depth_arg
     long long v;
     if (lg_cli_parse_ll(cmd, "--seeds", vals[6], 1, 100000, &v)) return LG_EXIT_USAGE;
     g->seeds = v;
+    if (lg_cli_parse_ll(cmd, "--jobs", vals[10], 1, LG__MAX_JOBS, &v)) return LG_EXIT_USAGE;
+    a->jobs = (int)v;
     if (vals[8]) {
         for (int i = 0; i < 3; i++)
             if (!strcmp(vals[8], lg__metric_names[i])) a->metric = i;
@@ -1079,6 +1106,488 @@ static int lg__depth_parse(const char *cmd, int argc, char **argv, lg__depth_arg
     return LG_EXIT_OK;
 }
 
+/* ---- running the grid's cells ---- */
+
+/* One run of the grid: seed index k, series (mi, ri, xi, ni, lj), point pi. */
+typedef struct lg__cell {
+    long long k;
+    int mi, ri, xi, ni, lj, pi;
+} lg__cell;
+
+/* The model name, seed, layers and tree depth (0: not TREES) of cell c. */
+static const char *lg__cell_model(const lg__grid *g, const lg__cell *c) { return lg_model_kind_name(g->models[c->mi]); }
+static uint64_t lg__cell_seed(const lg__grid *g, const lg__cell *c) { return g->base_seed + (uint64_t)c->k; }
+
+/* The record of cell c in rs, or NULL. */
+static const lg__rec *lg__cell_find(const lg__grid *g, const lg__recs *rs, const lg__cell *c) {
+    return lg__recs_find(rs, lg__cell_model(g, c), lg__cell_depth(g, c->pi), lg__cell_layers(g, c->lj, c->pi),
+                         g->norm[c->ni], g->residual[c->ri], g->missing_s[c->xi], lg__cell_seed(g, c));
+}
+
+/* "gat lipschitz d=3 L=4 res seed 1": cell c for messages. */
+static void lg__cell_label(const lg__grid *g, const lg__cell *c, char *buf, size_t cap) {
+    const int depth = lg__cell_depth(g, c->pi);
+    char dstr[16] = "";
+    if (depth) snprintf(dstr, sizeof dstr, " d=%d", depth);
+    snprintf(buf, cap, "%s %s%s L=%d%s seed %llu", lg__cell_model(g, c), g->norm[c->ni], dstr,
+             lg__cell_layers(g, c->lj, c->pi), g->residual[c->ri] ? " res" : "",
+             (unsigned long long)lg__cell_seed(g, c));
+}
+
+/* The cells of the grid not in rs, in the study's order (seeds outer), into
+ * *out (malloc'd, *n of them); -1 on out of memory. */
+static int lg__cells_todo(const lg__grid *g, const lg__recs *rs, lg__cell **out, long long *n) {
+    long long total = 0, m = 0;
+    LG__FOR_SERIES(g) total += lg__npoints(g);
+    total *= g->seeds;
+    lg__cell *c = malloc((size_t)(total > 0 ? total : 1) * sizeof *c);
+    if (!c) return -1;
+    for (long long k = 0; k < g->seeds; k++)
+        LG__FOR_SERIES(g)
+    for (int pi = 0; pi < lg__npoints(g); pi++) {
+        lg__cell x = {k, mi, ri, xi, ni, lj, pi};
+        if (!lg__cell_find(g, rs, &x)) c[m++] = x;
+    }
+    *out = c;
+    *n = m;
+    return 0;
+}
+
+/* Runs cell c on *ds (reloaded, for TREES of another depth, into *ds and
+ * *ds_depth) and writes its runs.csv row, with its newline, into row (cap
+ * bytes). Returns the exit status of the run: LG_EXIT_OK or LG_EXIT_EXPLODED
+ * with a row; another status, after a message, without one (*interrupted set
+ * if a signal stopped it). */
+static int lg__cell_run(const char *cmd, const lg__depth_args *a, const lg__cell *c, lg_dataset **ds, int *ds_depth,
+                        char *row, size_t cap, int *interrupted) {
+    const lg__grid *g = a->g;
+    const char *model = lg__cell_model(g, c);
+    const uint64_t seed = lg__cell_seed(g, c);
+    const int layers = lg__cell_layers(g, c->lj, c->pi), depth = lg__cell_depth(g, c->pi);
+    *interrupted = 0;
+    if (depth != *ds_depth || !*ds) { /* TREES of another depth: one data set in memory at a time */
+        lg_dataset_free(*ds);
+        *ds = NULL;
+        lg_cli_data d = a->opts[0].data;
+        d.trees = depth;
+        int st = lg_cli_data_load(cmd, &d, ds);
+        if (st) return st;
+        *ds_depth = depth;
+    }
+    lg_train_opts o = a->opts[c->mi];
+    o.mc.layers = layers;
+    o.mc.att_norm = g->att[c->ni];
+    o.mc.node_norm = g->node[c->ni];
+    o.mc.residual = g->residual[c->ri];
+    o.tc.missing = g->missing[c->xi];
+    o.tc.seed = seed;
+    char glog[4400];
+    if (a->grad_logs) {
+        char dpart[16] = "";
+        if (depth) snprintf(dpart, sizeof dpart, "_d%d", depth);
+        int n = snprintf(glog, sizeof glog, "%s/grad_%s_%s_r%d_m%s%s_L%d_seed%llu.csv", a->dir, model, g->norm[c->ni],
+                         g->residual[c->ri], g->missing_s[c->xi], dpart, layers, (unsigned long long)seed);
+        if (n < 0 || (size_t)n >= sizeof glog) { lg_cli_errorf(cmd, "--out: path too long"); return LG_EXIT_USAGE; }
+        o.grad_log = glog;
+    }
+    lg_train_summary s;
+    int rc = lg_cli_train_run(cmd, &o, *ds, &s, interrupted);
+    /* an interrupted run is not recorded (a signal between runs makes the
+     * next one stop before its first epoch, with the signal's status) */
+    if (*interrupted) return rc ? rc : LG_EXIT_FAIL;
+    if (rc != LG_EXIT_OK && rc != LG_EXIT_EXPLODED) return rc;
+    int n = snprintf(row, cap, "%s,%d,%d,%s,%d,%s,%llu,%ld,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%ld,%.6g,%.4f\n", model, depth,
+                     layers, g->norm[c->ni], g->residual[c->ri], g->missing_s[c->xi], (unsigned long long)seed,
+                     s.epochs_run, s.train_acc, s.val_acc, s.test_acc, s.best_val_acc, s.test_acc_at_best_val,
+                     s.exploded, s.exploded ? s.first_explosion_epoch : -1L, s.max_layer_grad_norm, s.epoch_ms_median);
+    if (n < 0 || (size_t)n >= cap) { lg_cli_errorf(cmd, "runs.csv row too long"); return LG_EXIT_FAIL; }
+    return rc;
+}
+
+/* What recording a finished run needs (the study's parent process). */
+typedef struct lg__recorder {
+    const char *cmd, *dir, *path; /* command, --out, runs.csv's path   */
+    FILE *runs;                   /* runs.csv, open for appending       */
+    lg__recs *rs;                 /* the records                         */
+    lg__study *study;             /* counts, for summary.md and depth.svg */
+    int verbose, tty;             /* --verbose; progress on a terminal   */
+} lg__recorder;
+
+/* Records the row of cell c (a line of runs.csv with its newline, which took
+ * dt seconds): checks that it is that cell's, appends it to runs.csv (flushed
+ * and synced), adds its record, says it (--verbose) and rewrites summary.md
+ * and depth.svg. LG_EXIT_OK, or an error status after a message. */
+static int lg__record(const lg__recorder *w, const lg__cell *c, const char *row, double dt) {
+    const lg__grid *g = w->study->g;
+    char line[1024], lab[256];
+    size_t len = strlen(row);
+    lg__rec r;
+    lg__cell_label(g, c, lab, sizeof lab);
+    if (len < 2 || len >= sizeof line || row[len - 1] != '\n') {
+        lg_cli_errorf(w->cmd, "run %s: malformed result '%.120s'", lab, row);
+        return LG_EXIT_FAIL;
+    }
+    memcpy(line, row, len - 1);
+    line[len - 1] = 0;
+    if (lg__parse_rec(line, &r) || !lg__recs_find(&(lg__recs){&r, 1, 1}, lg__cell_model(g, c),
+                                                  lg__cell_depth(g, c->pi), lg__cell_layers(g, c->lj, c->pi),
+                                                  g->norm[c->ni], g->residual[c->ri], g->missing_s[c->xi],
+                                                  lg__cell_seed(g, c))) {
+        lg_cli_errorf(w->cmd, "run %s: its result '%.120s' is not that run's row", lab, row);
+        return LG_EXIT_FAIL;
+    }
+    if (fputs(row, w->runs) < 0 || fflush(w->runs) != 0 || fsync(fileno(w->runs)) != 0) {
+        lg_cli_errorf(w->cmd, "%s: write error: %s", w->path, strerror(errno));
+        return LG_EXIT_FAIL;
+    }
+    if (lg__recs_push(w->rs, &r)) { lg_cli_errorf(w->cmd, "out of memory"); return LG_EXIT_FAIL; }
+    w->study->done++;
+    if (w->verbose) {
+        if (w->tty) fputs("\r\033[K", stderr);
+        char dstr[16] = ""; /* " d=5" for TREES */
+        if (r.trees) snprintf(dstr, sizeof dstr, " d=%d", r.trees);
+        fprintf(stderr, "[%lld/%lld] %s %s%s L=%d res=%d missing=%s seed %llu: train %.4f val %.4f test %.4f%s (%.1f s)\n",
+                w->study->done, w->study->total, r.model, r.norm, dstr, r.layers, r.residual, r.missing,
+                (unsigned long long)r.seed, r.acc[0], r.acc[1], r.acc[2], r.exploded ? " EXPLODED" : "", dt);
+    }
+    return lg__write_outputs(w->cmd, w->dir, w->study) ? LG_EXIT_FAIL : LG_EXIT_OK;
+}
+
+/* The progress line on a terminal: done/total, what runs, elapsed, ETA
+ * (the mean time of this session's runs x the runs left / jobs). */
+static void lg__progress(const lg__study *st, const char *running, double t0, double run_time, long long session,
+                         long long left, int jobs) {
+    char el[32], eta[32];
+    double mean = session ? run_time / (double)session : NAN;
+    lg__fmt_time(lg__now() - t0, el, sizeof el);
+    lg__fmt_time(mean * (double)left / (double)jobs, eta, sizeof eta);
+    fprintf(stderr, "\r\033[K[%lld/%lld] %s | %s elapsed, ETA %s\r", st->done, st->total, running, el, eta);
+    fflush(stderr);
+}
+
+/* The runs of todo one after the other in this process. */
+static int lg__run_serial(const lg__depth_args *a, const lg__recorder *w, const lg__cell *todo, long long ntodo,
+                          lg_dataset **ds, int *ds_depth) {
+    double t0 = lg__now(), run_time = 0;
+    for (long long i = 0; i < ntodo; i++) {
+        char row[1024], lab[256];
+        if (w->tty) {
+            lg__cell_label(a->g, &todo[i], lab, sizeof lab);
+            lg__progress(w->study, lab, t0, run_time, i, ntodo - i, 1);
+        }
+        double t1 = lg__now();
+        int interrupted;
+        int rc = lg__cell_run(w->cmd, a, &todo[i], ds, ds_depth, row, sizeof row, &interrupted);
+        if (rc != LG_EXIT_OK && rc != LG_EXIT_EXPLODED) return rc;
+        double dt = lg__now() - t1;
+        run_time += dt;
+        rc = lg__record(w, &todo[i], row, dt);
+        if (rc) return rc;
+    }
+    return LG_EXIT_OK;
+}
+
+/* ---- --jobs: worker processes ---- */
+
+/* A worker (the hidden LG__WORKER_OPT): reads cells from stdin, one line
+ * "k mi ri xi ni lj pi" each, runs them and writes each one's runs.csv row to
+ * stdout; a run that fails writes "error STATUS" and ends the worker with that
+ * status (an interrupted one writes nothing). Ends with 0 at the end of stdin. */
+static int lg__worker(const char *cmd, const lg__depth_args *a) {
+    const lg__grid *g = a->g;
+    lg_dataset *ds = NULL;
+    int ds_depth = -1, status = LG_EXIT_OK;
+    char line[256], row[1024];
+    lg_set_threads(a->opts[0].threads);
+    while (fgets(line, sizeof line, stdin)) {
+        lg__cell c;
+        if (sscanf(line, "%lld %d %d %d %d %d %d", &c.k, &c.mi, &c.ri, &c.xi, &c.ni, &c.lj, &c.pi) != 7 || c.k < 0 ||
+            c.k >= g->seeds || c.mi < 0 || c.mi >= g->nmodels || c.ri < 0 || c.ri >= g->nresidual || c.xi < 0 ||
+            c.xi >= g->nmissing || c.ni < 0 || c.ni >= g->nnorms || c.lj < 0 || c.lj >= lg__nlser(g) || c.pi < 0 ||
+            c.pi >= lg__npoints(g) || g->skip[c.mi][c.ri][c.ni]) {
+            lg_cli_errorf(cmd, "worker: bad cell '%.60s'", line);
+            status = LG_EXIT_FAIL;
+            break;
+        }
+        int interrupted;
+        status = lg__cell_run(cmd, a, &c, &ds, &ds_depth, row, sizeof row, &interrupted);
+        if (status == LG_EXIT_EXPLODED) status = LG_EXIT_OK;
+        if (interrupted) break;
+        if (status != LG_EXIT_OK) {
+            printf("error %d\n", status);
+            break;
+        }
+        if (fputs(row, stdout) < 0 || fflush(stdout) != 0) { status = LG_EXIT_FAIL; break; } /* the parent is gone */
+    }
+    fflush(stdout);
+    lg_dataset_free(ds);
+    return status;
+}
+
+static volatile sig_atomic_t lg__jobs_signal; /* SIGINT or SIGTERM received by the parent */
+static void lg__on_jobs_signal(int sig) { lg__jobs_signal = sig; }
+
+/* One worker process as the parent sees it. */
+typedef struct lg__job {
+    pid_t pid;        /* its process (0: ended and reaped)          */
+    int in, out;      /* its stdin (written; -1 closed), stdout (read) */
+    long long cell;   /* the index in todo of its run (-1: idle)    */
+    double t1;        /* when that run was sent                      */
+    char buf[1024];   /* the start of a line of its output           */
+    size_t len;       /* bytes in buf                                */
+} lg__job;
+
+/* Sends todo[i] to job j; 0, or -1 if the worker is gone. */
+static int lg__job_send(lg__job *j, const lg__cell *todo, long long i) {
+    char line[160];
+    const lg__cell *c = &todo[i];
+    int n = snprintf(line, sizeof line, "%lld %d %d %d %d %d %d\n", c->k, c->mi, c->ri, c->xi, c->ni, c->lj, c->pi);
+    if (write(j->in, line, (size_t)n) != n) return -1; /* a line is far below PIPE_BUF: one write */
+    j->cell = i;
+    j->t1 = lg__now();
+    return 0;
+}
+
+static void lg__job_close_in(lg__job *j) {
+    if (j->in >= 0) close(j->in);
+    j->in = -1;
+}
+
+extern char **environ;
+
+/* pipe(2) with both ends close-on-exec (a worker inherits only the two that
+ * posix_spawn puts on its stdin and stdout); 0 or -1. */
+static int lg__pipe_cloexec(int p[2]) {
+    if (pipe(p)) return -1;
+    if (fcntl(p[0], F_SETFD, FD_CLOEXEC) == 0 && fcntl(p[1], F_SETFD, FD_CLOEXEC) == 0) return 0;
+    close(p[0]);
+    close(p[1]);
+    p[0] = p[1] = -1;
+    return -1;
+}
+
+/* Starts a worker: this program with the study's own arguments, LG__WORKER_OPT
+ * and --threads T, its stdin and stdout pipes to the parent. 0, or -1 after a
+ * message. */
+static int lg__job_start(const char *cmd, lg__job *j, int argc, char **argv, int threads) {
+    int pin[2] = {-1, -1}, pout[2] = {-1, -1};
+    char tbuf[16], **wargv = malloc(((size_t)argc + 7) * sizeof *wargv);
+    posix_spawn_file_actions_t fa;
+    int fa_ok = 0, rc = -1;
+    if (!wargv) { lg_cli_errorf(cmd, "out of memory"); return -1; }
+    snprintf(tbuf, sizeof tbuf, "%d", threads);
+    int n = 0;
+    wargv[n++] = "lipgnn";
+    for (int k = 0; k < argc; k++) wargv[n++] = argv[k]; /* argv[0] is "depth-study" */
+    wargv[n++] = LG__WORKER_OPT;
+    wargv[n++] = "--quiet"; /* the parent says what the parse has to say */
+    wargv[n++] = "--threads";
+    wargv[n++] = tbuf;
+    wargv[n] = NULL;
+    if (lg__pipe_cloexec(pin) || lg__pipe_cloexec(pout)) {
+        lg_cli_errorf(cmd, "--jobs: pipe: %s", strerror(errno));
+        goto out;
+    }
+    if (posix_spawn_file_actions_init(&fa)) goto out;
+    fa_ok = 1;
+    if (posix_spawn_file_actions_adddup2(&fa, pin[0], 0) || posix_spawn_file_actions_adddup2(&fa, pout[1], 1)) {
+        lg_cli_errorf(cmd, "--jobs: out of memory");
+        goto out;
+    }
+    /* this program's file, as the kernel (or valgrind, which runs it) says */
+    char exe[4096];
+    ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (el > 0) exe[el] = 0;
+    else snprintf(exe, sizeof exe, "/proc/self/exe");
+    int e = posix_spawn(&j->pid, exe, &fa, NULL, wargv, environ);
+    if (e) {
+        lg_cli_errorf(cmd, "--jobs: cannot start a worker (%s): %s", exe, strerror(e));
+        goto out;
+    }
+    j->in = pin[1];
+    j->out = pout[0];
+    pin[1] = pout[0] = -1;
+    j->cell = -1;
+    j->len = 0;
+    rc = 0;
+out:
+    if (fa_ok) posix_spawn_file_actions_destroy(&fa);
+    for (int k = 0; k < 2; k++) {
+        if (pin[k] >= 0) close(pin[k]);
+        if (pout[k] >= 0) close(pout[k]);
+    }
+    free(wargv);
+    return rc;
+}
+
+/* The runs of todo in a.jobs worker processes, each sent the next run as it
+ * finishes one; rows are recorded here as they come. A failed run stops the
+ * sending (the runs in progress finish and are recorded); SIGINT / SIGTERM is
+ * passed on to the workers, whose runs in progress are not recorded. */
+static int lg__run_jobs(const lg__depth_args *a, const lg__recorder *w, const lg__cell *todo, long long ntodo,
+                        int argc, char **argv) {
+    const char *cmd = w->cmd;
+    int nj = a->jobs < ntodo ? a->jobs : (int)ntodo, threads = a->opts[0].threads, status = LG_EXIT_OK;
+    if (threads <= 0) threads = omp_get_num_procs() / nj > 1 ? omp_get_num_procs() / nj : 1;
+    lg__job *jobs = calloc((size_t)nj, sizeof *jobs);
+    struct pollfd *pf = calloc((size_t)nj, sizeof *pf);
+    if (!jobs || !pf) {
+        free(jobs);
+        free(pf);
+        lg_cli_errorf(cmd, "out of memory");
+        return LG_EXIT_FAIL;
+    }
+    struct sigaction sa, old_int, old_term, old_pipe;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = lg__on_jobs_signal;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    sa.sa_handler = SIG_IGN; /* a worker gone: its pipe's write fails with EPIPE */
+    sigaction(SIGPIPE, &sa, &old_pipe);
+    if (!a->quiet)
+        fprintf(stderr, "lipgnn %s: %d jobs of %d thread%s each\n", cmd, nj, threads, threads > 1 ? "s" : "");
+    long long next = 0, session = 0;
+    int live = 0, sending = 1, forwarded = 0;
+    double t0 = lg__now(), run_time = 0;
+    for (int i = 0; i < nj; i++) {
+        jobs[i].in = jobs[i].out = -1;
+        if (lg__job_start(cmd, &jobs[i], argc, argv, threads)) { status = LG_EXIT_FAIL; sending = 0; break; }
+        live++;
+        if (lg__job_send(&jobs[i], todo, next) == 0) next++;
+    }
+    while (live > 0) {
+        if (lg__jobs_signal && !forwarded) { /* from a terminal the workers have it already: no harm */
+            for (int i = 0; i < nj; i++)
+                if (jobs[i].pid > 0) kill(jobs[i].pid, (int)lg__jobs_signal);
+            forwarded = 1;
+            sending = 0;
+        }
+        if (!sending || next >= ntodo) /* idle workers end at the end of their input */
+            for (int i = 0; i < nj; i++)
+                if (jobs[i].cell < 0) lg__job_close_in(&jobs[i]);
+        if (w->tty) {
+            char running[512] = "";
+            size_t used = 0;
+            for (int i = 0; i < nj && used < sizeof running - 1; i++) {
+                if (jobs[i].cell < 0) continue;
+                char lab[256];
+                lg__cell_label(a->g, &todo[jobs[i].cell], lab, sizeof lab);
+                int m = snprintf(running + used, sizeof running - used, "%s%s", used ? "; " : "", lab);
+                if (m > 0) used += (size_t)m;
+            }
+            lg__progress(w->study, used ? running : "finishing", t0, run_time, session, ntodo - session, nj);
+        }
+        int np = 0;
+        for (int i = 0; i < nj; i++)
+            if (jobs[i].out >= 0) pf[np++] = (struct pollfd){jobs[i].out, POLLIN, 0};
+        int pr = poll(pf, (nfds_t)np, w->tty ? 1000 : -1);
+        if (pr < 0 && errno != EINTR) {
+            lg_cli_errorf(cmd, "--jobs: poll: %s", strerror(errno));
+            status = LG_EXIT_FAIL;
+            break;
+        }
+        for (int i = 0; i < nj; i++) {
+            lg__job *j = &jobs[i];
+            int ready = 0;
+            for (int q = 0; q < np; q++) ready |= pf[q].fd == j->out && pf[q].revents;
+            if (!ready || pr <= 0) continue;
+            ssize_t got = read(j->out, j->buf + j->len, sizeof j->buf - 1 - j->len);
+            if (got < 0 && errno == EINTR) continue;
+            if (got > 0) {
+                j->len += (size_t)got;
+                j->buf[j->len] = 0;
+                char *nl;
+                while ((nl = memchr(j->buf, '\n', j->len)) != NULL) {
+                    char row[1024];
+                    size_t ll = (size_t)(nl + 1 - j->buf);
+                    memcpy(row, j->buf, ll);
+                    row[ll] = 0;
+                    memmove(j->buf, nl + 1, j->len - ll);
+                    j->len -= ll;
+                    j->buf[j->len] = 0;
+                    if (j->cell < 0) { /* output while idle: not the protocol */
+                        lg_cli_errorf(cmd, "--jobs: unexpected output of a worker: '%.120s'", row);
+                        status = status ? status : LG_EXIT_FAIL;
+                        sending = 0;
+                        continue;
+                    }
+                    if (!strncmp(row, "error ", 6)) { /* its message is on stderr */
+                        int rc = atoi(row + 6);
+                        char lab[256];
+                        lg__cell_label(a->g, &todo[j->cell], lab, sizeof lab);
+                        if (!status) status = rc > 0 ? rc : LG_EXIT_FAIL;
+                        j->cell = -1;
+                        int busy = 0;
+                        for (int q = 0; q < nj; q++) busy += jobs[q].cell >= 0;
+                        if (w->tty) fputs("\r\033[K", stderr);
+                        fprintf(stderr, "lipgnn %s: run %s failed (status %d)%s\n", cmd, lab, rc,
+                                sending && busy ? "; the runs in progress finish first" : "");
+                        sending = 0;
+                        continue;
+                    }
+                    double dt = lg__now() - j->t1;
+                    int rc = lg__record(w, &todo[j->cell], row, dt);
+                    j->cell = -1;
+                    run_time += dt;
+                    session++;
+                    if (rc) {
+                        if (!status) status = rc;
+                        sending = 0;
+                    }
+                    if (sending && next < ntodo && lg__job_send(j, todo, next) == 0) next++;
+                }
+                if (j->len == sizeof j->buf - 1) { /* a line longer than any row */
+                    lg_cli_errorf(cmd, "--jobs: a worker's output line is too long");
+                    if (!status) status = LG_EXIT_FAIL;
+                    sending = 0;
+                    j->len = 0;
+                }
+                continue;
+            }
+            /* end of its output: it has ended */
+            close(j->out);
+            j->out = -1;
+            lg__job_close_in(j);
+            int ws = 0;
+            while (waitpid(j->pid, &ws, 0) < 0 && errno == EINTR) {}
+            j->pid = 0;
+            live--;
+            if (j->cell >= 0 && !lg__jobs_signal) { /* it ended in a run, not told to stop */
+                char lab[256];
+                lg__cell_label(a->g, &todo[j->cell], lab, sizeof lab);
+                if (WIFSIGNALED(ws))
+                    lg_cli_errorf(cmd, "run %s: its process ended on signal %d%s", lab, WTERMSIG(ws),
+                                  WTERMSIG(ws) == SIGKILL ? " (killed: out of memory?)" : "");
+                else
+                    lg_cli_errorf(cmd, "run %s: its process ended with status %d and no result", lab,
+                                  WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
+                if (!status) status = WIFEXITED(ws) && WEXITSTATUS(ws) ? WEXITSTATUS(ws) : LG_EXIT_FAIL;
+                sending = 0;
+            }
+            j->cell = -1;
+        }
+    }
+    for (int i = 0; i < nj; i++) { /* after a failure to start one */
+        lg__job_close_in(&jobs[i]);
+        if (jobs[i].out >= 0) close(jobs[i].out);
+        if (jobs[i].pid > 0) while (waitpid(jobs[i].pid, NULL, 0) < 0 && errno == EINTR) {}
+    }
+    if (lg__jobs_signal) {
+        fprintf(stderr, "lipgnn %s: %s: the runs in progress were stopped and not recorded\n", cmd,
+                lg__jobs_signal == SIGINT ? "interrupted" : "terminated");
+        status = 128 + (int)lg__jobs_signal;
+    } else if (status == LG_EXIT_OK && session < ntodo) { /* the workers ended before the work did */
+        lg_cli_errorf(cmd, "--jobs: %lld of %lld runs were not run: the worker processes ended", ntodo - session, ntodo);
+        status = LG_EXIT_FAIL;
+    }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGPIPE, &old_pipe, NULL);
+    free(jobs);
+    free(pf);
+    return status;
+}
+
 int lg_cmd_depth_study(int argc, char **argv) {
     const char *cmd = "depth-study";
     lg__depth_args a;
@@ -1087,12 +1596,18 @@ int lg_cmd_depth_study(int argc, char **argv) {
         lg__depth_args_free(&a);
         return status;
     }
+    if (a.worker) {
+        status = lg__worker(cmd, &a);
+        lg__depth_args_free(&a);
+        return status;
+    }
     lg__grid *g = a.g;
     lg_train_opts *opts = a.opts;
     const char *dir = a.dir;
-    int metric = a.metric, json = a.json, verbose = a.verbose, quiet = a.quiet, grad_logs = a.grad_logs;
+    int metric = a.metric;
     lg__recs rs = {NULL, 0, 0};
     lg_dataset *ds = NULL;
+    lg__cell *todo = NULL;
     FILE *runs = NULL;
     lg_set_threads(opts[0].threads);
     status = lg_cli_data_load(cmd, &opts[0].data, &ds);
@@ -1128,127 +1643,42 @@ int lg_cmd_depth_study(int argc, char **argv) {
     else
         snprintf(dsname, sizeof dsname, "%s", ds->name);
     lg__study study = {g, &rs, metric, dsname, 0, 0, opts[0].tc.epochs};
-    long long cells = 0;
+    long long cells = 0, ntodo = 0;
     LG__FOR_SERIES(g) cells += lg__npoints(g);
     study.total = cells * g->seeds;
-    /* runs of this grid already recorded */
-    for (long long k = 0; k < g->seeds; k++)
-        LG__FOR_SERIES(g)
-    for (int pi = 0; pi < lg__npoints(g); pi++)
-        study.done += lg__recs_find(&rs, lg_model_kind_name(g->models[mi]), lg__cell_depth(g, pi),
-                                    lg__cell_layers(g, lj, pi), g->norm[ni], g->residual[ri], g->missing_s[xi],
-                                    g->base_seed + (uint64_t)k) != NULL;
-    long long todo = study.total - study.done, session = 0;
-    if (!quiet)
+    if (lg__cells_todo(g, &rs, &todo, &ntodo)) { lg_cli_errorf(cmd, "out of memory"); status = LG_EXIT_FAIL; goto done; }
+    study.done = study.total - ntodo; /* runs of this grid already recorded */
+    if (!a.quiet)
         fprintf(stderr, "lipgnn %s: %s, %lld runs (%lld cells x %lld seeds), %lld already in %s, %lld to do\n", cmd,
-                dsname, study.total, cells, g->seeds, study.done, path, todo);
-    if (!quiet && todo > 0) lg_cli_blas_note(stderr);
+                dsname, study.total, cells, g->seeds, study.done, path, ntodo);
+    if (!a.quiet && ntodo > 0) lg_cli_blas_note(stderr);
     if (lg__write_outputs(cmd, dir, &study)) { status = LG_EXIT_FAIL; goto done; }
-    int tty = isatty(fileno(stderr)) && !quiet;
-    double t0 = lg__now(), run_time = 0;
-    status = LG_EXIT_OK;
-    for (long long k = 0; k < g->seeds && status == LG_EXIT_OK; k++)
-        LG__FOR_SERIES(g)
-    for (int pi = 0; pi < lg__npoints(g) && status == LG_EXIT_OK; pi++) {
-        const char *model = lg_model_kind_name(g->models[mi]);
-        uint64_t seed = g->base_seed + (uint64_t)k;
-        const int layers = lg__cell_layers(g, lj, pi), depth = lg__cell_depth(g, pi);
-        if (lg__recs_find(&rs, model, depth, layers, g->norm[ni], g->residual[ri], g->missing_s[xi], seed)) continue;
-        if (depth != ds_depth) { /* TREES of another depth: one data set in memory at a time */
-            lg_dataset_free(ds);
-            ds = NULL;
-            opts[0].data.trees = depth;
-            status = lg_cli_data_load(cmd, &opts[0].data, &ds);
-            if (status) break;
-            ds_depth = depth;
-        }
-        char dstr[16] = ""; /* " d=5" for TREES */
-        if (depth) snprintf(dstr, sizeof dstr, " d=%d", depth);
-        lg_train_opts o = opts[mi];
-        o.mc.layers = layers;
-        o.mc.att_norm = g->att[ni];
-        o.mc.node_norm = g->node[ni];
-        o.mc.residual = g->residual[ri];
-        o.tc.missing = g->missing[xi];
-        o.tc.seed = seed;
-        char glog[4400];
-        if (grad_logs) {
-            char dpart[16] = "";
-            if (depth) snprintf(dpart, sizeof dpart, "_d%d", depth);
-            int n = snprintf(glog, sizeof glog, "%s/grad_%s_%s_r%d_m%s%s_L%d_seed%llu.csv", dir, model, g->norm[ni],
-                             g->residual[ri], g->missing_s[xi], dpart, layers, (unsigned long long)seed);
-            if (n < 0 || (size_t)n >= sizeof glog) { lg_cli_errorf(cmd, "--out: path too long"); status = LG_EXIT_USAGE; break; }
-            o.grad_log = glog;
-        }
-        char el[32], eta[32];
-        if (tty) {
-            double mean = session ? run_time / (double)session : NAN;
-            lg__fmt_time(lg__now() - t0, el, sizeof el);
-            lg__fmt_time(mean * (double)(todo - session), eta, sizeof eta);
-            fprintf(stderr, "\r\033[K[%lld/%lld] %s %s%s L=%d%s seed %llu | %s elapsed, ETA %s\r", study.done,
-                    study.total, model, g->norm[ni], dstr, layers, g->residual[ri] ? " res" : "",
-                    (unsigned long long)seed, el, eta);
-            fflush(stderr);
-        }
-        double t1 = lg__now();
-        lg_train_summary s;
-        int interrupted = 0;
-        int rc = lg_cli_train_run(cmd, &o, ds, &s, &interrupted);
-        /* an interrupted run is not recorded (a signal between runs makes the
-         * next one stop before its first epoch, with the signal's status) */
-        if (interrupted) { status = rc ? rc : LG_EXIT_FAIL; break; }
-        if (rc != LG_EXIT_OK && rc != LG_EXIT_EXPLODED) { status = rc; break; }
-        fprintf(runs, "%s,%d,%d,%s,%d,%s,%llu,%ld,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%ld,%.6g,%.4f\n", model, depth, layers,
-                g->norm[ni], g->residual[ri], g->missing_s[xi], (unsigned long long)seed, s.epochs_run, s.train_acc,
-                s.val_acc, s.test_acc, s.best_val_acc, s.test_acc_at_best_val, s.exploded,
-                s.exploded ? s.first_explosion_epoch : -1L, s.max_layer_grad_norm, s.epoch_ms_median);
-        if (fflush(runs) != 0 || fsync(fileno(runs)) != 0) {
-            lg_cli_errorf(cmd, "%s: write error: %s", path, strerror(errno));
-            status = LG_EXIT_FAIL;
-            break;
-        }
-        lg__rec r;
-        memset(&r, 0, sizeof r);
-        snprintf(r.model, LG__KEY, "%s", model);
-        r.trees = depth;
-        r.layers = layers;
-        snprintf(r.norm, LG__KEY, "%s", g->norm[ni]);
-        r.residual = g->residual[ri];
-        snprintf(r.missing, LG__KEY, "%s", g->missing_s[xi]);
-        r.seed = seed;
-        r.acc[0] = s.train_acc;
-        r.acc[1] = s.val_acc;
-        r.acc[2] = s.test_acc;
-        r.acc[LG__ACC_BEST_VAL] = s.best_val_acc;
-        r.acc[LG__ACC_TEST_AT_BEST_VAL] = s.test_acc_at_best_val;
-        if (lg__recs_push(&rs, &r)) { lg_cli_errorf(cmd, "out of memory"); status = LG_EXIT_FAIL; break; }
-        study.done++;
-        session++;
-        double dt = lg__now() - t1;
-        run_time += dt;
-        if (verbose) {
-            if (tty) fputs("\r\033[K", stderr);
-            fprintf(stderr, "[%lld/%lld] %s %s%s L=%d res=%d missing=%s seed %llu: train %.4f val %.4f test %.4f%s (%.1f s)\n",
-                    study.done, study.total, model, g->norm[ni], dstr, layers, g->residual[ri], g->missing_s[xi],
-                    (unsigned long long)seed, s.train_acc, s.val_acc, s.test_acc, s.exploded ? " EXPLODED" : "", dt);
-        }
-        if (lg__write_outputs(cmd, dir, &study)) { status = LG_EXIT_FAIL; break; }
+    const int tty = isatty(fileno(stderr)) && !a.quiet;
+    const lg__recorder w = {cmd, dir, path, runs, &rs, &study, a.verbose, tty};
+    double t0 = lg__now();
+    if (a.jobs > 1 && ntodo > 1) {
+        lg_dataset_free(ds); /* each worker loads its own */
+        ds = NULL;
+        status = lg__run_jobs(&a, &w, todo, ntodo, argc, argv);
+    } else {
+        status = lg__run_serial(&a, &w, todo, ntodo, &ds, &ds_depth);
     }
     if (tty) fputs("\r\033[K", stderr);
     if (lg__write_outputs(cmd, dir, &study) && status == LG_EXIT_OK) status = LG_EXIT_FAIL;
-    if (!quiet) {
+    if (!a.quiet) {
         char el[32];
         lg__fmt_time(lg__now() - t0, el, sizeof el);
         fprintf(stderr, "lipgnn %s: %lld of %lld runs done (%lld now, in %s); %s/summary.md, %s/depth.svg\n", cmd,
-                study.done, study.total, session, el, dir, dir);
+                study.done, study.total, study.done - (study.total - ntodo), el, dir, dir);
     }
-    if (json) lg__print_json(dir, &study);
+    if (a.json) lg__print_json(dir, &study);
 done:
     if (runs && fclose(runs) != 0 && status == LG_EXIT_OK) {
         lg_cli_errorf(cmd, "runs.csv: write error");
         status = LG_EXIT_FAIL;
     }
     lg_dataset_free(ds);
+    free(todo);
     free(rs.r);
     lg__depth_args_free(&a);
     return status;
