@@ -146,7 +146,7 @@ train)
   run predict --data "$tiny"; expect_rc 2 "predict without --resume"
   run predict --resume "$tmp/c.ckpt" --data "$tiny" --max-memory 1K
   expect_rc 2 "predict --max-memory 1K"
-  grep -q "the model needs about .* GiB.*more than --max-memory" "$tmp/err" || fail "predict memory message: $(cat "$tmp/err")"
+  grep -q "the model needs about [0-9.]* MiB.*more than --max-memory (0.00 MiB)" "$tmp/err" || fail "predict memory message: $(cat "$tmp/err")"
   # a mismatched and a damaged checkpoint are refused
   run train --data "$tiny" --layers 4 --hidden 8 --epochs 6 --resume "$tmp/c.ckpt"
   expect_rc 2 "resume another model"; grep -q "another model" "$tmp/err" || fail "mismatch message: $(cat "$tmp/err")"
@@ -165,7 +165,11 @@ train)
   grep -q '"exploded":true' "$tmp/out" || fail "summary lacks the explosion"
   # memory: the estimate is checked before anything is allocated
   run train --data "$tiny" --layers 3 --hidden 8 --epochs 1 --max-memory 1K
-  expect_rc 2 "--max-memory 1K"; grep -q "the model needs about .* GiB.*more than --max-memory" "$tmp/err" || fail "memory message: $(cat "$tmp/err")"
+  expect_rc 2 "--max-memory 1K"; grep -q "the model needs about [0-9.]* MiB.*more than --max-memory (0.00 MiB)" "$tmp/err" || fail "memory message: $(cat "$tmp/err")"
+  # a limit of 1 GiB or more is said in GiB (this model's parameters alone take 4 GiB)
+  run train --sbm 200 --layers 1000 --hidden 1024 --epochs 1 --max-memory 1G
+  expect_rc 2 "a 4 GiB model with --max-memory 1G"
+  grep -q "the model needs about [0-9.]* GiB.*more than --max-memory (1.00 GiB)" "$tmp/err" || fail "memory message in GiB: $(cat "$tmp/err")"
   run train --data "$tiny" --layers 3 --hidden 8 --epochs 1 --max-memory 1G; expect_rc 0 "--max-memory 1G"
   run train --data "$tiny" --max-memory lots; expect_rc 2 "--max-memory lots"
   run train --trees 2 --trees-count 10 --hidden 4096 --heads 64 --layers 100 --epochs 1

@@ -240,12 +240,15 @@ int lg_cli_memory_check(const char *cmd, const lg_model_config *mc, const lg_tra
         what = "this machine's memory";
     }
     if (limit > 0 && (double)est.total > limit) {
-        const double G = 1024.0 * 1024 * 1024;
+        /* in GiB, or MiB when the limit is below 1 GiB (0.00 GiB says nothing) */
+        const int gib = limit >= 1024.0 * 1024 * 1024;
+        const double U = gib ? 1024.0 * 1024 * 1024 : 1024.0 * 1024;
+        const char *u = gib ? "GiB" : "MiB";
         lg_cli_errorf(cmd,
-                      "the model needs about %.2f GiB (parameters and Adam state %.2f, activations %.2f, "
-                      "workspace %.2f, graphs and features %.2f), more than %s (%.2f GiB)",
-                      (double)est.total / G, (double)est.params / G, (double)est.activations / G,
-                      (double)est.workspace / G, (double)est.other / G, what, limit / G);
+                      "the model needs about %.2f %s (parameters and Adam state %.2f, activations %.2f, "
+                      "workspace %.2f, graphs and features %.2f), more than %s (%.2f %s)",
+                      (double)est.total / U, u, (double)est.params / U, (double)est.activations / U,
+                      (double)est.workspace / U, (double)est.other / U, what, limit / U, u);
         return LG_EXIT_USAGE;
     }
     return LG_EXIT_OK;
