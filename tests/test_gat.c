@@ -1023,15 +1023,15 @@ static void test_memory(void **state) {
     lg_idx nch = (n + 127) / 128, pw = 2 * KC + K + KC;
     assert_ok(lg_gat_memory(&c, n, nnz, 4, &mem));
     assert_int_equal(mem.activations, 4 * (n * KC + nnz * K + 2 * n * K + 2 * KC + K));
-    assert_int_equal(mem.workspace, 4 * (n * KC + 2 * nnz * K + 3 * n * K + (nch + 1) * pw) + 8 * (2 * nnz + n));
+    assert_int_equal(mem.workspace, 4 * (n * KC + nnz * K + 3 * n * K + (nch + 1) * pw) + 8 * (2 * nnz + n));
     c.norm = LG_ATT_NORM_LIPSCHITZ;
     assert_ok(lg_gat_memory(&c, n, nnz, 8, &mem));
     assert_int_equal(mem.activations, 8 * (n * KC + nnz * K + 5 * n * K + 2 * KC + K) + 8 * n * K);
-    assert_int_equal(mem.workspace, 8 * (n * KC + 3 * nnz * K + 4 * n * K + (nch + 1) * pw) + 8 * (2 * nnz + n));
+    assert_int_equal(mem.workspace, 8 * (n * KC + 2 * nnz * K + 4 * n * K + (nch + 1) * pw) + 8 * (2 * nnz + n));
     c.norm = LG_ATT_NORM_LIPSCHITZ_REF;
     assert_ok(lg_gat_memory(&c, n, nnz, 4, &mem));
     assert_int_equal(mem.activations, 4 * (n * KC + nnz * K + 4 * n * K + 2 * KC + K) + 8 * n * K);
-    assert_int_equal(mem.workspace, 4 * (n * KC + 3 * nnz * K + 5 * n * K + (nch + 1) * pw) + 8 * (2 * nnz + n));
+    assert_int_equal(mem.workspace, 4 * (n * KC + 2 * nnz * K + 5 * n * K + (nch + 1) * pw) + 8 * (2 * nnz + n));
     assert_int_equal(lg_gat_memory(&c, n, nnz, 2, &mem), LG_EINVAL);
     assert_int_equal(lg_gat_memory(&c, -1, nnz, 4, &mem), LG_EINVAL);
     assert_int_equal(lg_gat_memory(&c, (lg_idx)1 << 40, nnz, 4, &mem), LG_ERANGE);

@@ -115,7 +115,7 @@ static lg_status lg__gat_bufs(const lg_gat_config *c, lg_idx n, lg_idx nnz, int 
     LG__B(aeff, LG__ACT, 0, 2 * kc);
     LG__B(anorm, LG__ACT, 0, K);
     LG__B(dxp, LG__WORK, 0, n * kc);
-    LG__B(rec, LG__WORK, 0, nnz * (lip ? 3 : 2) * K);
+    LG__B(rec, LG__WORK, 0, nnz * (lip ? 2 : 1) * K);
     LG__B(tpos, LG__WORK, 1, lent_map ? 0 : nnz);
     LG__B(tedge, LG__WORK, 1, lent_map ? 0 : nnz);
     LG__B(tnext, LG__WORK, 1, lent_map ? 0 : n);

@@ -21,7 +21,8 @@
  *   B1. pass over sources j (gT): the backward's only gather, rows g_i:
  *       d x_j = sum_i att'_ij g_i and the dots dL/d att'_ij = m_ij g_i . x_j.
  *   B2. pass over targets i (g), scalars only: softmax, LeakyReLU and
- *       normaliser backward -> dL/ds_ij; the normaliser's coefficient
+ *       normaliser backward -> dL/ds_ij (over the dot, in the record); the
+ *       normaliser's coefficient
  *       dL/dq / q (to x_i and x_amax; per edge for the reference form);
  *       per-node sums nsd; partial sums of the bias gradient.
  *   B3. pass over sources j: d x_j += (sum_i dL/ds_ij) aeff_src + nsd_j aeff_dst
@@ -283,7 +284,9 @@ lg_status LG__ISA_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
     lg_real *dxp = cache->dxp, *rec = cache->rec, *nsd = cache->nsd, *nss = cache->nss;
     lg_real *ncoef = cache->ncoef, *ncw = cache->ncw, *ndan = cache->ndan, *part = cache->part;
     const lg_idx *tpos, *tedge;
-    const lg_idx RW = (lip ? 3 : 2) * K; /* record: dL/d att' | dL/ds | coefficient of x_j */
+    /* record: dL/d att' (B1), replaced by dL/ds (B2, which reads it first) |
+     * (Lipschitz modes) the coefficient of x_j */
+    const lg_idx RW = (lip ? 2 : 1) * K;
     const int drop = cache->drop_on;
     const uint64_t key = cache->drop_key;
     const double p = cache->drop_p;
@@ -364,16 +367,16 @@ lg_status LG__ISA_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
                     } else if (paper) { /* t = sc s / q_i; cfk accumulates sum dt t */
                         ds = sc * dt / qi;
                         cfk += dt * t;
-                        r[2 * K + k] = 0;
+                        r[K + k] = 0;
                     } else { /* t = sc s / c_ij, c_ij = 4 ||a_k|| q_ij + eps */
                         ds = sc * dt / cij;
                         lg_real dc = -t * dt / cij;
                         dAk += dc * 4 * qr;
                         lg_real w = qr > 0 ? dc * a4 / qr : 0; /* dL/dq_ij / q_ij: x_j and x_amax */
-                        r[2 * K + k] = w;
+                        r[K + k] = w;
                         cfk += w;
                     }
-                    r[K + k] = ds;
+                    r[k] = ds; /* in place of dL/d att', read above and not again */
                     sdk += ds;
                 }
                 Sd[k] = sdk;
@@ -384,7 +387,7 @@ lg_status LG__ISA_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
                 const lg_idx *am = amax + i * K;
                 for (lg_idx e = e0; e < e1; e++)
                     for (lg_idx k = 0; k < K; k++)
-                        if (g->j[e] == am[k]) rec[tpos[e] * RW + 2 * K + k] += cf[k];
+                        if (g->j[e] == am[k]) rec[tpos[e] * RW + K + k] += cf[k];
             }
         }
     }
@@ -407,8 +410,8 @@ lg_status LG__ISA_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
             for (lg_idx t = gT->p[j]; t < gT->p[j + 1]; t++) {
                 const lg_real *r = rec + t * RW;
                 for (lg_idx k = 0; k < K; k++) {
-                    sS[k] += r[K + k];
-                    if (lip) cw[k] += r[2 * K + k];
+                    sS[k] += r[k];
+                    if (lip) cw[k] += r[K + k];
                 }
             }
             for (lg_idx k = 0; k < K; k++) {

@@ -54,8 +54,9 @@ struct lg_gat_cache {
     /* backward workspace */
     void *dxp;    /* n x KC: dL/d(X W)                                        */
     void *rec;    /* nnz x RW, in TRANSPOSED order (position t of gT): per edge
-                     j -> i and head, dL/d att'_ij, dL/ds_ij and (Lipschitz
-                     modes) the coefficient of x_j in d x_j; RW = 2K or 3K    */
+                     j -> i and head, dL/d att'_ij (B1), replaced by dL/ds_ij
+                     (B2), and (Lipschitz modes) the coefficient of x_j in
+                     d x_j; RW = K or 2K                                      */
     void *tpos;   /* nnz lg_idx: position in gT of each edge of g (NULL when
                      lent_map; a lent map is used when it fits the graphs)   */
     void *tedge;  /* nnz lg_idx: the edge of g at each position of gT        */
