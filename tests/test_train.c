@@ -14,6 +14,7 @@
 #include "train/batch.h"
 #include "train/checkpoint.h"
 #include "train/model.h"
+#include "train/trainer_internal.h"
 
 static void test_model_gradients(void **state) {
     (void)state;
@@ -813,6 +814,45 @@ static void test_memory_estimate(void **state) {
     lg_dataset_free(tr);
 }
 
+/* The trainer reads the data set's features in place (nothing copied) unless
+ * it changes their values (row normalisation, the missing-vector setting): it
+ * then copies the values only, keeps the structure, and leaves the data set
+ * as it was; the estimate counts exactly that copy. */
+static void test_features_borrowed(void **state) {
+    (void)state;
+    lg_dataset *ds = lg_test_random_dataset(50, 7, 3, 1, 21);
+    const lg_features *f = ds->features;
+    float *before = malloc(sizeof(float) * (size_t)f->nnz);
+    assert_non_null(before);
+    memcpy(before, f->x, sizeof(float) * (size_t)f->nnz);
+    lg_model_config mc;
+    lg_train_config tc;
+    small_config(&mc, &tc);
+    mc.feature_norm_row = 0;
+    tc.missing = 0;
+    lg_trainer_mem own, bor;
+    lg_trainer *t = estimate_equals_memory(&mc, &tc, ds, &bor);
+    assert_ptr_equal(lg__trainer_features(t)->x, f->x);
+    lg_trainer_free(t);
+    for (int v = 0; v < 2; v++) {
+        mc.feature_norm_row = v == 0;
+        tc.missing = v == 1 ? 0.5 : 0;
+        t = estimate_equals_memory(&mc, &tc, ds, &own);
+        const lg_features *x = lg__trainer_features(t);
+        assert_ptr_not_equal(x->x, f->x);
+        assert_ptr_equal(x->p, f->p);
+        assert_ptr_equal(x->j, f->j);
+        assert_int_equal(own.other - bor.other, sizeof(float) * (size_t)f->nnz);
+        int changed = 0;
+        for (lg_idx e = 0; e < f->nnz; e++) changed |= x->x[e] != f->x[e];
+        assert_true(changed);
+        lg_trainer_free(t);
+        assert_memory_equal(f->x, before, sizeof(float) * (size_t)f->nnz);
+    }
+    free(before);
+    lg_dataset_free(ds);
+}
+
 static void test_out_of_memory(void **state) {
     (void)state;
     lg_dataset *ds = lg_test_random_dataset(20, 5, 3, 1, 6);
@@ -977,7 +1017,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model_gradients), cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_resume_bit_identical), cmocka_unit_test(test_missing_features),
-        cmocka_unit_test(test_configs), cmocka_unit_test(test_memory_estimate),
+        cmocka_unit_test(test_configs), cmocka_unit_test(test_memory_estimate), cmocka_unit_test(test_features_borrowed),
         cmocka_unit_test(test_out_of_memory), cmocka_unit_test(test_restored_values),
         cmocka_unit_test(test_nonfinite_located), cmocka_unit_test(test_batch_deterministic),
         cmocka_unit_test(test_batch_matches_full), cmocka_unit_test(test_batch_roots_only),

@@ -173,7 +173,9 @@ typedef struct lg_train_summary {
 typedef struct lg_trainer lg_trainer; /* opaque */
 
 /* Builds the model for ds (its features, graph and splits; ds must outlive the
- * trainer), initialises its parameters from tc->seed and Adam's state. Memory:
+ * trainer, unchanged: its features are read at every epoch, not copied, unless
+ * mc->feature_norm_row or tc->missing make the trainer keep its own values),
+ * initialises its parameters from tc->seed and Adam's state. Memory:
  * parameters, gradients, two Adam moments, and every activation backward needs
  * are allocated here, once. LG_EINVAL for bad configs or a data set the model
  * cannot use (no training nodes). */

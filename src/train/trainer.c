@@ -219,7 +219,10 @@ struct lg_trainer {
     lg_model_config mc;      /* model configuration                            */
     lg_train_config tc;      /* training configuration                         */
     const lg_dataset *ds;    /* the data (borrowed)                            */
-    lg_features *x;          /* features as the model sees them (owned copy)   */
+    const lg_features *x;    /* features as the model sees them: &xv           */
+    lg_features xv;          /* ds's features, with xval for values if set     */
+    float *xval;             /* owned values (row-normalised, missing rows
+                                zeroed), or NULL: ds's own, borrowed        */
     lg__model_f32 *model;
     float *m1, *m2;          /* Adam moments, parameter layout                 */
     lg_explode det;          /* explosion detector                             */
@@ -249,29 +252,16 @@ static void lg__tick(lg_trainer *t) {
     if (t->progress) t->progress(t->progress_ctx, t->done, t->total);
 }
 
-/* A copy of f with rows scaled to sum to 1 (rows summing to 0 stay). */
-static lg_status lg__features_copy(lg_features **out, const lg_features *f) {
-    lg_status st = LG_OK;
-    lg_features *c = NULL;
-    *out = NULL;
-    LG_CALLOC(c, 1, "features");
-    *c = *f;
-    c->p = NULL;
-    c->j = NULL;
-    c->x = NULL;
-    LG_ALLOC(c->x, f->nnz, "feature values");
-    memcpy(c->x, f->x, sizeof(float) * (size_t)f->nnz);
-    if (f->kind == LG_FEAT_SPARSE) {
-        LG_ALLOC(c->p, f->n + 1, "feature rows");
-        LG_ALLOC(c->j, f->nnz, "feature columns");
-        memcpy(c->p, f->p, sizeof(lg_idx) * (size_t)(f->n + 1));
-        memcpy(c->j, f->j, sizeof(lg_idx) * (size_t)f->nnz);
-    }
-    *out = c;
-    return LG_OK;
-fail:
-    lg_features_free(c);
-    return st;
+/* 1 if the model sees other feature values than the data set's (row
+ * normalisation, the missing-vector setting): the trainer then holds its own
+ * copy of the values (the structure stays the data set's). */
+static int lg__features_changed(const lg_model_config *mc, const lg_train_config *tc) {
+    return mc->feature_norm_row || tc->missing > 0;
+}
+
+/* Bytes of the trainer's own feature values, if it needs them. */
+static size_t lg__features_bytes(const lg_model_config *mc, const lg_train_config *tc, const lg_features *f) {
+    return lg__features_changed(mc, tc) ? sizeof(float) * (size_t)f->nnz : 0;
 }
 
 /* The values of row i: [*lo, *hi) in x->x. */
@@ -287,8 +277,14 @@ static lg_status lg__prepare_features(lg_trainer *t) {
     lg_status st = LG_OK;
     unsigned char *is_train = NULL;
     lg_idx *cand = NULL;
-    LG_TRY(lg__features_copy(&t->x, t->ds->features));
-    lg_features *x = t->x;
+    const lg_features *f = t->ds->features;
+    lg_features *x = &t->xv;
+    *x = *f; /* the data set's arrays, borrowed */
+    t->x = x;
+    if (!lg__features_changed(&t->mc, &t->tc)) return LG_OK;
+    LG_ALLOC(t->xval, f->nnz, "feature values");
+    memcpy(t->xval, f->x, sizeof(float) * (size_t)f->nnz);
+    x->x = t->xval;
     if (t->mc.feature_norm_row) {
         for (lg_idx i = 0; i < x->n; i++) {
             lg_idx lo, hi;
@@ -325,7 +321,7 @@ fail:
 void lg_trainer_free(lg_trainer *t) {
     if (!t) return;
     lg__model_free_f32(t->model);
-    lg_features_free(t->x);
+    lg__free(t->xval);
     lg__free(t->m1);
     lg__free(t->m2);
     lg__explode_destroy(&t->det);
@@ -983,18 +979,11 @@ lg_status lg_trainer_attention(const lg_trainer *t, int l, float *att) {
 }
 const lg_graph *lg_trainer_graph(const lg_trainer *t) { return t->batch ? NULL : lg__model_graph_f32(t->model); }
 
-/* Bytes of the trainer's copy of the features. */
-static size_t lg__features_bytes(const lg_features *f) {
-    size_t b = sizeof(float) * (size_t)f->nnz;
-    if (f->kind == LG_FEAT_SPARSE) b += sizeof(lg_idx) * (size_t)(f->n + 1 + f->nnz);
-    return b;
-}
-
 void lg_trainer_memory(const lg_trainer *t, lg_trainer_mem *m) {
     lg_idx np = lg__model_nparams_f32(t->model);
     m->params = sizeof(float) * (size_t)np * 4;
     lg__model_memory_f32(t->model, &m->activations, &m->workspace, &m->other);
-    m->other += lg__features_bytes(t->x) + t->bat.bytes;
+    m->other += lg__features_bytes(&t->mc, &t->tc, t->x) + t->bat.bytes;
     m->total = m->params + m->activations + m->workspace + m->other;
 }
 
@@ -1013,7 +1002,7 @@ lg_status lg_trainer_estimate(const lg_model_config *mc, const lg_train_config *
     LG_CHECK(lg__model_plan_f32(mc, ds, ds->features, tc->batch_size > 0 ? cap : NULL, &np, &m->activations,
                                 &m->workspace, &m->other));
     m->params = sizeof(float) * (size_t)np * 4;
-    m->other += lg__features_bytes(ds->features) + b.bytes;
+    m->other += lg__features_bytes(mc, tc, ds->features) + b.bytes;
     m->total = m->params + m->activations + m->workspace + m->other;
     return LG_OK;
 }
