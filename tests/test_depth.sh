@@ -290,6 +290,11 @@ cmp -s "$tmp/jpar/summary.md" "$tmp/jser/summary.md" || fail "--jobs 3: summary.
 run "${jargs[@]}" --jobs 2 --out "$tmp/jpar"; expect_rc 0 "depth-study --jobs 2 on a finished study"
 grep -q "0 to do" "$tmp/err" || fail "--jobs on a finished study: not '0 to do'"
 grep -q "jobs of" "$tmp/err" && fail "--jobs on a finished study started workers"
+# more threads than cores over the jobs: said
+run depth-study --trees 2 --trees-count 40 --layers 1,2 --norms none --seeds 1 --epochs 2 --hidden 8 \
+  --threads "$(nproc)" --jobs 2 --out "$tmp/jover"
+expect_rc 0 "depth-study --jobs 2 --threads nproc"
+grep -q "is more than the $(nproc) cores" "$tmp/err" || fail "--jobs x --threads over the cores not said: $(cat "$tmp/err")"
 # a run that fails (the deepest exceeds --max-memory): named, the others recorded, its status
 run depth-study --trees 3 --trees-count 60 --layers 1,30 --norms none --seeds 2 --epochs 2 --hidden 16 --threads 1 \
   --max-memory 4M --jobs 2 --out "$tmp/jfail"

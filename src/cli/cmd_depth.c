@@ -1444,8 +1444,12 @@ static int lg__run_jobs(const lg__depth_args *a, const lg__recorder *w, const lg
     sigaction(SIGTERM, &sa, &old_term);
     sa.sa_handler = SIG_IGN; /* a worker gone: its pipe's write fails with EPIPE */
     sigaction(SIGPIPE, &sa, &old_pipe);
-    if (!a->quiet)
+    if (!a->quiet) {
         fprintf(stderr, "lipgnn %s: %d jobs of %d thread%s each\n", cmd, nj, threads, threads > 1 ? "s" : "");
+        if (nj * threads > omp_get_num_procs())
+            fprintf(stderr, "note: %d jobs x %d threads is more than the %d cores: the runs will slow each other "
+                    "down (--threads is each run's)\n", nj, threads, omp_get_num_procs());
+    }
     long long next = 0, session = 0;
     int live = 0, sending = 1, forwarded = 0;
     double t0 = lg__now(), run_time = 0;
