@@ -1114,7 +1114,7 @@ typedef struct lg__cell {
     int mi, ri, xi, ni, lj, pi;
 } lg__cell;
 
-/* The model name, seed, layers and tree depth (0: not TREES) of cell c. */
+/* The model name and the training seed of cell c. */
 static const char *lg__cell_model(const lg__grid *g, const lg__cell *c) { return lg_model_kind_name(g->models[c->mi]); }
 static uint64_t lg__cell_seed(const lg__grid *g, const lg__cell *c) { return g->base_seed + (uint64_t)c->k; }
 
