@@ -1134,12 +1134,10 @@ static void lg__cell_label(const lg__grid *g, const lg__cell *c, char *buf, size
              (unsigned long long)lg__cell_seed(g, c));
 }
 
-/* The cells of the grid not in rs, in the study's order (seeds outer), into
- * *out (malloc'd, *n of them); -1 on out of memory. */
-static int lg__cells_todo(const lg__grid *g, const lg__recs *rs, lg__cell **out, long long *n) {
-    long long total = 0, m = 0;
-    LG__FOR_SERIES(g) total += lg__npoints(g);
-    total *= g->seeds;
+/* The cells of the grid (total runs) not in rs, in the study's order (seeds
+ * outer), into *out (malloc'd, *n of them); -1 on out of memory. */
+static int lg__cells_todo(const lg__grid *g, const lg__recs *rs, long long total, lg__cell **out, long long *n) {
+    long long m = 0;
     lg__cell *c = malloc((size_t)(total > 0 ? total : 1) * sizeof *c);
     if (!c) return -1;
     for (long long k = 0; k < g->seeds; k++)
@@ -1229,10 +1227,8 @@ static int lg__record(const lg__recorder *w, const lg__cell *c, const char *row,
     }
     memcpy(line, row, len - 1);
     line[len - 1] = 0;
-    if (lg__parse_rec(line, &r) || !lg__recs_find(&(lg__recs){&r, 1, 1}, lg__cell_model(g, c),
-                                                  lg__cell_depth(g, c->pi), lg__cell_layers(g, c->lj, c->pi),
-                                                  g->norm[c->ni], g->residual[c->ri], g->missing_s[c->xi],
-                                                  lg__cell_seed(g, c))) {
+    const lg__recs one = {&r, 1, 1};
+    if (lg__parse_rec(line, &r) || !lg__cell_find(g, &one, c)) {
         lg_cli_errorf(w->cmd, "run %s: its result '%.120s' is not that run's row", lab, row);
         return LG_EXIT_FAIL;
     }
@@ -1428,7 +1424,9 @@ static int lg__run_jobs(const lg__depth_args *a, const lg__recorder *w, const lg
                         int argc, char **argv) {
     const char *cmd = w->cmd;
     int nj = a->jobs < ntodo ? a->jobs : (int)ntodo, threads = a->opts[0].threads, status = LG_EXIT_OK;
-    if (threads <= 0) threads = omp_get_num_procs() / nj > 1 ? omp_get_num_procs() / nj : 1;
+    /* per --jobs, not per worker started: a run's thread count (and so its
+     * bits) does not depend on how many runs were left */
+    if (threads <= 0) threads = omp_get_num_procs() / a->jobs > 1 ? omp_get_num_procs() / a->jobs : 1;
     lg__job *jobs = calloc((size_t)nj, sizeof *jobs);
     struct pollfd *pf = calloc((size_t)nj, sizeof *pf);
     if (!jobs || !pf) {
@@ -1650,7 +1648,7 @@ int lg_cmd_depth_study(int argc, char **argv) {
     long long cells = 0, ntodo = 0;
     LG__FOR_SERIES(g) cells += lg__npoints(g);
     study.total = cells * g->seeds;
-    if (lg__cells_todo(g, &rs, &todo, &ntodo)) { lg_cli_errorf(cmd, "out of memory"); status = LG_EXIT_FAIL; goto done; }
+    if (lg__cells_todo(g, &rs, study.total, &todo, &ntodo)) { lg_cli_errorf(cmd, "out of memory"); status = LG_EXIT_FAIL; goto done; }
     study.done = study.total - ntodo; /* runs of this grid already recorded */
     if (!a.quiet)
         fprintf(stderr, "lipgnn %s: %s, %lld runs (%lld cells x %lld seeds), %lld already in %s, %lld to do\n", cmd,

@@ -219,8 +219,8 @@ struct lg_trainer {
     lg_model_config mc;      /* model configuration                            */
     lg_train_config tc;      /* training configuration                         */
     const lg_dataset *ds;    /* the data (borrowed)                            */
-    const lg_features *x;    /* features as the model sees them: &xv           */
-    lg_features xv;          /* ds's features, with xval for values if set     */
+    lg_features xv;          /* the features the model sees: ds's arrays, with
+                                xval for the values if set                    */
     float *xval;             /* owned values (row-normalised, missing rows
                                 zeroed), or NULL: ds's own, borrowed        */
     lg__model_f32 *model;
@@ -280,7 +280,6 @@ static lg_status lg__prepare_features(lg_trainer *t) {
     const lg_features *f = t->ds->features;
     lg_features *x = &t->xv;
     *x = *f; /* the data set's arrays, borrowed */
-    t->x = x;
     if (!lg__features_changed(&t->mc, &t->tc)) return LG_OK;
     LG_ALLOC(t->xval, f->nnz, "feature values");
     memcpy(t->xval, f->x, sizeof(float) * (size_t)f->nnz);
@@ -358,11 +357,11 @@ lg_status lg_trainer_init(lg_trainer **out, const lg_model_config *mc, const lg_
     lg_rng_seed(&rng, tc->seed);
     t->batch = tc->batch_size > 0;
     if (t->batch) {
-        LG_TRY(lg__batcher_init(&t->bat, ds, t->x, mc, tc->batch_size, 0));
+        LG_TRY(lg__batcher_init(&t->bat, ds, &t->xv, mc, tc->batch_size, 0));
         const lg_idx cap[3] = {t->bat.n_cap, t->bat.nnz_cap, t->bat.t_cap};
-        LG_TRY(lg__model_init_batch_f32(&t->model, mc, ds, t->x, cap, &rng));
+        LG_TRY(lg__model_init_batch_f32(&t->model, mc, ds, &t->xv, cap, &rng));
     } else {
-        LG_TRY(lg__model_init_f32(&t->model, mc, ds, t->x, &rng));
+        LG_TRY(lg__model_init_f32(&t->model, mc, ds, &t->xv, &rng));
     }
     lg_idx np = lg__model_nparams_f32(t->model);
     LG_CALLOC(t->m1, np, "Adam moments");
@@ -983,7 +982,7 @@ void lg_trainer_memory(const lg_trainer *t, lg_trainer_mem *m) {
     lg_idx np = lg__model_nparams_f32(t->model);
     m->params = sizeof(float) * (size_t)np * 4;
     lg__model_memory_f32(t->model, &m->activations, &m->workspace, &m->other);
-    m->other += lg__features_bytes(&t->mc, &t->tc, t->x) + t->bat.bytes;
+    m->other += lg__features_bytes(&t->mc, &t->tc, &t->xv) + t->bat.bytes;
     m->total = m->params + m->activations + m->workspace + m->other;
 }
 
@@ -1015,4 +1014,4 @@ void lg__trainer_moments(lg_trainer *t, float **m1, float **m2) {
     *m1 = t->m1;
     *m2 = t->m2;
 }
-const lg_features *lg__trainer_features(const lg_trainer *t) { return t->x; }
+const lg_features *lg__trainer_features(const lg_trainer *t) { return &t->xv; }
