@@ -766,10 +766,12 @@ static lg_trainer *estimate_equals_memory(const lg_model_config *mc, const lg_tr
     return t;
 }
 
-/* The estimate equals what the trainer allocates, for every model kind. */
+/* The estimate equals what the trainer allocates, for every model kind, on a
+ * directed graph (sp) and a symmetric one (de: one graph and edge map less). */
 static void test_memory_estimate(void **state) {
     (void)state;
     lg_dataset *sp = lg_test_random_dataset(40, 9, 3, 1, 8), *de = lg_test_random_dataset(40, 9, 3, 0, 9);
+    lg_test_symmetrize(de);
     struct { lg_model_kind k; lg_node_norm nn; int residual; } cases[] = {
         {LG_MODEL_GAT, LG_NODE_NORM_PAIRNORM, 1}, {LG_MODEL_GT, LG_NODE_NORM_LAYERNORM, 1},
         {LG_MODEL_GAT_CLASSIC, LG_NODE_NORM_NONE, 0}, {LG_MODEL_GAT, LG_NODE_NORM_NONE, 0},
@@ -851,6 +853,57 @@ static void test_features_borrowed(void **state) {
     }
     free(before);
     lg_dataset_free(ds);
+}
+
+/* A symmetric graph is its own transpose: the model keeps one copy (and one
+ * edge map, an involution) and its gradients still match central differences
+ * (for every layer that takes the transpose), while a directed graph gets its
+ * transpose (test_memory_estimate covers the counts of both). */
+static void test_symmetric_graph_shared(void **state) {
+    (void)state;
+    lg_dataset *di = lg_test_random_dataset(16, 5, 3, 0, 31), *sy = lg_test_random_dataset(16, 5, 3, 0, 31);
+    lg_test_symmetrize(sy);
+    lg_graph_stats st;
+    assert_ok(lg_graph_stats_compute(sy->graph, &st));
+    assert_true(st.symmetric);
+    assert_ok(lg_graph_stats_compute(di->graph, &st));
+    assert_false(st.symmetric);
+    lg_model_config mc;
+    lg_model_config_default(&mc, LG_MODEL_GAT);
+    mc.layers = 3;
+    mc.hidden = 3;
+    mc.heads = 2;
+    for (int d = 0; d < 2; d++) {
+        lg__model_f32 *m = NULL;
+        lg_rng rng;
+        lg_rng_seed(&rng, 1);
+        assert_ok(lg__model_init_f32(&m, &mc, d ? sy : di, (d ? sy : di)->features, &rng));
+        if (d) assert_ptr_equal(lg__model_transpose_f32(m), lg__model_graph_f32(m));
+        else assert_ptr_not_equal(lg__model_transpose_f32(m), lg__model_graph_f32(m));
+        lg__model_free_f32(m);
+    }
+    struct { lg_model_kind kind; lg_att_norm att; int heads, self_loops; } cases[] = {
+        {LG_MODEL_GAT, LG_ATT_NORM_LIPSCHITZ, 2, 1}, {LG_MODEL_GAT, LG_ATT_NORM_NONE, 1, 0},
+        {LG_MODEL_GAT, LG_ATT_NORM_LIPSCHITZ_REF, 2, 1}, {LG_MODEL_GAT_CLASSIC, LG_ATT_NORM_NONE, 2, 1},
+        {LG_MODEL_GT, LG_ATT_NORM_LIPSCHITZ, 2, 0}, {LG_MODEL_GT, LG_ATT_NORM_NONE, 1, 1},
+        {LG_MODEL_L2, LG_ATT_NORM_NONE, 1, 1}, {LG_MODEL_GCN, LG_ATT_NORM_NONE, 1, 1},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        lg_model_config_default(&mc, cases[c].kind);
+        mc.att_norm = cases[c].att;
+        mc.heads = cases[c].heads;
+        if (mc.kind != LG_MODEL_GAT_CLASSIC && mc.kind != LG_MODEL_GCN) mc.layers = 3;
+        mc.hidden = 3;
+        mc.dropout = 0.3;
+        mc.att_dropout = mc.kind == LG_MODEL_L2 ? 0 : 0.2;
+        mc.self_loops = cases[c].self_loops;
+        double worst;
+        int bad = lg_test_model_fd_check(&mc, sy, 1e-5, &worst, 0);
+        if (bad) fail_msg("case %zu (%s): %d gradients differ from central differences (worst rel. error %.3g)", c,
+                          lg_model_kind_name(mc.kind), bad, worst);
+    }
+    lg_dataset_free(di);
+    lg_dataset_free(sy);
 }
 
 static void test_out_of_memory(void **state) {
@@ -1017,7 +1070,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model_gradients), cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_resume_bit_identical), cmocka_unit_test(test_missing_features),
-        cmocka_unit_test(test_configs), cmocka_unit_test(test_memory_estimate), cmocka_unit_test(test_features_borrowed),
+        cmocka_unit_test(test_configs), cmocka_unit_test(test_memory_estimate), cmocka_unit_test(test_features_borrowed), cmocka_unit_test(test_symmetric_graph_shared),
         cmocka_unit_test(test_out_of_memory), cmocka_unit_test(test_restored_values),
         cmocka_unit_test(test_nonfinite_located), cmocka_unit_test(test_batch_deterministic),
         cmocka_unit_test(test_batch_matches_full), cmocka_unit_test(test_batch_roots_only),

@@ -212,6 +212,20 @@ void lg_test_dataset_split_thirds(lg_dataset *ds, lg_idx n) {
     ds->graph_ptr[1] = n;
 }
 
+void lg_test_symmetrize(lg_dataset *ds) {
+    const lg_graph *g = ds->graph;
+    lg_idx *src = malloc(sizeof(lg_idx) * (size_t)(g->nnz + 1)), *dst = malloc(sizeof(lg_idx) * (size_t)(g->nnz + 1));
+    assert_true(src && dst);
+    for (lg_idx i = 0; i < g->n; i++)
+        for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) src[e] = g->j[e], dst[e] = i; /* row i: j -> i */
+    lg_graph *s = NULL;
+    assert_ok(lg_graph_from_edges(&s, g->n, g->nnz, src, dst, LG_GRAPH_SYMMETRIZE));
+    free(src);
+    free(dst);
+    lg_graph_free(ds->graph);
+    ds->graph = s;
+}
+
 lg_dataset *lg_test_random_dataset(lg_idx n, lg_idx d, int c, int sparse, uint64_t seed) {
     lg_rng r;
     lg_rng_seed(&r, seed);

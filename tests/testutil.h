@@ -124,6 +124,9 @@ void lg_test_dataset_split_thirds(lg_dataset *ds, lg_idx n);
  * Deterministic in seed. Free with lg_dataset_free. */
 lg_dataset *lg_test_random_dataset(lg_idx n, lg_idx d, int c, int sparse, uint64_t seed);
 
+/* ds's graph made symmetric: every edge i -> j gains its j -> i. */
+void lg_test_symmetrize(lg_dataset *ds);
+
 /* The whole-model finite-difference check (double model of src/train/model.h).
  * Moves every parameter of the built model m off its initial value by
  * 0.1 (U[0,1) - 0.5) drawn from r, then compares the backward's gradient of

@@ -253,22 +253,25 @@ lg_status lg_graph_stats_compute(const lg_graph *g, lg_graph_stats *s) {
         s->out_max = LG_MAX(s->out_max, outdeg[i]);
         s->isolated += !touched[i];
     }
-    /* symmetric iff every j -> i has i -> j: binary search in sorted rows */
-    s->symmetric = 1;
-    for (lg_idx i = 0; i < g->n && s->symmetric; i++) {
+    s->symmetric = lg__graph_is_symmetric(g);
+fail:
+    lg__free(outdeg);
+    lg__free(touched);
+    return st;
+}
+
+int lg__graph_is_symmetric(const lg_graph *g) {
+    /* every j -> i has i -> j: a binary search in the sorted row j */
+    for (lg_idx i = 0; i < g->n; i++)
         for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) {
             lg_idx j = g->j[e], lo = g->p[j], hi = g->p[j + 1];
             while (lo < hi) {
                 lg_idx mid = lo + (hi - lo) / 2;
                 if (g->j[mid] < i) lo = mid + 1; else hi = mid;
             }
-            if (lo == g->p[j + 1] || g->j[lo] != i) { s->symmetric = 0; break; }
+            if (lo == g->p[j + 1] || g->j[lo] != i) return 0;
         }
-    }
-fail:
-    lg__free(outdeg);
-    lg__free(touched);
-    return st;
+    return 1;
 }
 
 int lg__graph_transpose_map(lg_idx *tpos, lg_idx *tedge, lg_idx *tnext, const lg_graph *g, const lg_graph *gT) {

@@ -12,6 +12,11 @@
  * O(n + nnz), sequential. */
 int lg__graph_transpose_map(lg_idx *tpos, lg_idx *tedge, lg_idx *tnext, const lg_graph *g, const lg_graph *gT);
 
+/* 1 if every edge i -> j of the valid graph g has its j -> i (then g is its
+ * own transpose, the same arrays), 0 otherwise. O(nnz log(max degree)), no
+ * memory. */
+int lg__graph_is_symmetric(const lg_graph *g);
+
 /* lg_graph_check(g) for a kernel's argument: LG_EINVAL "<fn>: <what> is NULL"
  * for NULL, otherwise lg_graph_check's status with its message prefixed by
  * "<fn>: <what>: ". O(n + nnz). */

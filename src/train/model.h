@@ -132,6 +132,7 @@ lg__layer_range lg__model_layer_range_f32(const lg__model_f32 *m, int l);
 lg_idx lg__model_layer_heads_f32(const lg__model_f32 *m, int l);
 lg_status lg__model_attention_f32(const lg__model_f32 *m, int l, float *att);
 const lg_graph *lg__model_graph_f32(const lg__model_f32 *m);
+const lg_graph *lg__model_transpose_f32(const lg__model_f32 *m); /* the graph itself when symmetric */
 void lg__model_memory_f32(const lg__model_f32 *m, size_t *activations, size_t *workspace, size_t *other);
 
 /* After a forward pass, where values first stopped being finite, in the order

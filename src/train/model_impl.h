@@ -64,10 +64,15 @@ struct LG_MODEL {
     const int32_t *labels; /* n labels (the data set's)                        */
     const lg_idx *gptr;    /* graph segments for PairNorm                      */
     lg_idx n_graphs;
-    lg_graph *g, *gT;      /* the model's graph (self-loops per config), transpose */
+    lg_graph *g, *gT;      /* the model's graph (self-loops per config), transpose
+                              (gT == g when sym)                               */
     lg_idx *tpos, *tedge;  /* nnz each: the edge map of (g, gT) lent to the GAT
                               and GT layers (att_cache.h), made once (at each
-                              bind for a batch model); NULL if no such layer   */
+                              bind for a batch model); NULL if no such layer;
+                              tedge == tpos when sym                           */
+    int sym;               /* 1: g (not a batch's) is symmetric, so it is its own
+                              transpose and its edge map an involution: one
+                              copy of each                                     */
     lg_idx *tnext;         /* n_cap: its counting-sort cursors (batch model)   */
     const lg_features *x;  /* input features                                   */
     lg_real *xd;           /* dense x as lg_real, when needed (or NULL)        */
@@ -135,11 +140,11 @@ void LG_FN(lg__model_free)(LG_MODEL *m) {
         }
     lg__free(m->layer);
     if (!m->batch) {
+        if (m->gT != m->g) lg_graph_free(m->gT);
         lg_graph_free(m->g);
-        lg_graph_free(m->gT);
     }
+    if (m->tedge != m->tpos) lg__free(m->tedge);
     lg__free(m->tpos);
-    lg__free(m->tedge);
     lg__free(m->tnext);
     if (m->h0 != m->xd) lg__free(m->h0);
     lg__free(m->xd);
@@ -264,11 +269,14 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
         m->gptr = NULL;
         m->n_graphs = 0;
     } else {
-        m->other_bytes += 2 * sizeof(lg_idx) * (size_t)(m->n + 1 + nnz_g);
+        /* self-loops added or removed keep a graph symmetric or not */
+        m->sym = lg__graph_is_symmetric(ds->graph);
+        m->other_bytes += (m->sym ? 1 : 2) * sizeof(lg_idx) * (size_t)(m->n + 1 + nnz_g);
     }
     if (!plan && !m->batch) {
         LG_TRY(lg_graph_self_loops(ds->graph, c->self_loops, &m->g));
-        LG_TRY(lg_graph_transpose(m->g, &m->gT));
+        if (m->sym) m->gT = m->g;
+        else LG_TRY(lg_graph_transpose(m->g, &m->gT));
     }
 
     /* input: gat-classic, gcn and dense features need x as lg_real */
@@ -409,15 +417,16 @@ buffers:
      * at each bind for a batch model (lg__model_bind), which also needs the
      * counting sort's cursors */
     if (LG_FN(lg__model_has_gat_or_gt)(m)) {
-        m->other_bytes += sizeof(lg_idx) * (size_t)(2 * nnz_g + (m->batch ? m->n_cap : 0));
+        m->other_bytes += sizeof(lg_idx) * (size_t)((m->sym ? 1 : 2) * nnz_g + (m->batch ? m->n_cap : 0));
         if (!plan) {
             LG_ALLOC(m->tpos, nnz_g, "edge map");
-            LG_ALLOC(m->tedge, nnz_g, "edge map");
+            if (m->sym) m->tedge = m->tpos; /* tpos of a symmetric g maps each edge to its reverse */
+            else LG_ALLOC(m->tedge, nnz_g, "edge map");
             LG_ALLOC(m->tnext, m->n, "edge map cursors");
         }
         if (!plan && !m->batch) {
             /* gT was made from g above: the map's own check cannot fail */
-            if (!lg__graph_transpose_map(m->tpos, m->tedge, m->tnext, m->g, m->gT)) {
+            if (!lg__graph_transpose_map(m->tpos, m->sym ? NULL : m->tedge, m->tnext, m->g, m->gT)) {
                 st = lg__error(LG_EINVAL, "model: the graph's transpose does not match it");
                 goto fail;
             }
@@ -889,6 +898,7 @@ lg_idx LG_FN(lg__model_layer_heads)(const LG_MODEL *m, int l) {
            : m->layer[l].cos ? m->layer[l].sc.heads : m->layer[l].conv ? 0 : m->layer[l].gc.heads;
 }
 const lg_graph *LG_FN(lg__model_graph)(const LG_MODEL *m) { return m->g; }
+const lg_graph *LG_FN(lg__model_transpose)(const LG_MODEL *m) { return m->gT; }
 
 lg__layer_range LG_FN(lg__model_layer_range)(const LG_MODEL *m, int l) {
     const LG_FN(lg__layer) *y = &m->layer[l];
