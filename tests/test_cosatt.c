@@ -25,6 +25,7 @@
 #include "testutil.h"
 #include "cosatt_naive.h"
 #include "attention/cosatt_internal.h"
+#include "graph/graph_internal.h"
 
 /* Random parameters: W and W_O entries uniform in +-ws, biases in +-0.5. */
 static void rand_params(lg_rng *r, double *prm, const lg_cosatt_config *cfg, double ws) {
@@ -586,6 +587,8 @@ static void test_invalid(void **state) {
     lg_cosatt_mem mem;
     assert_int_equal(lg_cosatt_memory(&ok, 10, 10, 2, &mem), LG_EINVAL);
     assert_int_equal(lg_cosatt_memory(&ok, -1, 10, 4, &mem), LG_EINVAL);
+    assert_ok(lg_cosatt_memory(&ok, 10, LG__EPOS_MAX, 4, &mem)); /* 32-bit edge positions */
+    assert_int_equal(lg_cosatt_memory(&ok, 10, LG__EPOS_MAX + 1, 4, &mem), LG_ERANGE);
     assert_int_equal(lg_cosatt_memory(&ok, 10, 10, 4, NULL), LG_EINVAL);
     assert_ok(lg_cosatt_memory(&ok, 10, 30, 4, &mem));
     assert_true(mem.activations > 0 && mem.workspace > 0);

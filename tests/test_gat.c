@@ -1023,18 +1023,22 @@ static void test_memory(void **state) {
     lg_idx nch = (n + 127) / 128, pw = 2 * KC + K + KC;
     assert_ok(lg_gat_memory(&c, n, nnz, 4, &mem));
     assert_int_equal(mem.activations, 4 * (n * KC + nnz * K + 2 * n * K + 2 * KC + K));
-    assert_int_equal(mem.workspace, 4 * (n * KC + nnz * K + 3 * n * K + (nch + 1) * pw) + 8 * (2 * nnz + n));
+    assert_int_equal(mem.workspace, 4 * (n * KC + nnz * K + 3 * n * K + (nch + 1) * pw) + 4 * 2 * nnz + 8 * n);
     c.norm = LG_ATT_NORM_LIPSCHITZ;
     assert_ok(lg_gat_memory(&c, n, nnz, 8, &mem));
     assert_int_equal(mem.activations, 8 * (n * KC + nnz * K + 5 * n * K + 2 * KC + K) + 8 * n * K);
-    assert_int_equal(mem.workspace, 8 * (n * KC + 2 * nnz * K + 4 * n * K + (nch + 1) * pw) + 8 * (2 * nnz + n));
+    assert_int_equal(mem.workspace, 8 * (n * KC + 2 * nnz * K + 4 * n * K + (nch + 1) * pw) + 4 * 2 * nnz + 8 * n);
     c.norm = LG_ATT_NORM_LIPSCHITZ_REF;
     assert_ok(lg_gat_memory(&c, n, nnz, 4, &mem));
     assert_int_equal(mem.activations, 4 * (n * KC + nnz * K + 4 * n * K + 2 * KC + K) + 8 * n * K);
-    assert_int_equal(mem.workspace, 4 * (n * KC + 2 * nnz * K + 5 * n * K + (nch + 1) * pw) + 8 * (2 * nnz + n));
+    assert_int_equal(mem.workspace, 4 * (n * KC + 2 * nnz * K + 5 * n * K + (nch + 1) * pw) + 4 * 2 * nnz + 8 * n);
     assert_int_equal(lg_gat_memory(&c, n, nnz, 2, &mem), LG_EINVAL);
     assert_int_equal(lg_gat_memory(&c, -1, nnz, 4, &mem), LG_EINVAL);
     assert_int_equal(lg_gat_memory(&c, (lg_idx)1 << 40, nnz, 4, &mem), LG_ERANGE);
+    /* the backward's edge map has 32-bit positions */
+    assert_ok(lg_gat_memory(&c, n, LG__EPOS_MAX, 4, &mem));
+    assert_int_equal(lg_gat_memory(&c, n, LG__EPOS_MAX + 1, 4, &mem), LG_ERANGE);
+    assert_non_null(strstr(lg_last_error(), "at most 4294967295"));
 }
 
 static void test_misuse(void **state) {
@@ -1234,14 +1238,14 @@ static void test_lent_edge_map(void **state) {
     const lg_idx n = pr.n, nnz = pr.gp.g->nnz, F = cfg.in_dim;
     double *ref_in = malloc(sizeof(double) * (size_t)(n * F)), *ref_p = malloc(sizeof(double) * (size_t)pr.P);
     double *d_in = malloc(sizeof(double) * (size_t)(n * F)), *d_p = malloc(sizeof(double) * (size_t)pr.P);
-    lg_idx *tpos = malloc(sizeof(lg_idx) * (size_t)nnz), *tedge = malloc(sizeof(lg_idx) * (size_t)nnz);
+    lg__epos *tpos = malloc(sizeof(lg__epos) * (size_t)nnz), *tedge = malloc(sizeof(lg__epos) * (size_t)nnz);
     lg_idx *tnext = malloc(sizeof(lg_idx) * (size_t)n);
     assert_true(ref_in && ref_p && d_in && d_p && tpos && tedge && tnext);
     prob_grad(&pr, ref_in, ref_p);
     lg_gat_mem own, lent;
     assert_ok(lg_gat_memory(&cfg, n, nnz, sizeof(double), &own));
     assert_ok(lg__gat_memory_ext(&cfg, n, nnz, sizeof(double), 1, &lent));
-    assert_int_equal(own.workspace - lent.workspace, sizeof(lg_idx) * (size_t)(2 * nnz + n));
+    assert_int_equal(own.workspace - lent.workspace, sizeof(lg__epos) * (size_t)(2 * nnz) + sizeof(lg_idx) * (size_t)n);
     assert_int_equal(own.activations, lent.activations);
     assert_true(lg__graph_transpose_map(tpos, tedge, tnext, pr.gp.g, pr.gp.gT));
     lg_graph *gT2 = NULL; /* an equal transpose, but another graph */

@@ -1309,13 +1309,15 @@ static void test_memory(void **state) {
                 lg_idx work = n * P + n * D + nnz * K + nnz * (lip ? 4 : 2) * K + (lip ? 2 * n * K : 0) +
                               (ref ? (n + 1) * K : 0) + (gate ? n : 0) + (nch + 1) * pw;
                 assert_int_equal(mem.activations, rs * (size_t)act + (lip ? 8 * (size_t)(3 * n * K) : 0));
-                assert_int_equal(mem.workspace, rs * (size_t)work + 8 * (size_t)(nnz + n));
+                assert_int_equal(mem.workspace, rs * (size_t)work + 4 * (size_t)nnz + 8 * (size_t)n);
             }
     lg_gt_config c = lg_gt_config_default(7, K, C);
     lg_gt_mem mem;
     assert_int_equal(lg_gt_memory(&c, n, nnz, 2, &mem), LG_EINVAL);
     assert_int_equal(lg_gt_memory(&c, -1, nnz, 4, &mem), LG_EINVAL);
     assert_int_equal(lg_gt_memory(&c, (lg_idx)1 << 40, nnz, 4, &mem), LG_ERANGE);
+    assert_ok(lg_gt_memory(&c, n, LG__EPOS_MAX, 4, &mem)); /* 32-bit edge positions */
+    assert_int_equal(lg_gt_memory(&c, n, LG__EPOS_MAX + 1, 4, &mem), LG_ERANGE);
     assert_int_equal(lg_gt_memory(NULL, n, nnz, 4, &mem), LG_EINVAL);
 }
 
@@ -1471,9 +1473,9 @@ static void test_lent_edge_map(void **state) {
     lg_gt_mem own, lent;
     assert_ok(lg_gt_memory(&cf, n, nnz, sizeof(double), &own));
     assert_ok(lg__gt_memory_ext(&cf, n, nnz, sizeof(double), 1, &lent));
-    assert_int_equal(own.workspace - lent.workspace, sizeof(lg_idx) * (size_t)(nnz + n));
+    assert_int_equal(own.workspace - lent.workspace, sizeof(lg__epos) * (size_t)nnz + sizeof(lg_idx) * (size_t)n);
     assert_int_equal(own.activations, lent.activations);
-    lg_idx *tpos = malloc(sizeof(lg_idx) * (size_t)nnz), *tedge = malloc(sizeof(lg_idx) * (size_t)nnz);
+    lg__epos *tpos = malloc(sizeof(lg__epos) * (size_t)nnz), *tedge = malloc(sizeof(lg__epos) * (size_t)nnz);
     lg_idx *tnext = malloc(sizeof(lg_idx) * (size_t)n);
     assert_true(tpos && tedge && tnext && lg__graph_transpose_map(tpos, tedge, tnext, g, gT));
     const lg__att_tmap map = {g, gT, tpos, tedge}, other = {g, gT2, tpos, tedge};

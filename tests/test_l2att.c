@@ -26,6 +26,7 @@
 #include "core/internal.h"
 #include "l2att_naive.h"
 #include "testgraph.h"
+#include "graph/graph_internal.h"
 
 /* ------------------------------------------------------------------------- */
 /* A problem: config, graph, inputs, parameters, loss weights R               */
@@ -189,6 +190,8 @@ static void test_memory(void **state) {
     assert_int_equal(lg_l2att_memory(&c, -1, 700, 4, &m4), LG_EINVAL);
     assert_int_equal(lg_l2att_memory(&c, 100, 700, 4, NULL), LG_EINVAL);
     assert_int_equal(lg_l2att_memory(&c, (lg_idx)1 << 30, (lg_idx)1 << 60, 4, &m4), LG_ERANGE);
+    assert_ok(lg_l2att_memory(&c, 100, LG__EPOS_MAX, 4, &m4)); /* 32-bit edge positions */
+    assert_int_equal(lg_l2att_memory(&c, 100, LG__EPOS_MAX + 1, 4, &m4), LG_ERANGE);
 }
 
 static void test_misuse(void **state) {

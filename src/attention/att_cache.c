@@ -4,9 +4,11 @@
 #include "attention/att_cache.h"
 #include "graph/graph_internal.h"
 
-static size_t lg__att_buf_size(const lg__att_buf *b, size_t rs) {
-    return (size_t)b->count * (b->idx ? sizeof(lg_idx) : rs);
+static size_t lg__att_elem_size(const lg__att_buf *b, size_t rs) {
+    return b->idx == LG__ATT_IDX ? sizeof(lg_idx) : b->idx == LG__ATT_EPOS ? sizeof(lg__epos) : rs;
 }
+
+static size_t lg__att_buf_size(const lg__att_buf *b, size_t rs) { return (size_t)b->count * lg__att_elem_size(b, rs); }
 
 void lg__att_bufs_bytes(const lg__att_buf *b, int nb, size_t rs, size_t *act, size_t *work) {
     *act = *work = 0;
@@ -20,19 +22,20 @@ lg_status lg__att_bufs_alloc(void *base, const lg__att_buf *b, int nb, size_t rs
     if (ws && ws_bytes < work)
         return lg__error(LG_EINVAL, "%s: the shared workspace has %zu bytes, the layer needs %zu", what, ws_bytes, work);
     size_t used = 0;
-    /* pass 0: the shared lg_idx buffers, pass 1: the shared scalar ones (so
-     * all stay aligned), pass 2: the cache's own buffers */
-    for (int pass = 0; pass < 3; pass++)
+    /* passes 0-2: the shared lg_idx, scalar and lg__epos buffers, in order
+     * of element size (so all stay aligned), pass 3: the cache's own */
+    static const int order[3] = {LG__ATT_IDX, LG__ATT_REAL, LG__ATT_EPOS};
+    for (int pass = 0; pass < 4; pass++)
         for (int k = 0; k < nb; k++) {
             if (b[k].count == 0) continue;
             int shared = ws && b[k].kind == LG__ATT_WORK;
-            int wanted = pass == 2 ? !shared : shared && b[k].idx == (pass == 0);
+            int wanted = pass == 3 ? !shared : shared && b[k].idx == order[pass];
             if (!wanted) continue;
             void **field = (void **)((char *)base + b[k].off);
             if (shared) {
                 *field = (char *)ws + used;
                 used += lg__att_buf_size(&b[k], rs);
-            } else if (!(*field = lg__malloc_array((size_t)b[k].count, b[k].idx ? sizeof(lg_idx) : rs))) {
+            } else if (!(*field = lg__malloc_array((size_t)b[k].count, lg__att_elem_size(&b[k], rs)))) {
                 return lg__nomem(what);
             }
         }
@@ -70,6 +73,13 @@ lg_status lg__att_check_backward_graphs(const lg_graph *g, const lg_graph *gT, l
     return LG_OK;
 }
 
+lg_status lg__att_check_edges(const char *layer, lg_idx nnz) {
+    if (nnz > LG__EPOS_MAX)
+        return lg__error(LG_ERANGE, "%s cache: %lld edges: at most %lld are supported (32-bit edge positions)", layer,
+                         (long long)nnz, (long long)LG__EPOS_MAX);
+    return LG_OK;
+}
+
 lg_status lg__att_check_dim(const char *layer, const char *name, lg_idx v) {
     if (v < 1 || v > LG__ATT_DIM_MAX)
         return lg__error(LG_EINVAL, "%s %s = %lld: must lie in [1, %lld]", layer, name, (long long)v,
@@ -85,8 +95,9 @@ lg_status lg__att_memory_args(void *mem, size_t size, size_t real_size, const ch
     return LG_OK;
 }
 
-lg_status lg__att_tmap_pick(const lg__att_tmap *lent, lg_idx *tpos, lg_idx *tedge, lg_idx *tnext, const lg_graph *g,
-                            const lg_graph *gT, const lg_idx **tpos_out, const lg_idx **tedge_out, const char *fn) {
+lg_status lg__att_tmap_pick(const lg__att_tmap *lent, lg__epos *tpos, lg__epos *tedge, lg_idx *tnext,
+                            const lg_graph *g, const lg_graph *gT, const lg__epos **tpos_out,
+                            const lg__epos **tedge_out, const char *fn) {
     if (lent->tpos && lent->g == g && lent->gT == gT) {
         *tpos_out = lent->tpos;
         *tedge_out = lent->tedge;

@@ -12,14 +12,18 @@
 #define LG_ATTENTION_ATT_CACHE_H
 
 #include "core/internal.h"
+#include "graph/graph_internal.h"
 
 enum { LG__ATT_ACT = 0, LG__ATT_WORK = 1 };
+/* element types of a buffer */
+enum { LG__ATT_REAL = 0, LG__ATT_IDX = 1, LG__ATT_EPOS = 2 };
 
 /* One buffer of a cache struct. */
 typedef struct lg__att_buf {
     size_t off;   /* offsetof(the cache struct, its void * field)           */
     int kind;     /* LG__ATT_ACT or LG__ATT_WORK                            */
-    int idx;      /* 1: lg_idx elements; 0: scalars of the cache's type     */
+    int idx;      /* element type: LG__ATT_REAL (scalars of the cache's type),
+                     LG__ATT_IDX (lg_idx) or LG__ATT_EPOS (lg__epos)        */
     lg_idx count; /* elements (0: not needed for this config)               */
 } lg__att_buf;
 
@@ -29,8 +33,9 @@ void lg__att_bufs_bytes(const lg__att_buf *b, int nb, size_t rs, size_t *act, si
 
 /* Sets every buffer field of the struct at base: activations allocated,
  * workspace buffers allocated too when ws is NULL, else carved from ws
- * (ws_bytes long, at least lg__att_bufs_bytes' work; index buffers first, so
- * every buffer is aligned as its elements when ws is aligned for lg_idx).
+ * (ws_bytes long, at least lg__att_bufs_bytes' work; lg_idx buffers first,
+ * then scalars, then lg__epos ones, so every buffer is aligned as its
+ * elements when ws is aligned for lg_idx).
  * Unneeded buffers stay NULL. LG_ENOMEM (naming what) with the buffers made
  * so far left for lg__att_bufs_free; LG_EINVAL if ws is too small. */
 lg_status lg__att_bufs_alloc(void *base, const lg__att_buf *b, int nb, size_t rs, void *ws, size_t ws_bytes,
@@ -43,6 +48,10 @@ void lg__att_bufs_free(void *base, const lg__att_buf *b, int nb, int shared);
 /* Dimensions of the attention layers' configs lie in [1, LG__ATT_DIM_MAX], so
  * that every BLAS argument fits an int and every product of two fits lg_idx. */
 #define LG__ATT_DIM_MAX ((lg_idx)1 << 24)
+
+/* LG_ERANGE (naming the layer) if a graph of nnz edges is too large for the
+ * edge map's 32-bit positions (more than LG__EPOS_MAX edges). */
+lg_status lg__att_check_edges(const char *layer, lg_idx nnz);
 
 /* LG_EINVAL, "<layer> <name> = v: must lie in [1, LG__ATT_DIM_MAX]", unless
  * v lies there (layer: "GAT", "graph-transformer", ...). */
@@ -77,8 +86,8 @@ lg_status lg__att_check_backward_graphs(const lg_graph *g, const lg_graph *gT, l
  * the caches. */
 typedef struct lg__att_tmap {
     const lg_graph *g, *gT; /* the pair it was made for (identity)           */
-    const lg_idx *tpos;     /* nnz: position in gT of each edge of g          */
-    const lg_idx *tedge;    /* nnz: the edge of g at each position of gT      */
+    const lg__epos *tpos;   /* nnz: position in gT of each edge of g          */
+    const lg__epos *tedge;  /* nnz: the edge of g at each position of gT      */
 } lg__att_tmap;
 
 /* The map a backward on (g, gT) uses: the lent one when lent->tpos is set
@@ -89,7 +98,8 @@ typedef struct lg__att_tmap {
  * LG_EINVAL naming fn if gT is not g's transpose, or if the cache has no
  * buffers of its own (made for a lent map) and the lent map is for other
  * graphs. */
-lg_status lg__att_tmap_pick(const lg__att_tmap *lent, lg_idx *tpos, lg_idx *tedge, lg_idx *tnext, const lg_graph *g,
-                            const lg_graph *gT, const lg_idx **tpos_out, const lg_idx **tedge_out, const char *fn);
+lg_status lg__att_tmap_pick(const lg__att_tmap *lent, lg__epos *tpos, lg__epos *tedge, lg_idx *tnext,
+                            const lg_graph *g, const lg_graph *gT, const lg__epos **tpos_out,
+                            const lg__epos **tedge_out, const char *fn);
 
 #endif /* LG_ATTENTION_ATT_CACHE_H */

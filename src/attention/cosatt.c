@@ -80,6 +80,7 @@ static lg_status lg__cos_bufs(const lg_cosatt_config *c, lg_idx n, lg_idx nnz, l
     if (wide > (INT64_MAX / 16) / big)
         return lg__error(LG_ERANGE, "cosine-attention cache: %lld x %lld values overflow", (long long)big,
                          (long long)wide);
+    LG_CHECK(lg__att_check_edges("cosine-attention", nnz));
     const lg_idx nch = (n + LG__COS_CHUNK - 1) / LG__COS_CHUNK;
     *nchunk = nch;
     int k = 0;
@@ -93,7 +94,7 @@ static lg_status lg__cos_bufs(const lg_cosatt_config *c, lg_idx n, lg_idx nnz, l
     LG__B(dm, LG__COS_WORK, 0, n * kc);
     LG__B(eds, LG__COS_WORK, 0, nnz * K);
     LG__B(rec, LG__COS_WORK, 0, nnz * 2 * K);
-    LG__B(tpos, LG__COS_WORK, 1, nnz);
+    LG__B(tpos, LG__COS_WORK, LG__ATT_EPOS, nnz);
     LG__B(tnext, LG__COS_WORK, 1, n);
     LG__B(part, LG__COS_WORK, 0, (nch + 1) * (p + d));
 #undef LG__B

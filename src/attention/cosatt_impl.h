@@ -152,7 +152,8 @@ lg_status LG_FN(lg_cosatt_backward)(lg_real *d_in, lg_real *d_params, const lg_r
     const lg_real *W = params, *Wo = params + F * P + P;
     const lg_real *zh = cache->zh, *rinv = cache->rinv, *att = cache->att, *msg = cache->msg;
     lg_real *dz = cache->dz, *dm = cache->dm, *eds = cache->eds, *rec = cache->rec, *part = cache->part;
-    lg_idx *tpos = cache->tpos, *tnext = cache->tnext;
+    lg__epos *tpos = cache->tpos;
+    lg_idx *tnext = cache->tnext;
     lg_real *dW = d_params, *db = d_params + F * P, *dWo = db + P, *dbo = dWo + KC * D;
     if (n == 0) return LG_OK;
 

@@ -34,7 +34,7 @@ struct lg_cosatt_cache {
     void *eds;   /* nnz x K: dL/d att_ij (scratch of the row pass)              */
     void *rec;   /* nnz x 2K in transposed order (position in gT): nu att_ij and
                     tau ds_ij, what the source pass needs of each edge         */
-    void *tpos;  /* nnz lg_idx: position in gT of each edge of g               */
+    void *tpos;  /* nnz lg__epos: position in gT of each edge of g               */
     void *tnext; /* n lg_idx: counting-sort cursors                            */
     void *part;  /* (nchunk + 1) x (P + D): bias-gradient partials, last row =
                     the total                                                  */

@@ -98,6 +98,7 @@ static lg_status lg__gat_bufs(const lg_gat_config *c, lg_idx n, lg_idx nnz, int 
     lg_idx big = LG_MAX(n, nnz);
     if (big > 0 && kc > (INT64_MAX / 16) / big)
         return lg__error(LG_ERANGE, "GAT cache: %lld x %lld values overflow", (long long)big, (long long)kc);
+    LG_CHECK(lg__att_check_edges("GAT", nnz));
     lg_idx nch = (n + LG__GAT_CHUNK - 1) / LG__GAT_CHUNK;
     *nchunk = nch;
     lg_idx pw = 2 * kc + K + d;
@@ -116,8 +117,8 @@ static lg_status lg__gat_bufs(const lg_gat_config *c, lg_idx n, lg_idx nnz, int 
     LG__B(anorm, LG__ACT, 0, K);
     LG__B(dxp, LG__WORK, 0, n * kc);
     LG__B(rec, LG__WORK, 0, nnz * (lip ? 2 : 1) * K);
-    LG__B(tpos, LG__WORK, 1, lent_map ? 0 : nnz);
-    LG__B(tedge, LG__WORK, 1, lent_map ? 0 : nnz);
+    LG__B(tpos, LG__WORK, LG__ATT_EPOS, lent_map ? 0 : nnz);
+    LG__B(tedge, LG__WORK, LG__ATT_EPOS, lent_map ? 0 : nnz);
     LG__B(tnext, LG__WORK, 1, lent_map ? 0 : n);
     LG__B(nsd, LG__WORK, 0, n * K);
     LG__B(nss, LG__WORK, 0, n * K);

@@ -283,7 +283,7 @@ lg_status LG__ISA_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
     const lg_idx *amax = cache->amax;
     lg_real *dxp = cache->dxp, *rec = cache->rec, *nsd = cache->nsd, *nss = cache->nss;
     lg_real *ncoef = cache->ncoef, *ncw = cache->ncw, *ndan = cache->ndan, *part = cache->part;
-    const lg_idx *tpos, *tedge;
+    const lg__epos *tpos, *tedge;
     /* record: dL/d att' (B1), replaced by dL/ds (B2, which reads it first) |
      * (Lipschitz modes) the coefficient of x_j */
     const lg_idx RW = (lip ? 2 : 1) * K;

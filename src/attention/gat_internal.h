@@ -57,9 +57,9 @@ struct lg_gat_cache {
                      j -> i and head, dL/d att'_ij (B1), replaced by dL/ds_ij
                      (B2), and (Lipschitz modes) the coefficient of x_j in
                      d x_j; RW = K or 2K                                      */
-    void *tpos;   /* nnz lg_idx: position in gT of each edge of g (NULL when
+    void *tpos;   /* nnz lg__epos: position in gT of each edge of g (NULL when
                      lent_map; a lent map is used when it fits the graphs)   */
-    void *tedge;  /* nnz lg_idx: the edge of g at each position of gT        */
+    void *tedge;  /* nnz lg__epos: the edge of g at each position of gT        */
     void *tnext;  /* n lg_idx: counting-sort cursor for tpos                  */
     void *nsd;    /* n x K: sum_j dL/ds_ij over row i (target side); the
                      forward's per-row softmax maxima                          */

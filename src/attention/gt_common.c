@@ -90,6 +90,7 @@ static lg_status lg__gt_bufs(const lg_gt_config *c, lg_idx n, lg_idx nnz, int le
     if (LG_MAX(p, 4 * K) > (INT64_MAX / 16) / big)
         return lg__error(LG_ERANGE, "graph-transformer cache: %lld x %lld values overflow", (long long)big,
                          (long long)p);
+    LG_CHECK(lg__att_check_edges("graph-transformer", nnz));
     lg_idx nch = (n + LG__GT_CHUNK - 1) / LG__GT_CHUNK;
     *nchunk = nch;
     int k = 0;
@@ -110,7 +111,7 @@ static lg_status lg__gt_bufs(const lg_gt_config *c, lg_idx n, lg_idx nnz, int le
     LG__B(ncf, LG__GT_WORK, 0, lip ? 2 * n * K : 0);
     LG__B(dun, LG__GT_WORK, 0, ref ? (n + 1) * K : 0);
     LG__B(ga, LG__GT_WORK, 0, gate ? n : 0);
-    LG__B(tpos, LG__GT_WORK, 1, lent_map ? 0 : nnz);
+    LG__B(tpos, LG__GT_WORK, LG__ATT_EPOS, lent_map ? 0 : nnz);
     LG__B(tnext, LG__GT_WORK, 1, lent_map ? 0 : n);
     LG__B(part, LG__GT_WORK, 0, (nch + 1) * lg__gt_part_width(c));
 #undef LG__B

@@ -268,7 +268,7 @@ lg_status LG__ISA_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
     const lg_idx *amax = cache->amax;
     lg_real *dz = cache->dz, *dm = cache->dm, *eds = cache->eds, *rec = cache->rec, *ncf = cache->ncf;
     lg_real *dun = cache->dun, *ga = cache->ga, *part = cache->part;
-    const lg_idx *tpos, *tedge_unused;
+    const lg__epos *tpos, *tedge_unused;
     const lg_idx RW = (lip ? 4 : 2) * K; /* record: att' | dt cs | (lip) k coef | v coef */
     const int drop = cache->drop_on;
     const uint64_t key = cache->drop_key;

@@ -64,7 +64,7 @@ struct lg_gt_cache {
     void *ncf;   /* n x 2 x K: per source, the summed arg-max coefficients (lip) */
     void *dun;   /* (n + 1) x K: dL/dU_k of node i; last row = the total (ref)   */
     void *ga;    /* n: dL/d(gate logit) of node i (gate)                         */
-    void *tpos;  /* nnz lg_idx: position in gT of each edge of g (NULL when
+    void *tpos;  /* nnz lg__epos: position in gT of each edge of g (NULL when
                     lent_map; a lent map is used when it fits the graphs)      */
     void *tnext; /* n lg_idx: counting-sort cursor for tpos                      */
     void *part;  /* (nchunk + 1) x (P + 3D gate): reduction partials, last row =

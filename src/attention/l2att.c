@@ -134,6 +134,7 @@ static lg_status lg__l2_bufs(const lg_l2att_config *c, lg_idx n, lg_idx nnz, lg_
     lg_idx big = LG_MAX(LG_MAX(n, nnz), kc), wide = LG_MAX(kc, D);
     if (big > 0 && wide > (INT64_MAX / 16) / big)
         return lg__error(LG_ERANGE, "L2-attention cache: %lld x %lld values overflow", (long long)big, (long long)wide);
+    LG_CHECK(lg__att_check_edges("L2-attention", nnz));
     lg_idx nch = (n + LG__L2_CHUNK - 1) / LG__L2_CHUNK;
     *nchunk = nch;
     int k = 0;
@@ -148,8 +149,8 @@ static lg_status lg__l2_bufs(const lg_l2att_config *c, lg_idx n, lg_idx nnz, lg_
     LG__B(dM, LG__WORK, 0, n * kc);
     LG__B(dQ, LG__WORK, 0, n * kc);
     LG__B(rec, LG__WORK, 0, nnz * K);
-    LG__B(tpos, LG__WORK, 1, nnz);
-    LG__B(tedge, LG__WORK, 1, nnz);
+    LG__B(tpos, LG__WORK, LG__ATT_EPOS, nnz);
+    LG__B(tedge, LG__WORK, LG__ATT_EPOS, nnz);
     LG__B(tnext, LG__WORK, 1, n);
     LG__B(gwo, LG__WORK, 0, kc * D);
     LG__B(part, LG__WORK, 0, (nch + 1) * D);

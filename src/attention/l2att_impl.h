@@ -221,7 +221,8 @@ lg_status LG_FN(lg_l2att_backward)(lg_real *d_in, lg_real *d_params, const lg_re
     lg_real *dWq = d_params, *dV = d_params + F * KC, *dWo = dV + KC * C, *db = dWo + KC * D;
     const lg_real *q = cache->q, *att = cache->att, *m = cache->m, *o = cache->o;
     lg_real *dO = cache->dO, *dM = cache->dM, *dQ = cache->dQ, *rec = cache->rec, *gwo = cache->gwo, *part = cache->part;
-    lg_idx *tpos = cache->tpos, *tedge = cache->tedge, *tnext = cache->tnext;
+    lg__epos *tpos = cache->tpos, *tedge = cache->tedge;
+    lg_idx *tnext = cache->tnext;
     const int contr = cfg->contractive > 0;
     const lg_real sc = (lg_real)cache->scale, two = 2 / LG_SQRT((lg_real)C);
     if (n == 0) return LG_OK;

@@ -45,8 +45,8 @@ struct lg_l2att_cache {
     void *dM;    /* n x KC: dL/dM                                            */
     void *dQ;    /* n x KC: dL/dQ                                            */
     void *rec;   /* nnz x K, transposed order: dL/ds_ij                      */
-    void *tpos;  /* nnz lg_idx: position in gT of each edge of g            */
-    void *tedge; /* nnz lg_idx: edge of g at each position of gT            */
+    void *tpos;  /* nnz lg__epos: position in gT of each edge of g            */
+    void *tedge; /* nnz lg__epos: edge of g at each position of gT            */
     void *tnext; /* n lg_idx: counting-sort cursors; forward: degree counts */
     void *gwo;   /* KC x D: O^T dL/dout (unscaled W_O gradient)             */
     void *part;  /* (nchunk + 1) x D: bias-gradient partials, last = total  */

@@ -274,14 +274,14 @@ int lg__graph_is_symmetric(const lg_graph *g) {
     return 1;
 }
 
-int lg__graph_transpose_map(lg_idx *tpos, lg_idx *tedge, lg_idx *tnext, const lg_graph *g, const lg_graph *gT) {
+int lg__graph_transpose_map(lg__epos *tpos, lg__epos *tedge, lg_idx *tnext, const lg_graph *g, const lg_graph *gT) {
     for (lg_idx j = 0; j < g->n; j++) tnext[j] = gT->p[j];
     for (lg_idx i = 0; i < g->n; i++)
         for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) {
             const lg_idx j = g->j[e], t = tnext[j]++;
             if (t >= gT->p[j + 1] || gT->j[t] != i) return 0;
-            tpos[e] = t;
-            if (tedge) tedge[t] = e;
+            tpos[e] = (lg__epos)t;
+            if (tedge) tedge[t] = (lg__epos)e;
         }
     return 1; /* nnz edges in nnz distinct slots, each matching: gT = g^T */
 }

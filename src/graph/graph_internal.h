@@ -4,13 +4,20 @@
 
 #include "core/internal.h"
 
-/* Maps the edges of g to their places in gT (same n and nnz, each valid):
- * tpos[e] = the position in gT of edge e of g, and, if tedge is not NULL, its
- * inverse tedge[tpos[e]] = e; tnext: n cursors of workspace. A counting sort
- * over the sources, which orders each source's targets ascending as in every
- * valid transpose. Returns 0 if gT is not g's transpose, 1 otherwise.
- * O(n + nnz), sequential. */
-int lg__graph_transpose_map(lg_idx *tpos, lg_idx *tedge, lg_idx *tnext, const lg_graph *g, const lg_graph *gT);
+/* An edge's position in a graph of at most LG__EPOS_MAX edges: the entries of
+ * the edge maps below, half the bytes of lg_idx (the maps are read once per
+ * edge in every attention backward, and kept beside a model's graph). The
+ * layers and the model that make such maps refuse larger graphs. */
+typedef uint32_t lg__epos;
+#define LG__EPOS_MAX ((lg_idx)UINT32_MAX)
+
+/* Maps the edges of g to their places in gT (same n and nnz, each valid;
+ * nnz <= LG__EPOS_MAX): tpos[e] = the position in gT of edge e of g, and, if
+ * tedge is not NULL, its inverse tedge[tpos[e]] = e; tnext: n cursors of
+ * workspace. A counting sort over the sources, which orders each source's
+ * targets ascending as in every valid transpose. Returns 0 if gT is not g's
+ * transpose, 1 otherwise. O(n + nnz), sequential. */
+int lg__graph_transpose_map(lg__epos *tpos, lg__epos *tedge, lg_idx *tnext, const lg_graph *g, const lg_graph *gT);
 
 /* 1 if every edge i -> j of the valid graph g has its j -> i (then g is its
  * own transpose, the same arrays), 0 otherwise. O(nnz log(max degree)), no

@@ -66,7 +66,7 @@ struct LG_MODEL {
     lg_idx n_graphs;
     lg_graph *g, *gT;      /* the model's graph (self-loops per config), transpose
                               (gT == g when sym)                               */
-    lg_idx *tpos, *tedge;  /* nnz each: the edge map of (g, gT) lent to the GAT
+    lg__epos *tpos, *tedge; /* nnz each: the edge map of (g, gT) lent to the GAT
                               and GT layers (att_cache.h), made once (at each
                               bind for a batch model); NULL if no such layer;
                               tedge == tpos when sym                           */
@@ -417,7 +417,9 @@ buffers:
      * at each bind for a batch model (lg__model_bind), which also needs the
      * counting sort's cursors */
     if (LG_FN(lg__model_has_gat_or_gt)(m)) {
-        m->other_bytes += sizeof(lg_idx) * (size_t)((m->sym ? 1 : 2) * nnz_g + (m->batch ? m->n_cap : 0));
+        LG_TRY(lg__att_check_edges("model", nnz_g));
+        m->other_bytes += sizeof(lg__epos) * (size_t)((m->sym ? 1 : 2) * nnz_g) +
+                          sizeof(lg_idx) * (size_t)(m->batch ? m->n_cap : 0);
         if (!plan) {
             LG_ALLOC(m->tpos, nnz_g, "edge map");
             if (m->sym) m->tedge = m->tpos; /* tpos of a symmetric g maps each edge to its reverse */
