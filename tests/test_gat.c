@@ -1227,6 +1227,40 @@ static void test_shared_workspace(void **state) {
  * gives the bits of one that builds the map itself, has no map buffers in
  * its workspace, and refuses a backward for which no map was lent; a cache
  * with its own map ignores a map lent for other graphs. */
+/* d_in may be d_out: the input gradient is then written over the output
+ * gradient, with the values of separate buffers (d_in starting at zero) and
+ * the same parameter gradients; output wider and narrower than the input. */
+static void test_d_in_over_d_out(void **state) {
+    (void)state;
+    const struct { lg_idx F, K, C; int concat; lg_att_norm norm; } cases[] = {
+        {5, 2, 3, 1, LG_ATT_NORM_LIPSCHITZ}, {7, 2, 3, 0, LG_ATT_NORM_NONE}, {4, 1, 4, 1, LG_ATT_NORM_LIPSCHITZ_REF}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        lg_gat_config cfg = lg_gat_config_default(cases[c].F, cases[c].K, cases[c].C);
+        cfg.concat = cases[c].concat;
+        cfg.norm = cases[c].norm;
+        cfg.att_dropout = 0.2;
+        prob pr;
+        prob_init(&pr, &cfg, random_graph(90, 5, 61 + (uint64_t)c, 1), 13 + (uint64_t)c, 1.0, 1.0);
+        pr.training = 1;
+        const lg_idx n = pr.n, F = cfg.in_dim, W = LG_MAX(F, pr.D);
+        double *ref_in = malloc(sizeof(double) * (size_t)(n * F)), *ref_p = malloc(sizeof(double) * (size_t)pr.P);
+        double *buf = malloc(sizeof(double) * (size_t)(n * W)), *d_p = calloc((size_t)pr.P, sizeof(double));
+        assert_true(ref_in && ref_p && buf && d_p);
+        prob_grad(&pr, ref_in, ref_p);
+        for (lg_idx t = 0; t < n * W; t++) buf[t] = 1e300; /* beyond d_out: must not matter */
+        memcpy(buf, pr.R, sizeof(double) * (size_t)(n * pr.D));
+        (void)prob_loss(&pr, 0);
+        assert_ok(lg_gat_backward_f64(buf, d_p, buf, pr.cache, pr.in, pr.params, pr.gp.g, pr.gp.gT, &cfg));
+        for (lg_idx t = 0; t < n * F; t++) assert_true(buf[t] == ref_in[t]);
+        assert_memory_equal(d_p, ref_p, sizeof(double) * (size_t)pr.P);
+        free(ref_in);
+        free(ref_p);
+        free(buf);
+        free(d_p);
+        prob_free(&pr);
+    }
+}
+
 static void test_lent_edge_map(void **state) {
     (void)state;
     lg_gat_config cfg = lg_gat_config_default(6, 2, 4);
@@ -1283,6 +1317,7 @@ int main(void) {
         cmocka_unit_test(test_cache_out_of_memory),
         cmocka_unit_test(test_shared_workspace),
         cmocka_unit_test(test_lent_edge_map),
+        cmocka_unit_test(test_d_in_over_d_out),
         cmocka_unit_test(test_fd_gradients),
         cmocka_unit_test(test_fd_checker_catches_errors),
         cmocka_unit_test(test_zero_features_finite),

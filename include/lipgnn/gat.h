@@ -183,6 +183,9 @@ lg_status lg_gat_forward_f64(double *out, lg_gat_cache *cache, const double *in,
  *     d_in     n x F   += dL/d in   (NULL to skip; one sgemm saved)
  *     d_params         += dL/d params, in the layout of lg_gat_layout
  *     d_out    n x D   dL/d out
+ * d_in may be d_out itself (a buffer of n x max(F, D)): dL/d out is read
+ * first, and dL/d in is then written over it (=, not +=), so that a deep
+ * model needs one gradient buffer between layers instead of two.
  * gT must be the transpose of g (source-node gradients walk it). The gradient
  * flows through the normaliser: through the norms, and through the maximum to
  * its arg-max neighbour (lowest-numbered on a tie). It stays finite where

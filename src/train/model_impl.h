@@ -91,8 +91,13 @@ struct LG_MODEL {
     lg_real *dh0;          /* n x hid: gcnii's gradient of h0 over the layers (or NULL) */
     lg_real *logits, *logp; /* n x classes                                     */
     lg_real *buf[5];       /* backward scratch, n x max width each: [0], [1]
-                              the gradients between blocks, [4] scratch, [2]
-                              PairNorm's and [3] LayerNorm's (or NULL)         */
+                              the gradients between blocks ([1] NULL when
+                              one_grad), [4] scratch, [2] PairNorm's and [3]
+                              LayerNorm's (or NULL)                            */
+    int one_grad;          /* 1: every block that passes a gradient on is a
+                              plain GAT block (lg__block_in_place), whose
+                              backward writes it over its own output's
+                              gradient: one buffer between blocks, buf[0]     */
     void *ws;              /* backward workspace shared by the attention layers'
                               caches (their backward passes run one at a time):
                               the largest layer's, not one per layer          */
@@ -522,8 +527,18 @@ buffers:
         any_pn |= m->layer[l].pn || m->layer[l].cos, any_ln |= m->layer[l].ln_gain >= 0 || m->layer[l].cos;
         any_scratch |= !LG_FN(lg__block_in_place)(&m->layer[l], !(l == 0 && !m->io));
     }
+    /* one gradient buffer between blocks when every block can pass its
+     * gradient on in place (not a batch model: its read-out scatters into
+     * dprev; not gcnii: its initial residual, input ReLU and output dropout
+     * need a second buffer) */
+    m->one_grad = !m->batch && c->kind != LG_MODEL_GCNII;
+    for (int l = 0; l < m->L; l++) {
+        const LG_FN(lg__layer) *y = &m->layer[l];
+        if (l == 0 && !m->io) continue; /* passes nothing on */
+        m->one_grad &= LG_FN(lg__block_in_place)(y, 1) && !y->gt && !y->l2;
+    }
     for (int k = 0; k < 5; k++)
-        if ((k != 2 || any_pn) && (k != 3 || any_ln) && (k != 4 || any_scratch))
+        if ((k != 1 || !m->one_grad) && (k != 2 || any_pn) && (k != 3 || any_ln) && (k != 4 || any_scratch))
             LG_TRY(LG_FN(lg__buf)(m, &m->buf[k], m->n, m->maxw, &m->work_bytes, "backward buffers"));
     LG_TRY(LG_FN(lg__buf)(m, &m->pn_work, m->n, 1, &m->work_bytes, "PairNorm workspace"));
     if (c->kind == LG_MODEL_GCNII) LG_TRY(LG_FN(lg__buf)(m, &m->dh0, m->n, m->hid, &m->work_bytes, "initial-residual gradient"));
@@ -699,7 +714,8 @@ lg_status LG_FN(lg__model_eval)(const LG_MODEL *m, const lg_idx *nodes, lg_idx c
  * (n x w_in, overwritten; NULL: not needed), adding the block's parameter
  * gradients to grads. Scratch: dprev itself (until the end), buf[4], and
  * buf[2] (PairNorm, cosine) and buf[3] (LayerNorm, cosine), which exist only
- * in models that have them (dcur and dprev must be buf[0] and buf[1]). */
+ * in models that have them (dcur and dprev must be buf[0] and buf[1], or
+ * both buf[0] when one_grad). */
 static lg_status LG_FN(lg__block_backward)(LG_MODEL *m, int l, lg_real *dcur, lg_real *dprev, int training,
                                            uint64_t seed, uint64_t epoch) {
     const lg_idx n = m->n;
@@ -727,7 +743,8 @@ static lg_status LG_FN(lg__block_backward)(LG_MODEL *m, int l, lg_real *dcur, lg
          * dprev, and the dropout's backward (its mask times 1/(1-p), which is
          * its forward) runs there in place */
         if (y->actf == LG__ACT_ELU) LG_CHECK(LG_FN(lg_elu_backward_inplace)(dcur, y->z, n * y->w_out));
-        memset(dprev, 0, in_sz);
+        /* one_grad: dprev is dcur, which lg_gat_backward overwrites */
+        if (dprev != dcur) memset(dprev, 0, in_sz);
         if (y->gt)
             LG_CHECK(LG_FN(lg_gt_backward)(dprev, m->grads + y->off, dcur, y->tcache, y->drop, m->params + y->off, m->g,
                                            m->gT, &y->tc));
@@ -798,7 +815,7 @@ lg_status LG_FN(lg__model_backward)(LG_MODEL *m, const lg_idx *nodes, lg_idx cou
     memset(m->grads, 0, sizeof(lg_real) * (size_t)m->n_params);
     if (m->dh0) memset(m->dh0, 0, sizeof(lg_real) * (size_t)(n * m->hid));
     const lg_idx no = m->nout;
-    lg_real *dlog = m->dlog, *dcur = m->buf[0], *dprev = m->buf[1];
+    lg_real *dlog = m->dlog, *dcur = m->buf[0], *dprev = m->one_grad ? m->buf[0] : m->buf[1];
     memset(dlog, 0, sizeof(lg_real) * (size_t)(no * m->classes));
     LG_CHECK(LG_FN(lg_log_softmax_nll_backward)(dlog, m->logp, no, m->classes, m->olabels, nodes, count, 1.0));
     const LG_FN(lg__layer) *last = &m->layer[m->L - 1];
@@ -824,7 +841,7 @@ lg_status LG_FN(lg__model_backward)(LG_MODEL *m, const lg_idx *nodes, lg_idx cou
     } else {
         memcpy(dh, dlog, sizeof(lg_real) * (size_t)(n * m->classes));
     }
-    if (m->odrop) {
+    if (m->odrop) { /* (gcnii: never one_grad) */
         memset(dcur, 0, sizeof(lg_real) * (size_t)(n * D));
         LG_CHECK(LG_FN(lg_dropout_backward)(dcur, dh, n * D, m->c.dropout, seed, LG_FN(lg__ctr)(epoch, m->L, 0),
                                             training));
@@ -957,9 +974,10 @@ lg_status LG_FN(lg__model_block_backward)(LG_MODEL *m, int l, const lg_real *d_o
         return lg__error(LG_EINVAL, "lg__model_block_backward: bad argument (layer %d)", l);
     const LG_FN(lg__layer) *y = &m->layer[l];
     if (m->dh0) memset(m->dh0, 0, sizeof(lg_real) * (size_t)(m->n * m->hid));
+    lg_real *din = m->one_grad ? m->buf[0] : m->buf[1];
     memcpy(m->buf[0], d_out, sizeof(lg_real) * (size_t)(m->n * y->w_out));
-    LG_CHECK(LG_FN(lg__block_backward)(m, l, m->buf[0], m->buf[1], 0, 0, 0));
-    memcpy(d_in, m->buf[1], sizeof(lg_real) * (size_t)(m->n * y->w_in));
+    LG_CHECK(LG_FN(lg__block_backward)(m, l, m->buf[0], din, 0, 0, 0));
+    memcpy(d_in, din, sizeof(lg_real) * (size_t)(m->n * y->w_in));
     return LG_OK;
 }
 
