@@ -27,6 +27,7 @@
 #include "l2att_naive.h"
 #include "testgraph.h"
 #include "graph/graph_internal.h"
+#include "attention/l2att_internal.h"
 
 /* ------------------------------------------------------------------------- */
 /* A problem: config, graph, inputs, parameters, loss weights R               */
@@ -827,6 +828,49 @@ static void test_invert(void **state) {
         }
 }
 
+/* A cache made for a lent edge map has none of its own, refuses a backward
+ * without one or with one made for other graphs, and with the right one gives
+ * the bits of a cache with its own map (which ignores a lent one). */
+static void test_lent_edge_map(void **state) {
+    (void)state;
+    lg_l2att_config cfg = lg_l2att_config_default(5, 2, 3);
+    prob pr;
+    prob_init(&pr, &cfg, random_graph(200, 5, 17, 1), 19, 1.0);
+    const lg_idx n = pr.n, nnz = pr.gp.g->nnz;
+    double *din[2], *dp[2];
+    for (int v = 0; v < 2; v++) din[v] = calloc((size_t)(n * pr.F), sizeof(double)), dp[v] = calloc((size_t)pr.P, sizeof(double));
+    lg_l2att_mem own, lent;
+    assert_ok(lg_l2att_memory(&cfg, n, nnz, sizeof(double), &own));
+    assert_ok(lg__l2att_memory_ext(&cfg, n, nnz, sizeof(double), 1, &lent));
+    assert_int_equal(own.workspace - lent.workspace, 2 * sizeof(lg__epos) * (size_t)nnz);
+    assert_int_equal(own.activations, lent.activations);
+    lg__epos *tpos = malloc(sizeof(lg__epos) * (size_t)nnz), *tedge = malloc(sizeof(lg__epos) * (size_t)nnz);
+    lg_idx *tnext = malloc(sizeof(lg_idx) * (size_t)n);
+    assert_true(tpos && tedge && tnext && lg__graph_transpose_map(tpos, tedge, tnext, pr.gp.g, pr.gp.gT));
+    lg_graph *gT2 = NULL; /* an equal transpose, but another graph */
+    assert_ok(lg_graph_transpose(pr.gp.g, &gT2));
+    const lg__att_tmap map = {pr.gp.g, pr.gp.gT, tpos, tedge}, other = {pr.gp.g, gT2, tpos, tedge};
+    lg__l2att_cache_lend_tmap(pr.cache, &other); /* ignored: the cache has its own map */
+    prob_grad(&pr, din[0], dp[0]);
+    lg_l2att_cache *c = NULL;
+    assert_ok(lg__l2att_cache_alloc(&c, &cfg, n, nnz, sizeof(double), NULL, 0, 1));
+    assert_null(c->tpos);
+    assert_ok(lg_l2att_forward_f64(pr.out, c, pr.in, pr.params, pr.gp.g, &cfg));
+    assert_int_equal(lg_l2att_backward_f64(din[1], dp[1], pr.R, c, pr.in, pr.params, pr.gp.g, pr.gp.gT, &cfg), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "lent edge map"));
+    lg__l2att_cache_lend_tmap(c, &other);
+    assert_int_equal(lg_l2att_backward_f64(din[1], dp[1], pr.R, c, pr.in, pr.params, pr.gp.g, pr.gp.gT, &cfg), LG_EINVAL);
+    lg__l2att_cache_lend_tmap(c, &map);
+    assert_ok(lg_l2att_backward_f64(din[1], dp[1], pr.R, c, pr.in, pr.params, pr.gp.g, pr.gp.gT, &cfg));
+    assert_memory_equal(din[0], din[1], sizeof(double) * (size_t)(n * pr.F));
+    assert_memory_equal(dp[0], dp[1], sizeof(double) * (size_t)pr.P);
+    lg_l2att_cache_free(c);
+    lg_graph_free(gT2);
+    free(tpos), free(tedge), free(tnext);
+    for (int v = 0; v < 2; v++) free(din[v]), free(dp[v]);
+    prob_free(&pr);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config),
@@ -844,6 +888,7 @@ int main(void) {
         cmocka_unit_test(test_fd_contractive),
         cmocka_unit_test(test_contractive_jacobian),
         cmocka_unit_test(test_invert),
+        cmocka_unit_test(test_lent_edge_map),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -776,7 +776,8 @@ static void test_memory_estimate(void **state) {
         {LG_MODEL_GAT, LG_NODE_NORM_PAIRNORM, 1}, {LG_MODEL_GT, LG_NODE_NORM_LAYERNORM, 1},
         {LG_MODEL_GAT_CLASSIC, LG_NODE_NORM_NONE, 0}, {LG_MODEL_GAT, LG_NODE_NORM_NONE, 0},
         {LG_MODEL_GCN, LG_NODE_NORM_PAIRNORM, 0}, {LG_MODEL_GIN, LG_NODE_NORM_NONE, 1},
-        {LG_MODEL_GGNN, LG_NODE_NORM_NONE, 0}, {LG_MODEL_GCNII, LG_NODE_NORM_PAIRNORM, 0}};
+        {LG_MODEL_GGNN, LG_NODE_NORM_NONE, 0}, {LG_MODEL_GCNII, LG_NODE_NORM_PAIRNORM, 0},
+        {LG_MODEL_L2, LG_NODE_NORM_NONE, 0}, {LG_MODEL_L2, LG_NODE_NORM_PAIRNORM, 1}};
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
         for (int d = 0; d < 2; d++) {
             lg_model_config mc;

@@ -126,7 +126,8 @@ typedef lg__att_buf lg__l2_buf;
 
 #define LG__L2_NBUF 15
 
-static lg_status lg__l2_bufs(const lg_l2att_config *c, lg_idx n, lg_idx nnz, lg__l2_buf *b, lg_idx *nchunk) {
+static lg_status lg__l2_bufs(const lg_l2att_config *c, lg_idx n, lg_idx nnz, int lent_map, lg__l2_buf *b,
+                             lg_idx *nchunk) {
     lg_idx K = c->heads, kc = c->heads * c->head_dim, D = c->out_dim;
     if (n < 0 || nnz < 0)
         return lg__error(LG_EINVAL, "L2-attention cache: negative size (n=%lld, nnz=%lld)", (long long)n, (long long)nnz);
@@ -149,8 +150,8 @@ static lg_status lg__l2_bufs(const lg_l2att_config *c, lg_idx n, lg_idx nnz, lg_
     LG__B(dM, LG__WORK, 0, n * kc);
     LG__B(dQ, LG__WORK, 0, n * kc);
     LG__B(rec, LG__WORK, 0, nnz * K);
-    LG__B(tpos, LG__WORK, LG__ATT_EPOS, nnz);
-    LG__B(tedge, LG__WORK, LG__ATT_EPOS, nnz);
+    LG__B(tpos, LG__WORK, LG__ATT_EPOS, lent_map ? 0 : nnz);
+    LG__B(tedge, LG__WORK, LG__ATT_EPOS, lent_map ? 0 : nnz);
     LG__B(tnext, LG__WORK, 1, n);
     LG__B(gwo, LG__WORK, 0, kc * D);
     LG__B(part, LG__WORK, 0, (nch + 1) * D);
@@ -159,26 +160,33 @@ static lg_status lg__l2_bufs(const lg_l2att_config *c, lg_idx n, lg_idx nnz, lg_
     return k == LG__L2_NBUF ? LG_OK : lg__error(LG_EINVAL, "L2-attention cache: internal buffer table");
 }
 
-lg_status lg_l2att_memory(const lg_l2att_config *cfg, lg_idx n, lg_idx nnz, size_t real_size, lg_l2att_mem *mem) {
+lg_status lg__l2att_memory_ext(const lg_l2att_config *cfg, lg_idx n, lg_idx nnz, size_t real_size, int lent_map,
+                               lg_l2att_mem *mem) {
     lg__l2_buf b[LG__L2_NBUF];
     lg_idx nch = 0;
     LG_CHECK(lg__att_memory_args(mem, sizeof *mem, real_size, "lg_l2att_memory"));
     LG_CHECK(lg_l2att_config_check(cfg));
-    LG_CHECK(lg__l2_bufs(cfg, n, nnz, b, &nch));
+    LG_CHECK(lg__l2_bufs(cfg, n, nnz, lent_map, b, &nch));
     lg__att_bufs_bytes(b, LG__L2_NBUF, real_size, &mem->activations, &mem->workspace);
     return LG_OK;
 }
+
+lg_status lg_l2att_memory(const lg_l2att_config *cfg, lg_idx n, lg_idx nnz, size_t real_size, lg_l2att_mem *mem) {
+    return lg__l2att_memory_ext(cfg, n, nnz, real_size, 0, mem);
+}
+
+void lg__l2att_cache_lend_tmap(lg_l2att_cache *c, const lg__att_tmap *m) { c->lent = *m; }
 
 void lg_l2att_cache_free(lg_l2att_cache *c) {
     if (!c) return;
     lg__l2_buf b[LG__L2_NBUF];
     lg_idx nch;
-    if (lg__l2_bufs(&c->cfg, 0, 0, b, &nch) == LG_OK) lg__att_bufs_free(c, b, LG__L2_NBUF, 0);
+    if (lg__l2_bufs(&c->cfg, 0, 0, c->lent_map, b, &nch) == LG_OK) lg__att_bufs_free(c, b, LG__L2_NBUF, c->ws_shared);
     lg__free(c);
 }
 
 lg_status lg__l2att_cache_alloc(lg_l2att_cache **out, const lg_l2att_config *cfg, lg_idx n_cap, lg_idx nnz_cap,
-                                size_t rs) {
+                                size_t rs, void *ws, size_t ws_bytes, int lent_map) {
     lg_status st = LG_OK;
     lg_l2att_cache *c = NULL;
     lg__l2_buf b[LG__L2_NBUF];
@@ -186,14 +194,16 @@ lg_status lg__l2att_cache_alloc(lg_l2att_cache **out, const lg_l2att_config *cfg
     if (!out) return lg__error(LG_EINVAL, "lg_l2att_cache_init: out is NULL");
     *out = NULL;
     LG_CHECK(lg_l2att_config_check(cfg));
-    LG_CHECK(lg__l2_bufs(cfg, n_cap, nnz_cap, b, &nch));
+    LG_CHECK(lg__l2_bufs(cfg, n_cap, nnz_cap, lent_map, b, &nch));
     LG_CALLOC(c, 1, "L2-attention cache");
     c->cfg = *cfg;
     c->real_size = rs;
     c->n_cap = n_cap;
     c->nnz_cap = nnz_cap;
     c->nchunk = nch;
-    LG_TRY(lg__att_bufs_alloc(c, b, LG__L2_NBUF, rs, NULL, 0, "L2-attention cache buffer"));
+    c->ws_shared = ws != NULL;
+    c->lent_map = lent_map;
+    LG_TRY(lg__att_bufs_alloc(c, b, LG__L2_NBUF, rs, ws, ws_bytes, "L2-attention cache buffer"));
     *out = c;
     return LG_OK;
 fail:

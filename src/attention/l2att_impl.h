@@ -38,7 +38,7 @@
 #include "graph/graph_internal.h"
 
 lg_status LG_FN(lg_l2att_cache_init)(lg_l2att_cache **out, const lg_l2att_config *cfg, lg_idx n_cap, lg_idx nnz_cap) {
-    return lg__l2att_cache_alloc(out, cfg, n_cap, nnz_cap, sizeof(lg_real));
+    return lg__l2att_cache_alloc(out, cfg, n_cap, nnz_cap, sizeof(lg_real), NULL, 0, 0);
 }
 
 lg_status LG_FN(lg_l2att_params_init)(lg_real *params, const lg_l2att_config *cfg, lg_rng *rng) {
@@ -221,15 +221,14 @@ lg_status LG_FN(lg_l2att_backward)(lg_real *d_in, lg_real *d_params, const lg_re
     lg_real *dWq = d_params, *dV = d_params + F * KC, *dWo = dV + KC * C, *db = dWo + KC * D;
     const lg_real *q = cache->q, *att = cache->att, *m = cache->m, *o = cache->o;
     lg_real *dO = cache->dO, *dM = cache->dM, *dQ = cache->dQ, *rec = cache->rec, *gwo = cache->gwo, *part = cache->part;
-    lg__epos *tpos = cache->tpos, *tedge = cache->tedge;
-    lg_idx *tnext = cache->tnext;
+    const lg__epos *tpos, *tedge;
     const int contr = cfg->contractive > 0;
     const lg_real sc = (lg_real)cache->scale, two = 2 / LG_SQRT((lg_real)C);
     if (n == 0) return LG_OK;
 
-    /* B0 */
-    if (!lg__graph_transpose_map(tpos, tedge, tnext, g, gT))
-        return lg__error(LG_EINVAL, "%s: the transposed graph is not the transpose of the graph", fn);
+    /* B0: the edge map, checking gT (or the map lent by a model, made and
+     * checked once for these graphs) */
+    LG_CHECK(lg__att_tmap_pick(&cache->lent, cache->tpos, cache->tedge, cache->tnext, g, gT, &tpos, &tedge, fn));
     const lg_idx nch = (n + LG__L2_CHUNK - 1) / LG__L2_CHUNK;
 
     /* B1. G_O = O^T g; bias partials; dO = s g W_O^T */

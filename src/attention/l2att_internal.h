@@ -7,6 +7,7 @@
 #define LG_ATTENTION_L2ATT_INTERNAL_H
 
 #include "core/internal.h"
+#include "attention/att_cache.h"
 
 /* Nodes per chunk of the deterministic reductions over nodes (the bias
  * gradient): chunk b sums rows [b*CHUNK, (b+1)*CHUNK) in order, then the
@@ -26,6 +27,11 @@ struct lg_l2att_cache {
     size_t real_size;     /* sizeof(float) or sizeof(double)                  */
     lg_idx n_cap, nnz_cap;
     lg_idx nchunk;        /* reduction chunks for n_cap nodes                 */
+    int ws_shared;        /* 1: the workspace buffers are carved from the
+                             caller's shared workspace (not freed here)       */
+    int lent_map;         /* 1: no tpos, tedge of its own: the backward uses
+                             the edge map lent (lg__l2att_cache_lend_tmap)    */
+    lg__att_tmap lent;    /* the lent edge map (tpos NULL: none)              */
     /* state of the last forward */
     int have_fwd;
     lg_l2att_config fcfg;
@@ -45,8 +51,9 @@ struct lg_l2att_cache {
     void *dM;    /* n x KC: dL/dM                                            */
     void *dQ;    /* n x KC: dL/dQ                                            */
     void *rec;   /* nnz x K, transposed order: dL/ds_ij                      */
-    void *tpos;  /* nnz lg__epos: position in gT of each edge of g            */
-    void *tedge; /* nnz lg__epos: edge of g at each position of gT            */
+    void *tpos;  /* nnz lg__epos: position in gT of each edge of g (NULL
+                    when lent_map)                                          */
+    void *tedge; /* nnz lg__epos: edge of g at each position of gT (same)     */
     void *tnext; /* n lg_idx: counting-sort cursors; forward: degree counts */
     void *gwo;   /* KC x D: O^T dL/dout (unscaled W_O gradient)             */
     void *part;  /* (nchunk + 1) x D: bias-gradient partials, last = total  */
@@ -59,7 +66,21 @@ lg_status lg__l2att_check_graph(const lg_l2att_cache *cache, const lg_graph *g, 
 lg_status lg__l2att_check_loops(const lg_graph *g, const char *fn);
 /* n_in, n_out of g using cnt (n counters of workspace). */
 void lg__l2att_degrees(const lg_graph *g, lg_idx *cnt, lg_idx *n_in, lg_idx *n_out);
+/* Allocates a cache's buffers for scalars of rs bytes, its workspace carved
+ * from ws (ws_bytes long) if ws is not NULL (LG_ENOMEM, LG_EINVAL if ws is
+ * too small; nothing leaked); lent_map = 1: without the edge map's buffers,
+ * for a caller that lends one (lg__l2att_cache_lend_tmap) before every
+ * backward. The workspace (also the forward's degree counts and
+ * lg_l2att_invert's scratch) holds nothing between calls. */
 lg_status lg__l2att_cache_alloc(lg_l2att_cache **out, const lg_l2att_config *cfg, lg_idx n_cap, lg_idx nnz_cap,
-                                size_t rs);
+                                size_t rs, void *ws, size_t ws_bytes, int lent_map);
+
+/* lg_l2att_memory of a cache made with lent_map (0: the same). */
+lg_status lg__l2att_memory_ext(const lg_l2att_config *cfg, lg_idx n, lg_idx nnz, size_t real_size, int lent_map,
+                               lg_l2att_mem *mem);
+
+/* Lends *m to the cache's backward passes (copied; the arrays stay the
+ * caller's and must outlive their use). O(1). */
+void lg__l2att_cache_lend_tmap(lg_l2att_cache *c, const lg__att_tmap *m);
 
 #endif /* LG_ATTENTION_L2ATT_INTERNAL_H */

@@ -7,6 +7,7 @@
 
 #include "attention/gat_internal.h"
 #include "attention/gt_internal.h"
+#include "attention/l2att_internal.h"
 #include "core/internal.h"
 #include "graph/graph_internal.h"
 #include "core/real.h"
@@ -214,23 +215,25 @@ static void LG_FN(lg__fill_dense)(LG_MODEL *m) {
     }
 }
 
-/* 1 if block y's attention layer is a GAT or a graph transformer: the layers
- * that share the model's backward workspace and borrow its edge map. */
-static int LG_FN(lg__layer_gat_or_gt)(const LG_FN(lg__layer) *y) { return !(y->conv || y->l2 || y->cos); }
+/* 1 if block y's attention layer is a GAT, a graph transformer or an L2
+ * attention: the layers that share the model's backward workspace and borrow
+ * its edge map. */
+static int LG_FN(lg__layer_borrows)(const LG_FN(lg__layer) *y) { return !(y->conv || y->cos); }
 
-/* 1 if any block of m has a GAT or GT layer (the model then makes the map). */
-static int LG_FN(lg__model_has_gat_or_gt)(const LG_MODEL *m) {
+/* 1 if any block of m borrows (the model then makes the map). */
+static int LG_FN(lg__model_lends)(const LG_MODEL *m) {
     for (int l = 0; l < m->L; l++)
-        if (LG_FN(lg__layer_gat_or_gt)(&m->layer[l])) return 1;
+        if (LG_FN(lg__layer_borrows)(&m->layer[l])) return 1;
     return 0;
 }
 
-/* Lends the edge map of (m->g, m->gT) to every GAT and GT layer's cache. */
+/* Lends the edge map of (m->g, m->gT) to every GAT, GT and L2 layer's cache. */
 static void LG_FN(lg__model_lend_map)(LG_MODEL *m) {
     const lg__att_tmap map = {m->g, m->gT, m->tpos, m->tedge};
     for (int l = 0; l < m->L; l++) {
         if (m->layer[l].cache) lg__gat_cache_lend_tmap(m->layer[l].cache, &map);
         if (m->layer[l].tcache) lg__gt_cache_lend_tmap(m->layer[l].tcache, &map);
+        if (m->layer[l].lcache) lg__l2att_cache_lend_tmap(m->layer[l].lcache, &map);
     }
 }
 
@@ -421,7 +424,7 @@ buffers:
      * borrow instead of each rebuilding it on every call: made here once, or
      * at each bind for a batch model (lg__model_bind), which also needs the
      * counting sort's cursors */
-    if (LG_FN(lg__model_has_gat_or_gt)(m)) {
+    if (LG_FN(lg__model_lends)(m)) {
         LG_TRY(lg__att_check_edges("model", nnz_g));
         m->other_bytes += sizeof(lg__epos) * (size_t)((m->sym ? 1 : 2) * nnz_g) +
                           sizeof(lg_idx) * (size_t)(m->batch ? m->n_cap : 0);
@@ -443,12 +446,16 @@ buffers:
     }
     if (!m->io) m->h0 = m->xd;
     else LG_TRY(LG_FN(lg__buf)(m, &m->h0, m->n, m->hid, &m->act_bytes, "input activations"));
-    /* one backward workspace for every GAT and GT layer: the largest */
+    /* one backward workspace for every GAT, GT and L2 layer: the largest */
     for (int l = 0; l < m->L; l++) {
         LG_FN(lg__layer) *y = &m->layer[l];
-        if (!LG_FN(lg__layer_gat_or_gt)(y)) continue;
+        if (!LG_FN(lg__layer_borrows)(y)) continue;
         size_t wb;
-        if (y->gt) {
+        if (y->l2) {
+            lg_l2att_mem lm;
+            LG_TRY(lg__l2att_memory_ext(&y->lc, m->n, nnz_g, sizeof(lg_real), 1, &lm));
+            wb = lm.workspace;
+        } else if (y->gt) {
             lg_gt_mem tm;
             LG_TRY(lg__gt_memory_ext(&y->tc, m->n, nnz_g, sizeof(lg_real), 1, &tm));
             wb = tm.workspace;
@@ -478,12 +485,12 @@ buffers:
             lg_gt_mem tm;
             LG_TRY(lg__gt_memory_ext(&y->tc, m->n, nnz_g, sizeof(lg_real), 1, &tm));
             m->act_bytes += tm.activations;
-        } else if (y->l2) { /* its own workspace (not shared yet) */
-            if (!plan) LG_TRY(LG_FN(lg_l2att_cache_init)(&y->lcache, &y->lc, m->n, nnz_g));
+        } else if (y->l2) {
+            if (!plan)
+                LG_TRY(lg__l2att_cache_alloc(&y->lcache, &y->lc, m->n, nnz_g, sizeof(lg_real), m->ws, m->ws_bytes, 1));
             lg_l2att_mem lm;
-            LG_TRY(lg_l2att_memory(&y->lc, m->n, nnz_g, sizeof(lg_real), &lm));
+            LG_TRY(lg__l2att_memory_ext(&y->lc, m->n, nnz_g, sizeof(lg_real), 1, &lm));
             m->act_bytes += lm.activations;
-            m->work_bytes += lm.workspace;
         } else if (y->conv) {
             if (!plan) LG_TRY(LG_FN(lg_conv_cache_init)(&y->ccache, &y->cc, m->n));
             lg_conv_mem cm;
