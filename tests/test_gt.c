@@ -1445,6 +1445,48 @@ static void test_shared_workspace(void **state) {
     free(ws);
 }
 
+/* d_in may be d_out: the input gradient is then written over the output
+ * gradient, with the values of separate buffers (d_in starting at zero) and
+ * the same parameter gradients; output wider and narrower than the input. */
+static void test_d_in_over_d_out(void **state) {
+    (void)state;
+    const double ws4[4] = {0.5, 0.5, 0.5, 0.5};
+    const struct { lg_idx F, K, C; lg_att_norm norm; int gate; } cases[] = {
+        {5, 2, 3, LG_ATT_NORM_LIPSCHITZ, 1}, {9, 1, 4, LG_ATT_NORM_NONE, 0}, {6, 2, 3, LG_ATT_NORM_LIPSCHITZ_REF, 0}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        lg_gt_config cf = lg_gt_config_default(cases[c].F, cases[c].K, cases[c].C);
+        cf.norm = cases[c].norm;
+        cf.gate = cases[c].gate;
+        cf.att_dropout = 0.2;
+        lg_rng r;
+        lg_rng_seed(&r, 71 + (uint64_t)c);
+        lg_graph *g, *gT;
+        gt_random_graph(&r, 120, 5, &g, &gT);
+        lg_gt_layout lay;
+        assert_ok(lg_gt_layout_get(&cf, &lay));
+        const lg_idx n = g->n, F = cf.in_dim, D = lg_gt_out_dim(&cf), W = LG_MAX(F, D);
+        double *in = lg_test_dvec(n * F), *prm = lg_test_dvec(lay.count), *G = lg_test_dvec(n * D);
+        double *out = lg_test_dvec(n * D), *ref_in = lg_test_dvec(n * F), *ref_p = lg_test_dvec(lay.count);
+        double *buf = lg_test_dvec(n * W), *d_p = lg_test_dvec(lay.count);
+        fill(&r, in, n * F, -1, 1);
+        rand_params(&r, prm, &cf, ws4);
+        fill(&r, G, n * D, -1, 1);
+        lg_gt_cache *cache = NULL;
+        assert_ok(lg_gt_cache_init_f64(&cache, &cf, n, g->nnz));
+        assert_ok(lg_gt_forward_f64(out, cache, in, prm, g, &cf, 1, 7, 3));
+        assert_ok(lg_gt_backward_f64(ref_in, ref_p, G, cache, in, prm, g, gT, &cf));
+        for (lg_idx t = 0; t < n * W; t++) buf[t] = 1e300; /* beyond d_out: must not matter */
+        memcpy(buf, G, sizeof(double) * (size_t)(n * D));
+        assert_ok(lg_gt_forward_f64(out, cache, in, prm, g, &cf, 1, 7, 3));
+        assert_ok(lg_gt_backward_f64(buf, d_p, buf, cache, in, prm, g, gT, &cf));
+        for (lg_idx t = 0; t < n * F; t++) assert_true(buf[t] == ref_in[t]);
+        assert_memory_equal(d_p, ref_p, sizeof(double) * (size_t)lay.count);
+        lg_gt_cache_free(cache);
+        lg_graph_free(g), lg_graph_free(gT);
+        free(in), free(prm), free(G), free(out), free(ref_in), free(ref_p), free(buf), free(d_p);
+    }
+}
+
 /* A cache made for a lent edge map (as a model's layers are: att_cache.h)
  * gives the bits of one that builds the map itself, has no map buffers in
  * its workspace, and refuses a backward for which no map was lent; a cache
@@ -1526,6 +1568,7 @@ int main(void) {
         cmocka_unit_test(test_corollary2),
         cmocka_unit_test(test_shared_workspace),
         cmocka_unit_test(test_lent_edge_map),
+        cmocka_unit_test(test_d_in_over_d_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

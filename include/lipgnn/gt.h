@@ -180,6 +180,9 @@ lg_status lg_gt_forward_f64(double *out, lg_gt_cache *cache, const double *in, c
  *     d_params         += dL/d params (W, the four biases, the gate vector),
  *                         in the layout of lg_gt_layout
  *     d_out    n x D   dL/d out
+ * d_in may be d_out itself (a buffer of n x max(F, D)): dL/d out is read
+ * first, and dL/d in is then written over it (=, not +=), so that a deep
+ * model needs one gradient buffer between layers instead of two.
  * gT must be the transpose of g (source-node gradients, dk_j and dv_j, walk
  * it). The gradient flows through the normaliser: through the norms, through
  * the maximum of the three products to its arg-max (the first on a tie, in

@@ -96,8 +96,8 @@ struct LG_MODEL {
                               one_grad), [4] scratch, [2] PairNorm's and [3]
                               LayerNorm's (or NULL)                            */
     int one_grad;          /* 1: every block that passes a gradient on is a
-                              plain GAT block (lg__block_in_place), whose
-                              backward writes it over its own output's
+                              plain GAT or GT block (lg__block_in_place),
+                              whose backward writes it over its own output's
                               gradient: one buffer between blocks, buf[0]     */
     void *ws;              /* backward workspace shared by the attention layers'
                               caches (their backward passes run one at a time):
@@ -542,7 +542,7 @@ buffers:
     for (int l = 0; l < m->L; l++) {
         const LG_FN(lg__layer) *y = &m->layer[l];
         if (l == 0 && !m->io) continue; /* passes nothing on */
-        m->one_grad &= LG_FN(lg__block_in_place)(y, 1) && !y->gt && !y->l2;
+        m->one_grad &= LG_FN(lg__block_in_place)(y, 1) && !y->l2;
     }
     for (int k = 0; k < 5; k++)
         if ((k != 1 || !m->one_grad) && (k != 2 || any_pn) && (k != 3 || any_ln) && (k != 4 || any_scratch))
@@ -750,7 +750,8 @@ static lg_status LG_FN(lg__block_backward)(LG_MODEL *m, int l, lg_real *dcur, lg
          * dprev, and the dropout's backward (its mask times 1/(1-p), which is
          * its forward) runs there in place */
         if (y->actf == LG__ACT_ELU) LG_CHECK(LG_FN(lg_elu_backward_inplace)(dcur, y->z, n * y->w_out));
-        /* one_grad: dprev is dcur, which lg_gat_backward overwrites */
+        /* one_grad: dprev is dcur, which lg_gat_backward or lg_gt_backward
+         * overwrites */
         if (dprev != dcur) memset(dprev, 0, in_sz);
         if (y->gt)
             LG_CHECK(LG_FN(lg_gt_backward)(dprev, m->grads + y->off, dcur, y->tcache, y->drop, m->params + y->off, m->g,
