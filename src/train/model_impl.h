@@ -534,11 +534,12 @@ buffers:
         any_pn |= m->layer[l].pn || m->layer[l].cos, any_ln |= m->layer[l].ln_gain >= 0 || m->layer[l].cos;
         any_scratch |= !LG_FN(lg__block_in_place)(&m->layer[l], !(l == 0 && !m->io));
     }
-    /* one gradient buffer between blocks when every block can pass its
-     * gradient on in place (not a batch model: its read-out scatters into
-     * dprev; not gcnii: its initial residual, input ReLU and output dropout
-     * need a second buffer) */
-    m->one_grad = !m->batch && c->kind != LG_MODEL_GCNII;
+    /* one gradient buffer between blocks when every block that passes a
+     * gradient on does it in place (GAT and GT backward passes may write d_in
+     * over d_out; L2's may not). The only other users of a second buffer are
+     * gcnii's initial residual, input ReLU and output dropout, and its conv
+     * blocks are never in place. */
+    m->one_grad = 1;
     for (int l = 0; l < m->L; l++) {
         const LG_FN(lg__layer) *y = &m->layer[l];
         if (l == 0 && !m->io) continue; /* passes nothing on */
