@@ -380,7 +380,10 @@ static lg_trainer *trained(const lg_dataset *ds, const lg_model_config *mc, int 
 }
 
 /* The block backward is the transpose of the block's Jacobian: <u, J v> by
- * central differences = <J^T u, v>, for every block kind of the stack. */
+ * central differences = <J^T u, v>, for every block kind of the stack; for
+ * gat-classic and gcn (variants 4, 5) the first block's input (the features)
+ * is wider than any gradient training passes between blocks, so the model's
+ * backward buffers are widened for it. */
 static void test_block_backward(void **state) {
     (void)state;
     lg_dataset *ds = lg_test_trees(2, 6, 1);
@@ -396,9 +399,12 @@ static void test_block_backward(void **state) {
     for (lg_idx k = 0; k < feat.nnz; k++) feat.x[k] = (float)fx[k];
     free(fx);
     int errors = 0;
-    for (int variant = 0; variant < 4; variant++) {
+    for (int variant = 0; variant < 6; variant++) {
         lg_model_config mc;
-        model_config(&mc, variant == 1 ? LG_MODEL_GT : LG_MODEL_GAT, LG_ATT_NORM_LIPSCHITZ);
+        model_config(&mc, variant == 1 ? LG_MODEL_GT : variant == 4 ? LG_MODEL_GAT_CLASSIC
+                         : variant == 5 ? LG_MODEL_GCN : LG_MODEL_GAT, LG_ATT_NORM_LIPSCHITZ);
+        if (variant >= 4) { mc.hidden = 2; mc.heads = 1; mc.layers = 2; }
+        if (variant == 5) mc.att_norm = LG_ATT_NORM_NONE;
         if (variant == 2) { mc.residual = 1; mc.node_norm = LG_NODE_NORM_PAIRNORM; mc.heads = 1; }
         if (variant == 3) { mc.att_norm = LG_ATT_NORM_NONE; mc.residual = 1; mc.heads = 1; }
         if (variant == 1) mc.node_norm = LG_NODE_NORM_LAYERNORM;
@@ -411,6 +417,7 @@ static void test_block_backward(void **state) {
             lg__block_info b;
             assert_ok(lg__model_block_info_f64(m, l, &b));
             lg_idx N = b.n * b.w_in, M = b.n * b.w_out;
+            if (variant >= 4 && l == 0) assert_true(b.w_in > 2 * b.w_out); /* the widening is exercised */
             double *x = malloc(sizeof(double) * (size_t)N), *v = rand_input(N, 1, 40 + (uint64_t)l);
             double *u = rand_input(M, 1, 50 + (uint64_t)l), *xp = malloc(sizeof(double) * (size_t)N);
             double *fp = malloc(sizeof(double) * (size_t)M), *fm = malloc(sizeof(double) * (size_t)M);

@@ -793,6 +793,22 @@ static void test_memory_estimate(void **state) {
         }
     lg_dataset_free(sp);
     lg_dataset_free(de);
+    /* gat-classic and gcn never compute the gradient of their input features:
+     * no backward buffer is as wide as them (400 features, hidden 8 x 2) */
+    lg_dataset *wide = lg_test_random_dataset(40, 400, 3, 0, 10);
+    for (int k = 0; k < 2; k++) {
+        lg_model_config mc;
+        lg_train_config tc;
+        small_config(&mc, &tc);
+        lg_model_config_default(&mc, k ? LG_MODEL_GCN : LG_MODEL_GAT_CLASSIC);
+        lg_trainer_mem est;
+        lg_trainer *t = estimate_equals_memory(&mc, &tc, wide, &est);
+        assert_true(est.workspace < sizeof(float) * 40 * 400);
+        lg_epoch_stats es;
+        assert_ok(lg_trainer_epoch(t, &es));
+        lg_trainer_free(t);
+    }
+    lg_dataset_free(wide);
     /* mini-batches of trees: every model kind, batch sizes 1, 7 and more
      * than the trees; a batch of 7 needs less than the whole forest */
     lg_dataset *tr = lg_test_trees(3, 30, 1);

@@ -177,7 +177,10 @@ lg_status lg__model_block_forward_f32(lg__model_f32 *m, int l, const float *in, 
 lg_status lg__model_block_forward_f64(lg__model_f64 *m, int l, const double *in, double *out);
 /* d_in (n x w_in, overwritten) = J^T d_out, J the Jacobian of block l at the
  * input of its last lg__model_block_forward. Parameter gradients are added to
- * the model's (garbage for training: callers that train zero them). */
+ * the model's (garbage for training: callers that train zero them). The
+ * first call for the first block of gat-classic or gcn (whose input gradient
+ * training never computes) widens the model's backward buffers to its input
+ * width: an allocation, which may fail with LG_ENOMEM. */
 lg_status lg__model_block_backward_f32(lg__model_f32 *m, int l, const float *d_out, float *d_in);
 lg_status lg__model_block_backward_f64(lg__model_f64 *m, int l, const double *d_out, double *d_in);
 /* After lg__model_forward: the input of block l (h0 for l = 0). */

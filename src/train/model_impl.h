@@ -91,7 +91,7 @@ struct LG_MODEL {
     lg_real *h0;           /* n x hid (or = xd for gat-classic and gcn)        */
     lg_real *dh0;          /* n x hid: gcnii's gradient of h0 over the layers (or NULL) */
     lg_real *logits, *logp; /* n x classes                                     */
-    lg_real *buf[5];       /* backward scratch, n x max width each: [0], [1]
+    lg_real *buf[5];       /* backward scratch, n x maxw each: [0], [1]
                               the gradients between blocks ([1] NULL when
                               one_grad), [4] scratch, [2] PairNorm's and [3]
                               LayerNorm's (or NULL)                            */
@@ -104,7 +104,9 @@ struct LG_MODEL {
                               the largest layer's, not one per layer          */
     size_t ws_bytes;
     lg_real *pn_work;      /* n                                                */
-    lg_idx maxw;
+    lg_idx maxw;           /* the widest gradient between blocks: the blocks'
+                              widths but the first block's input (gat-classic,
+                              gcn), and the classes (not batch)              */
     size_t act_bytes, work_bytes; /* activations kept for backward; backward scratch */
     size_t other_bytes;    /* the model's graphs and their edge map              */
     int plan;              /* 1: sizes only, the big buffers are not allocated    */
@@ -306,7 +308,10 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
         m->b_in_off = off;
         off += c->hidden;
     }
-    m->maxw = w;
+    /* the gradient buffers between blocks hold dL/d(a block's input) and
+     * dL/d(its output): not the input features' (gat-classic and gcn do not
+     * compute it; the Lipschitz estimator widens them, lg__model_widen) */
+    m->maxw = m->io ? w : 1;
     for (int l = 0; l < m->L; l++) {
         LG_FN(lg__layer) *y = &m->layer[l];
         int last = l == m->L - 1;
@@ -978,10 +983,28 @@ lg_status LG_FN(lg__model_block_forward)(LG_MODEL *m, int l, const lg_real *in, 
     return LG_OK;
 }
 
+/* Widens the backward buffers that exist to n x w (w > maxw): the first
+ * block's input gradient of gat-classic and gcn, which training never
+ * computes, for lg__model_block_backward. Their contents are not kept. */
+static lg_status LG_FN(lg__model_widen)(LG_MODEL *m, lg_idx w) {
+    const lg_idx rows = m->batch ? m->n_cap : m->n;
+    for (int k = 0; k < 5; k++) {
+        if (!m->buf[k]) continue;
+        lg_real *p = lg__calloc((size_t)(rows * w), sizeof(lg_real));
+        if (!p) return lg__nomem("backward buffers");
+        lg__free(m->buf[k]);
+        m->buf[k] = p;
+        m->work_bytes += sizeof(lg_real) * (size_t)(rows * (w - m->maxw));
+    }
+    m->maxw = w;
+    return LG_OK;
+}
+
 lg_status LG_FN(lg__model_block_backward)(LG_MODEL *m, int l, const lg_real *d_out, lg_real *d_in) {
     if (!m || l < 0 || l >= m->L || !d_out || !d_in)
         return lg__error(LG_EINVAL, "lg__model_block_backward: bad argument (layer %d)", l);
     const LG_FN(lg__layer) *y = &m->layer[l];
+    if (y->w_in > m->maxw) LG_CHECK(LG_FN(lg__model_widen)(m, y->w_in));
     if (m->dh0) memset(m->dh0, 0, sizeof(lg_real) * (size_t)(m->n * m->hid));
     lg_real *din = m->one_grad ? m->buf[0] : m->buf[1];
     memcpy(m->buf[0], d_out, sizeof(lg_real) * (size_t)(m->n * y->w_out));
