@@ -871,6 +871,35 @@ static void test_lent_edge_map(void **state) {
     prob_free(&pr);
 }
 
+/* d_in may be d_out (lg_l2att_backward's contract): the input gradient is
+ * then written over the output's, bit for bit the separate buffers' result,
+ * with outputs narrower and wider than the inputs and the contractive form;
+ * whatever lies beyond dL/d out in the buffer does not matter. */
+static void test_d_in_over_d_out(void **state) {
+    (void)state;
+    const struct { lg_idx F, K, C, D; double contractive; } cases[] = {{5, 2, 3, 5, 0}, {6, 1, 4, 3, 0}, {3, 2, 2, 7, 0.5}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        lg_l2att_config cfg = lg_l2att_config_default(cases[c].F, cases[c].K, cases[c].C);
+        cfg.out_dim = cases[c].D;
+        cfg.contractive = cases[c].contractive;
+        prob pr;
+        prob_init(&pr, &cfg, random_graph(80, 5, 23 + (uint64_t)c, 1), 29 + (uint64_t)c, 1.0);
+        const lg_idx n = pr.n, F = cfg.in_dim, W = LG_MAX(F, pr.D);
+        double *ref_in = malloc(sizeof(double) * (size_t)(n * F)), *ref_p = malloc(sizeof(double) * (size_t)pr.P);
+        double *buf = malloc(sizeof(double) * (size_t)(n * W)), *d_p = calloc((size_t)pr.P, sizeof(double));
+        assert_true(ref_in && ref_p && buf && d_p);
+        prob_grad(&pr, ref_in, ref_p);
+        for (lg_idx t = 0; t < n * W; t++) buf[t] = 1e300; /* beyond d_out: must not matter */
+        memcpy(buf, pr.R, sizeof(double) * (size_t)(n * pr.D));
+        (void)prob_loss(&pr, 0);
+        assert_ok(lg_l2att_backward_f64(buf, d_p, buf, pr.cache, pr.in, pr.params, pr.gp.g, pr.gp.gT, &cfg));
+        for (lg_idx t = 0; t < n * F; t++) assert_true(buf[t] == ref_in[t]);
+        assert_memory_equal(d_p, ref_p, sizeof(double) * (size_t)pr.P);
+        free(ref_in), free(ref_p), free(buf), free(d_p);
+        prob_free(&pr);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config),
@@ -889,6 +918,7 @@ int main(void) {
         cmocka_unit_test(test_contractive_jacobian),
         cmocka_unit_test(test_invert),
         cmocka_unit_test(test_lent_edge_map),
+        cmocka_unit_test(test_d_in_over_d_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

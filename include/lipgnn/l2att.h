@@ -178,6 +178,9 @@ lg_status lg_l2att_forward_f64(double *out, lg_l2att_cache *cache, const double 
  *     d_params        += dL/d params (layout of lg_l2att_layout), including,
  *                        in the contractive form, the path through the bound B
  *     d_out    n x D  dL/d out
+ * d_in may be d_out itself (a buffer of n x max(F, D)): dL/d out is read
+ * first, and dL/d in is then written over it (=, not +=), so that a deep
+ * model needs one gradient buffer between layers instead of two.
  * gT must be g's transpose (checked, O(n + nnz)): the source-node terms walk it.
  * Same cost as the forward. LG_EINVAL if no forward preceded or an argument
  * differs from the forward's. */

@@ -96,7 +96,7 @@ struct LG_MODEL {
                               one_grad), [4] scratch, [2] PairNorm's and [3]
                               LayerNorm's (or NULL)                            */
     int one_grad;          /* 1: every block that passes a gradient on is a
-                              plain GAT or GT block (lg__block_in_place),
+                              plain GAT, GT or L2 block (lg__block_in_place),
                               whose backward writes it over its own output's
                               gradient: one buffer between blocks, buf[0]     */
     void *ws;              /* backward workspace shared by the attention layers'
@@ -540,15 +540,15 @@ buffers:
         any_scratch |= !LG_FN(lg__block_in_place)(&m->layer[l], !(l == 0 && !m->io));
     }
     /* one gradient buffer between blocks when every block that passes a
-     * gradient on does it in place (GAT and GT backward passes may write d_in
-     * over d_out; L2's may not). The only other users of a second buffer are
+     * gradient on does it in place (GAT, GT and L2 backward passes may write
+     * d_in over d_out). The only other users of a second buffer are
      * gcnii's initial residual, input ReLU and output dropout, and its conv
      * blocks are never in place. */
     m->one_grad = 1;
     for (int l = 0; l < m->L; l++) {
         const LG_FN(lg__layer) *y = &m->layer[l];
         if (l == 0 && !m->io) continue; /* passes nothing on */
-        m->one_grad &= LG_FN(lg__block_in_place)(y, 1) && !y->l2;
+        m->one_grad &= LG_FN(lg__block_in_place)(y, 1);
     }
     for (int k = 0; k < 5; k++)
         if ((k != 1 || !m->one_grad) && (k != 2 || any_pn) && (k != 3 || any_ln) && (k != 4 || any_scratch))
@@ -756,8 +756,7 @@ static lg_status LG_FN(lg__block_backward)(LG_MODEL *m, int l, lg_real *dcur, lg
          * dprev, and the dropout's backward (its mask times 1/(1-p), which is
          * its forward) runs there in place */
         if (y->actf == LG__ACT_ELU) LG_CHECK(LG_FN(lg_elu_backward_inplace)(dcur, y->z, n * y->w_out));
-        /* one_grad: dprev is dcur, which lg_gat_backward or lg_gt_backward
-         * overwrites */
+        /* one_grad: dprev is dcur, which the layer's backward overwrites */
         if (dprev != dcur) memset(dprev, 0, in_sz);
         if (y->gt)
             LG_CHECK(LG_FN(lg_gt_backward)(dprev, m->grads + y->off, dcur, y->tcache, y->drop, m->params + y->off, m->g,
