@@ -42,15 +42,17 @@ run train "${data[@]}" --layers 2 --hidden 8 --epochs 1 --quiet --save "$tmp/bat
 run lipschitz --model "$tmp/batch.ckpt" "${data[@]}"; expect_rc 2 "mini-batch checkpoint"
 grep -q "mini-batches" "$tmp/err" || fail "mini-batch checkpoint: $(cat "$tmp/err")"
 
-# CSV: header, L rows of 11 fields, numbers; estimates <= bound for the normalised model
+# CSV: header, L rows of 12 fields, numbers; estimates <= bound for the normalised model;
+# each layer's input RMS a positive number
 check_csv() { # FILE BOUNDED
   local f=$1
-  [ "$(head -1 "$f")" = "layer,kind,heads,norm,power_iteration_estimate,ascent_estimate,upper_bound,bound_basis,prod_power_iteration,prod_ascent,prod_upper_bound" ] ||
+  [ "$(head -1 "$f")" = "layer,kind,heads,norm,power_iteration_estimate,ascent_estimate,upper_bound,bound_basis,prod_power_iteration,prod_ascent,prod_upper_bound,input_rms" ] ||
     fail "$f: header $(head -1 "$f")"
   [ "$(($(wc -l <"$f") - 1))" = $L ] || fail "$f: $(($(wc -l <"$f") - 1)) rows, expected $L"
   awk -F, -v bounded="$2" '
     NR == 1 { next }
-    NF != 11 { print "row " NR ": " NF " fields"; bad = 1; next }
+    NF != 12 { print "row " NR ": " NF " fields"; bad = 1; next }
+    !($12 + 0 > 0) || $12 == "inf" { print "row " NR ": input RMS " $12; bad = 1 }
     $1 != NR - 2 { print "row " NR ": layer " $1; bad = 1 }
     $2 != "gat" { print "row " NR ": kind " $2; bad = 1 }
     !($5 + 0 > 0) || !($6 + 0 > 0) { print "row " NR ": estimates " $5 ", " $6; bad = 1 }
@@ -82,6 +84,10 @@ cmp -s "$tmp/lip/lipschitz.csv" "$tmp/again.csv" || fail "same seed, other figur
 [ "$(json_field layers)" = $L ] || fail "--json layers: $(json_field layers)"
 [ "$(json_field model)" = '"gat"' ] || fail "--json model: $(json_field model)"
 grep -q '"upper_bound":\[[0-9]' "$tmp/out" || fail "--json upper_bound: $(cat "$tmp/out")"
+grep -q '"output_rms":[0-9]' "$tmp/out" || fail "--json output_rms: $(cat "$tmp/out")"
+# the JSON's input RMS per layer are the CSV's
+[ "$(sed 's/.*"input_rms":\[\([^]]*\)\].*/\1/' "$tmp/out")" = "$(tail -n +2 "$tmp/again.csv" | cut -d, -f12 | paste -sd,)" ] ||
+  fail "--json input_rms: $(cat "$tmp/out")"
 [ -s "$tmp/err" ] && fail "--quiet printed on stderr: $(cat "$tmp/err")"
 if [ -x /usr/bin/python3 ]; then
   /usr/bin/python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/out" || fail "--json output is not JSON"

@@ -833,6 +833,59 @@ static void test_memory_estimate(void **state) {
     lg_dataset_free(tr);
 }
 
+/* lg_trainer_act_rms after lg_trainer_predict: the first value is the RMS
+ * per node of the features (gat-classic, no row normalisation), the last the
+ * RMS of the last hidden representation lg_trainer_predict returns (DeepGAT);
+ * arguments checked, mini-batch trainers refused. */
+static void test_act_rms(void **state) {
+    (void)state;
+    lg_dataset *ds = lg_test_random_dataset(50, 7, 3, 1, 31);
+    for (int k = 0; k < 2; k++) {
+        lg_model_config mc;
+        lg_train_config tc;
+        small_config(&mc, &tc);
+        if (k == 0) {
+            lg_model_config_default(&mc, LG_MODEL_GAT_CLASSIC);
+            mc.feature_norm_row = 0;
+        }
+        lg_trainer *t = NULL;
+        assert_ok(lg_trainer_init(&t, &mc, &tc, ds));
+        const int L = lg_trainer_layers(t);
+        const lg_idx n = ds->graph->n, H = lg_trainer_hidden_width(t);
+        double rms[16];
+        float *hid = malloc(sizeof(float) * (size_t)(n * H));
+        assert_non_null(hid);
+        assert_ok(lg_trainer_predict(t, NULL, hid));
+        assert_int_equal(lg_trainer_act_rms(t, rms, L), LG_EINVAL);
+        assert_int_equal(lg_trainer_act_rms(t, NULL, 16), LG_EINVAL);
+        assert_int_equal(lg_trainer_act_rms(NULL, rms, 16), LG_EINVAL);
+        assert_ok(lg_trainer_act_rms(t, rms, L + 1));
+        double s = 0;
+        if (k == 0) {
+            const lg_features *f = ds->features;
+            for (lg_idx e = 0; e < f->nnz; e++) s += (double)f->x[e] * f->x[e];
+            assert_true(fabs(rms[0] - sqrt(s / (double)n)) <= 1e-6 * rms[0]);
+        } else {
+            for (lg_idx e = 0; e < n * H; e++) s += (double)hid[e] * hid[e];
+            assert_true(fabs(rms[L] - sqrt(s / (double)n)) <= 1e-6 * rms[L]);
+        }
+        for (int l = 0; l <= L; l++) assert_true(isfinite(rms[l]) && rms[l] > 0);
+        free(hid);
+        lg_trainer_free(t);
+    }
+    lg_dataset_free(ds);
+    lg_dataset *tr = lg_test_trees(3, 30, 1);
+    lg_model_config mc;
+    lg_train_config tc;
+    trees_config(&mc, &tc, 3, 7);
+    lg_trainer *t = NULL;
+    assert_ok(lg_trainer_init(&t, &mc, &tc, tr));
+    double rms[16];
+    assert_int_equal(lg_trainer_act_rms(t, rms, 16), LG_EUNSUPPORTED);
+    lg_trainer_free(t);
+    lg_dataset_free(tr);
+}
+
 /* The trainer reads the data set's features in place (nothing copied) unless
  * it changes their values (row normalisation, the missing-vector setting): it
  * then copies the values only, keeps the structure, and leaves the data set
@@ -1087,7 +1140,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model_gradients), cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_resume_bit_identical), cmocka_unit_test(test_missing_features),
-        cmocka_unit_test(test_configs), cmocka_unit_test(test_memory_estimate), cmocka_unit_test(test_features_borrowed), cmocka_unit_test(test_symmetric_graph_shared),
+        cmocka_unit_test(test_configs), cmocka_unit_test(test_memory_estimate), cmocka_unit_test(test_features_borrowed), cmocka_unit_test(test_act_rms), cmocka_unit_test(test_symmetric_graph_shared),
         cmocka_unit_test(test_out_of_memory), cmocka_unit_test(test_restored_values),
         cmocka_unit_test(test_nonfinite_located), cmocka_unit_test(test_batch_deterministic),
         cmocka_unit_test(test_batch_matches_full), cmocka_unit_test(test_batch_roots_only),

@@ -256,6 +256,16 @@ lg_idx lg_trainer_layer_heads(const lg_trainer *t, int l);
 lg_status lg_trainer_attention(const lg_trainer *t, int l, float *att);
 const lg_graph *lg_trainer_graph(const lg_trainer *t);
 
+/* The scale of the forward pass through the layers: rms[l] = ||H_l||_F /
+ * sqrt(n) for l = 0..L (L = lg_trainer_layers; cap >= L + 1), H_l the input of
+ * layer l over all n nodes (H_0: the features, or the input linear's output
+ * where the model has one) and H_L the last layer's output, from the last
+ * forward pass (lg_trainer_predict runs one in evaluation mode). A scale
+ * that grows with l makes a deep model's first gradients large even where
+ * each layer's attention is normalised. O(n * widths).
+ * LG_EINVAL (NULL, cap too small); LG_EUNSUPPORTED for a mini-batch trainer. */
+lg_status lg_trainer_act_rms(const lg_trainer *t, double *rms, int cap);
+
 /* Bytes the trainer allocated: parameters + gradients + Adam state, and the
  * activations (and workspace) of the forward and backward passes. */
 typedef struct lg_trainer_mem {

@@ -18,7 +18,9 @@ static const char lg__lip_help[] =
     "layer's theoretical upper bound (LipschitzNorm paper, Corollaries 1 and 2), and their\n"
     "products over the layers. The map of layer l: its input features (all nodes) to its\n"
     "output, evaluation mode, with its activation (and residual, PairNorm, LayerNorm if\n"
-    "the model has them); Frobenius norms. See docs/lipschitz-estimator.md.\n"
+    "the model has them); Frobenius norms. See docs/lipschitz-estimator.md. Beside them,\n"
+    "the scale of the forward pass: the root-mean-square of each layer's input per node\n"
+    "(and of the last layer's output), evaluation mode.\n"
     "\n"
     "  --model FILE        a checkpoint of 'lipgnn train --save' (also: --resume FILE)\n"
     "  --iters N           power-iteration steps, and ascent steps per start (default 50)\n"
@@ -29,7 +31,7 @@ static const char lg__lip_help[] =
     "  --out DIR           write DIR/lipschitz.csv and DIR/lipschitz.svg\n"
     "  --csv FILE          the CSV: layer,kind,heads,norm,power_iteration_estimate,\n"
     "                      ascent_estimate,upper_bound,bound_basis,prod_power_iteration,\n"
-    "                      prod_ascent,prod_upper_bound (inf: no bound known)\n"
+    "                      prod_ascent,prod_upper_bound,input_rms (inf: no bound known)\n"
     "  --svg FILE          the plot: estimates and bounds per layer and their running\n"
     "                      products against the layer, log scale\n"
     "  --json              one JSON object on stdout instead of the table\n"
@@ -66,14 +68,14 @@ static int lg__lip_close(const char *cmd, FILE *f, const char *path) {
     return 0;
 }
 
-static int lg__lip_csv(const char *cmd, const char *path, const lg_lip_layer *r, int L) {
+static int lg__lip_csv(const char *cmd, const char *path, const lg_lip_layer *r, const double *rms, int L) {
     FILE *f = fopen(path, "w");
     if (!f) {
         lg_cli_errorf(cmd, "%s: cannot write: %s", path, strerror(errno));
         return -1;
     }
     fputs("layer,kind,heads,norm,power_iteration_estimate,ascent_estimate,upper_bound,bound_basis,"
-          "prod_power_iteration,prod_ascent,prod_upper_bound\n", f);
+          "prod_power_iteration,prod_ascent,prod_upper_bound,input_rms\n", f);
     for (int l = 0; l < L; l++) {
         fprintf(f, "%d,%s,%lld,%s,", r[l].layer, r[l].kind, (long long)r[l].heads, lg_att_norm_name(r[l].norm));
         lg__lip_num(f, r[l].power);
@@ -96,6 +98,8 @@ static int lg__lip_csv(const char *cmd, const char *path, const lg_lip_layer *r,
         lg__lip_num(f, r[l].prod_ascent);
         fputc(',', f);
         lg__lip_num(f, r[l].prod_bound);
+        fputc(',', f);
+        lg__lip_num(f, rms[l]);
         fputc('\n', f);
     }
     return lg__lip_close(cmd, f, path);
@@ -290,6 +294,7 @@ int lg_cmd_lipschitz(int argc, char **argv) {
     if (rc) return rc;
     lg_trainer *t = NULL;
     lg_lip_layer *rows = NULL;
+    double *rms = NULL;
     int status = lg_cli_memory_check(cmd, &mc, &tc, ds, max_memory);
     if (status != LG_EXIT_OK) goto done;
     st = lg_trainer_init(&t, &mc, &tc, ds);
@@ -297,7 +302,8 @@ int lg_cmd_lipschitz(int argc, char **argv) {
     if (st != LG_OK) { lg_cli_errorf(cmd, "%s", lg_last_error()); status = lg_cli_exit_for(st); goto done; }
     const int L = lg_trainer_layers(t);
     rows = calloc((size_t)L, sizeof *rows);
-    if (!rows) { lg_cli_errorf(cmd, "out of memory"); status = LG_EXIT_FAIL; goto done; }
+    rms = calloc((size_t)L + 1, sizeof *rms);
+    if (!rows || !rms) { lg_cli_errorf(cmd, "out of memory"); status = LG_EXIT_FAIL; goto done; }
     lg__lip_progress pr = {quiet, {0, 0}};
     clock_gettime(CLOCK_MONOTONIC, &pr.t0);
     if (!quiet)
@@ -309,7 +315,10 @@ int lg_cmd_lipschitz(int argc, char **argv) {
         status = st == LG_EUNSUPPORTED ? LG_EXIT_USAGE : lg_cli_exit_for(st);
         goto done;
     }
-    if (csv && lg__lip_csv(cmd, csv, rows, L)) { status = LG_EXIT_FAIL; goto done; }
+    st = lg_trainer_predict(t, NULL, NULL); /* the forward pass, evaluation mode */
+    if (st == LG_OK) st = lg_trainer_act_rms(t, rms, L + 1);
+    if (st != LG_OK) { lg_cli_errorf(cmd, "%s", lg_last_error()); status = lg_cli_exit_for(st); goto done; }
+    if (csv && lg__lip_csv(cmd, csv, rows, rms, L)) { status = LG_EXIT_FAIL; goto done; }
     if (svg) {
         char title[256], norm[64];
         lg_norm_format(norm, sizeof norm, mc.att_norm, mc.node_norm);
@@ -342,23 +351,32 @@ int lg_cmd_lipschitz(int argc, char **argv) {
         lg__lip_jnum(stdout, last->prod_ascent);
         printf(",\"prod_upper_bound\":");
         lg__lip_jnum(stdout, last->prod_bound);
+        printf(",\"input_rms\":[");
+        for (int l = 0; l < L; l++) {
+            if (l) putchar(',');
+            lg__lip_jnum(stdout, rms[l]);
+        }
+        printf("],\"output_rms\":");
+        lg__lip_jnum(stdout, rms[L]);
         printf(",\"csv\":");
         if (csv) lg_json_string(stdout, csv); else fputs("null", stdout);
         printf(",\"svg\":");
         if (svg) lg_json_string(stdout, svg); else fputs("null", stdout);
         printf("}\n");
     } else {
-        printf("layer  kind  heads  norm           power-iter      ascent       bound  basis\n");
+        printf("layer  kind  heads  norm           power-iter      ascent       bound   input RMS  basis\n");
         for (int l = 0; l < L; l++)
-            printf("%5d  %-4s  %5lld  %-13s  %10.4g  %10.4g  %10.4g  %s\n", rows[l].layer, rows[l].kind,
+            printf("%5d  %-4s  %5lld  %-13s  %10.4g  %10.4g  %10.4g  %10.4g  %s\n", rows[l].layer, rows[l].kind,
                    (long long)rows[l].heads, lg_att_norm_name(rows[l].norm), rows[l].power, rows[l].ascent, rows[l].bound,
-                   rows[l].basis);
+                   rms[l], rows[l].basis);
         printf("product over layers:      %10.4g  %10.4g  %10.4g\n", last->prod_power, last->prod_ascent,
                last->prod_bound);
+        printf("%-71s%10.4g\n", "RMS of the last layer's output:", rms[L]);
     }
     if (fflush(stdout) != 0 || ferror(stdout)) { lg_cli_errorf(cmd, "stdout: write error"); status = LG_EXIT_FAIL; }
 done:
     free(rows);
+    free(rms);
     lg_trainer_free(t);
     lg_dataset_free(ds);
     return status;

@@ -183,6 +183,10 @@ lg_status lg__model_block_forward_f64(lg__model_f64 *m, int l, const double *in,
  * width: an allocation, which may fail with LG_ENOMEM. */
 lg_status lg__model_block_backward_f32(lg__model_f32 *m, int l, const float *d_out, float *d_in);
 lg_status lg__model_block_backward_f64(lg__model_f64 *m, int l, const double *d_out, double *d_in);
+/* After lg__model_forward: rms[l] (l = 0..L) = ||H_l||_F / sqrt(n), H_l the
+ * input of block l (H_L: the last block's output). O(n * widths). */
+void lg__model_act_rms_f32(const lg__model_f32 *m, double *rms);
+void lg__model_act_rms_f64(const lg__model_f64 *m, double *rms);
 /* After lg__model_forward: the input of block l (h0 for l = 0). */
 const float *lg__model_block_input_f32(const lg__model_f32 *m, int l);
 const double *lg__model_block_input_f64(const lg__model_f64 *m, int l);

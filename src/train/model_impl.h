@@ -1012,6 +1012,16 @@ lg_status LG_FN(lg__model_block_backward)(LG_MODEL *m, int l, const lg_real *d_o
     return LG_OK;
 }
 
+void LG_FN(lg__model_act_rms)(const LG_MODEL *m, double *rms) {
+    for (int l = 0; l <= m->L; l++) {
+        const lg_real *h = l == 0 ? m->h0 : m->layer[l - 1].out;
+        const lg_idx count = m->n * (l == 0 ? m->layer[0].w_in : m->layer[l - 1].w_out);
+        double s = 0;
+        for (lg_idx t = 0; t < count; t++) s += (double)h[t] * (double)h[t];
+        rms[l] = m->n > 0 ? sqrt(s / (double)m->n) : 0;
+    }
+}
+
 const lg_real *LG_FN(lg__model_block_input)(const LG_MODEL *m, int l) {
     return l == 0 ? m->h0 : m->layer[l - 1].out;
 }

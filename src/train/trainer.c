@@ -976,6 +976,16 @@ lg_status lg_trainer_attention(const lg_trainer *t, int l, float *att) {
                          "(--batch-size %d); its checkpoint with --batch-size 0 is another run", t->tc.batch_size);
     return lg__model_attention_f32(t->model, l, att);
 }
+lg_status lg_trainer_act_rms(const lg_trainer *t, double *rms, int cap) {
+    if (!t || !rms) return lg__error(LG_EINVAL, "lg_trainer_act_rms: NULL argument");
+    const int L = lg_trainer_layers(t);
+    if (cap < L + 1) return lg__error(LG_EINVAL, "lg_trainer_act_rms: room for %d values, the model has %d", cap, L + 1);
+    if (t->batch)
+        return lg__error(LG_EUNSUPPORTED, "activations of the whole graph: this model was trained in mini-batches "
+                         "(--batch-size %d); its checkpoint with --batch-size 0 is another run", t->tc.batch_size);
+    lg__model_act_rms_f32(t->model, rms);
+    return LG_OK;
+}
 const lg_graph *lg_trainer_graph(const lg_trainer *t) { return t->batch ? NULL : lg__model_graph_f32(t->model); }
 
 void lg_trainer_memory(const lg_trainer *t, lg_trainer_mem *m) {
