@@ -871,6 +871,12 @@ static void test_lent_edge_map(void **state) {
     prob_free(&pr);
 }
 
+static void l2_fwd_bwd(void *ctx, double *d_in, double *d_params, const double *d_out) {
+    prob *pr = ctx;
+    (void)prob_loss(pr, 0);
+    assert_ok(lg_l2att_backward_f64(d_in, d_params, d_out, pr->cache, pr->in, pr->params, pr->gp.g, pr->gp.gT, &pr->cfg));
+}
+
 /* d_in may be d_out (lg_l2att_backward's contract): the input gradient is
  * then written over the output's, bit for bit the separate buffers' result,
  * with outputs narrower and wider than the inputs and the contractive form;
@@ -884,18 +890,10 @@ static void test_d_in_over_d_out(void **state) {
         cfg.contractive = cases[c].contractive;
         prob pr;
         prob_init(&pr, &cfg, random_graph(80, 5, 23 + (uint64_t)c, 1), 29 + (uint64_t)c, 1.0);
-        const lg_idx n = pr.n, F = cfg.in_dim, W = LG_MAX(F, pr.D);
-        double *ref_in = malloc(sizeof(double) * (size_t)(n * F)), *ref_p = malloc(sizeof(double) * (size_t)pr.P);
-        double *buf = malloc(sizeof(double) * (size_t)(n * W)), *d_p = calloc((size_t)pr.P, sizeof(double));
-        assert_true(ref_in && ref_p && buf && d_p);
+        double *ref_in = lg_test_dvec(pr.n * pr.F), *ref_p = lg_test_dvec(pr.P);
         prob_grad(&pr, ref_in, ref_p);
-        for (lg_idx t = 0; t < n * W; t++) buf[t] = 1e300; /* beyond d_out: must not matter */
-        memcpy(buf, pr.R, sizeof(double) * (size_t)(n * pr.D));
-        (void)prob_loss(&pr, 0);
-        assert_ok(lg_l2att_backward_f64(buf, d_p, buf, pr.cache, pr.in, pr.params, pr.gp.g, pr.gp.gT, &cfg));
-        for (lg_idx t = 0; t < n * F; t++) assert_true(buf[t] == ref_in[t]);
-        assert_memory_equal(d_p, ref_p, sizeof(double) * (size_t)pr.P);
-        free(ref_in), free(ref_p), free(buf), free(d_p);
+        lg_test_in_place_backward(l2_fwd_bwd, &pr, pr.n, pr.F, pr.D, pr.P, pr.R, ref_in, ref_p);
+        free(ref_in), free(ref_p);
         prob_free(&pr);
     }
 }

@@ -140,6 +140,20 @@ long lg_test_trainer_alloc_sweep(const lg_dataset *ds, const lg_model_config *mc
     return lg_test_alloc_sweep(trainer_attempt, &w, limit);
 }
 
+void lg_test_in_place_backward(lg_test_backward_fn backward, void *ctx, lg_idx n, lg_idx F, lg_idx D, lg_idx P,
+                               const double *d_out, const double *ref_in, const double *ref_p) {
+    const lg_idx W = F > D ? F : D;
+    double *buf = lg_test_dvec(n * W), *d_p = lg_test_dvec(P);
+    for (lg_idx t = 0; t < n * W; t++) buf[t] = 1e300; /* beyond d_out: must not matter */
+    memcpy(buf, d_out, sizeof(double) * (size_t)(n * D));
+    backward(ctx, buf, d_p, buf);
+    for (lg_idx t = 0; t < n * F; t++)
+        if (buf[t] != ref_in[t]) fail_msg("in place: dL/d in[%lld] = %.17g, with separate buffers %.17g", (long long)t, buf[t], ref_in[t]);
+    assert_memory_equal(d_p, ref_p, sizeof(double) * (size_t)P);
+    free(buf);
+    free(d_p);
+}
+
 double *lg_test_dvec(lg_idx n) {
     double *p = calloc((size_t)n + 1, sizeof(double));
     assert_non_null(p);

@@ -92,6 +92,16 @@ long lg_test_trainer_alloc_sweep(const lg_dataset *ds, const lg_model_config *mc
 double *lg_test_dvec(lg_idx n);
 float *lg_test_fvec(lg_idx n);
 
+/* The in-place contract of an attention layer's backward (d_in may be
+ * d_out): backward(ctx, d_in, d_params, d_out) must run the layer's forward
+ * and then its backward (double). Called once with d_in = d_out = a buffer of
+ * n x max(F, D) holding d_out (n x D) and 1e300 beyond it, and d_params
+ * zeroed (P values); the buffer's first n x F values must then be ref_in and
+ * d_params ref_p, bit for bit (the results with separate buffers). */
+typedef void (*lg_test_backward_fn)(void *ctx, double *d_in, double *d_params, const double *d_out);
+void lg_test_in_place_backward(lg_test_backward_fn backward, void *ctx, lg_idx n, lg_idx F, lg_idx D, lg_idx P,
+                               const double *d_out, const double *ref_in, const double *ref_p);
+
 /* Kernel variants (lg_set_kernel_isa). lg_test_use_isa: selects variant name
  * ("baseline", "avx2", "avx512") and returns 1 if this CPU has it, else 0.
  * lg_test_isa_variants: how many of avx2 and avx512 this CPU has, saying for
