@@ -8,7 +8,8 @@
 # fig6-cora-1head (Fig. 6 at one head of 64, the scale docs/results.md reports);
 # fig6-pubmed-1head (the same on PubMed: GAT, then GT, in two studies);
 # table3-cora-1000 (Table 3's GAT-Lip at 15 layers trained 1000 epochs instead of 200);
-# beyond the paper (issue 10): attentions-cora, attentions-trees, attentions-lipschitz.
+# beyond the paper (issue 10): attentions-cora, attentions-trees, attentions-lipschitz;
+# gt-depth-diagnosis (why GT-Lip fails at depth here: docs/results.md, Fig. 6 on Cora).
 # Each writes to OUT/EXPERIMENT (default OUT: results/). The depth studies are
 # resumable: run the same command again after an interruption and the finished runs
 # are kept (OUT/EXPERIMENT/runs.csv). Needs LIPGNN_DATA (the directory of cora/ and
@@ -119,6 +120,24 @@ for e in "${exps[@]}"; do
         "$lipgnn" lipschitz --model "$out/$e/$name.ckpt" --dataset cora --threads 1 --out "$out/$e/$name" \
           --json > "$out/$e/$name.lip.json"
       done ;;
+    gt-depth-diagnosis) # why GT-Lip fails at 20 layers on Cora: per-layer constants, forward scale
+      # (input RMS) and first-epoch gradients of 20-layer GAT-Lip, GT-Lip and gated GT-Lip after
+      # one epoch, and the gated GT-Lip at 20 layers trained as in fig6-cora-1head
+      mkdir -p "$out/$e"
+      for m in "gat" "gt" "gt --gate"; do
+        name=$(echo "$m" | tr -d ' -')
+        "$lipgnn" train --dataset cora --model $m --norm lipschitz --layers 20 --hidden 64 --heads 1 \
+          --epochs 1 --threads 1 --seed 0 --save "$out/$e/$name.ckpt" --grad-log "$out/$e/$name.grad.csv" \
+          --json > "$out/$e/$name.train.json"
+        "$lipgnn" lipschitz --model "$out/$e/$name.ckpt" --dataset cora --threads 1 --out "$out/$e/$name" \
+          --json > "$out/$e/$name.lip.json"
+        # untrained (--epochs 0): the forward scale only (input_rms in the JSON)
+        "$lipgnn" train --dataset cora --model $m --norm lipschitz --layers 20 --hidden 64 --heads 1 \
+          --epochs 0 --threads 1 --seed 0 --save "$out/$e/$name-init.ckpt" > /dev/null
+        "$lipgnn" lipschitz --model "$out/$e/$name-init.ckpt" --dataset cora --threads 1 --iters 1 --starts 0 \
+          --quiet --json > "$out/$e/$name-init.lip.json"
+      done
+      study "$e/gate20" --dataset cora --model gt --layers 20 --norms lipschitz --gate --hidden 64 --heads 1 ;;
     *) echo "paper.sh: unknown experiment '$e' (see --help)" >&2; exit 2 ;;
   esac
 done
