@@ -21,7 +21,8 @@ int lg__graph_transpose_map(lg__epos *tpos, lg__epos *tedge, lg_idx *tnext, cons
 
 /* 1 if every edge i -> j of the valid graph g has its j -> i (then g is its
  * own transpose, the same arrays), 0 otherwise. O(nnz log(max degree)), no
- * memory. */
+ * memory; rows split between the OpenMP threads (read-only: the same answer
+ * at any thread count). */
 int lg__graph_is_symmetric(const lg_graph *g);
 
 /* lg_graph_check(g) for a kernel's argument: LG_EINVAL "<fn>: <what> is NULL"
