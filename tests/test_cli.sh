@@ -129,6 +129,17 @@ train)
   run train --data "$tiny" --layers 3 --hidden 8 --epochs 6 --norm lipschitz+pairnorm --residual --json
   tail -1 "$tmp/out" > "$tmp/b.json"
   [ "$(strip "$tmp/a.json")" = "$(strip "$tmp/b.json")" ] || fail "same seed, different results"
+  # --epochs 0: the initial model built (and saved), nothing evaluated: says so; JSON nulls, not zeros
+  run train --data "$tiny" --layers 3 --hidden 8 --epochs 0 --save "$tmp/z.ckpt"
+  expect_rc 0 "train --epochs 0"
+  grep -q "nothing was trained or evaluated" "$tmp/out" || fail "train --epochs 0 does not say that nothing ran: $(cat "$tmp/out")"
+  [ -s "$tmp/z.ckpt" ] || fail "train --epochs 0 --save wrote no checkpoint"
+  run train --data "$tiny" --layers 3 --hidden 8 --epochs 0 --json
+  expect_rc 0 "train --epochs 0 --json"
+  for k in epochs_run:0 train_acc:null test_acc:null best_epoch:null max_layer_grad_norm:null; do
+    grep -q "\"${k%%:*}\":${k#*:}[,}]" "$tmp/out" || fail "train --epochs 0 --json: ${k%%:*} is not ${k#*:}"
+  done
+  command -v /usr/bin/python3 >/dev/null && { tail -1 "$tmp/out" > "$tmp/z.json"; /usr/bin/python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/z.json" || fail "--epochs 0 --json is not JSON"; }
   # 3 epochs, save, resume to 6: the same as 6 straight
   run train --data "$tiny" --layers 3 --hidden 8 --epochs 3 --norm lipschitz+pairnorm --residual --save "$tmp/c.ckpt" --json
   expect_rc 0 "train --save"

@@ -209,6 +209,7 @@ bad() {
   [ -s "$tmp/err" ] || fail "depth-study $*: no message"
 }
 bad --layers ""
+bad --epochs 0
 bad --layers 0,2
 bad --layers 1,,2
 bad --layers 2,x

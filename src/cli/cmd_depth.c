@@ -1043,6 +1043,10 @@ static int lg__depth_parse(const char *cmd, int argc, char **argv, lg__depth_arg
         int rc = lg_cli_train_parse(cmd, nrest + 2, rest, &opts[mi]);
         if (rc > 0) { a->help = 1; return LG_EXIT_OK; }
         if (rc < 0) return LG_EXIT_USAGE;
+        if (opts[mi].tc.epochs < 1) { /* train's --epochs 0 builds a model and evaluates nothing */
+            lg_cli_errorf(cmd, "--epochs: a study needs at least 1 epoch (0 trains and evaluates nothing)");
+            return LG_EXIT_USAGE;
+        }
         opts[mi].quiet = 1;
         opts[mi].json = 0;
         opts[mi].verbose = 0;

@@ -49,7 +49,8 @@ static const char lg__train_help[] =
     "                       gcn, gcnii row)\n"
     "\n"
     "Training:\n"
-    "  --epochs E           epochs (default 200)\n"
+    "  --epochs E           epochs (default 200; 0: build the model, save it with --save,\n"
+    "                       train and evaluate nothing; --json then has null metrics)\n"
     "  --batch-size N       graphs (trees) per mini-batch, 0 = full batch (default 0;\n"
     "                       --trees: 1024). Each epoch visits the training graphs in an\n"
     "                       order shuffled from the seed, one Adam step per batch; the\n"
@@ -247,6 +248,13 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
     return 0;
 }
 
+/* ,"key":v in the format fmt, or ,"key":null when have is 0. */
+static void lg__json_num(const char *key, const char *fmt, double v, int have) {
+    printf(",\"%s\":", key);
+    if (have) printf(fmt, v);
+    else fputs("null", stdout);
+}
+
 /* Opens FILE for writing, or prints an error. */
 static FILE *lg__open_out(const char *cmd, const char *path) {
     FILE *f = fopen(path, "w");
@@ -279,21 +287,31 @@ static void lg__print_json(const lg_train_opts *o, const lg_dataset *ds, const l
            t->plateau ? "true" : "false", t->patience, t->missing, t->explode_threshold, t->explode_growth,
            t->explode_window, t->stop_on_explosion ? "true" : "false", m->train_eps ? "true" : "false", m->alpha,
            m->lambda);
-    printf(",\"params\":%lld,\"epochs_run\":%ld,\"train_acc\":%.6f,\"val_acc\":%.6f,\"test_acc\":%.6f",
-           (long long)s->n_params, s->epochs_run, s->train_acc, s->val_acc, s->test_acc);
-    printf(",\"train_loss\":%.6g,\"val_loss\":%.6g,\"test_loss\":%.6g", s->train_loss, s->val_loss, s->test_loss);
-    printf(",\"best_epoch\":%ld,\"best_val_acc\":%.6f,\"test_acc_at_best_val\":%.6f,\"train_acc_at_best_val\":%.6f",
-           s->best_epoch, s->best_val_acc, s->test_acc_at_best_val, s->train_acc_at_best_val);
-    printf(",\"epoch_ms_median\":%.4f,\"exploded\":%s,\"first_explosion_epoch\":", s->epoch_ms_median,
-           s->exploded ? "true" : "false");
+    /* with no epoch run nothing was evaluated or measured: those fields are null */
+    const int ran = s->epochs_run > 0;
+    printf(",\"params\":%lld,\"epochs_run\":%ld", (long long)s->n_params, s->epochs_run);
+    lg__json_num("train_acc", "%.6f", s->train_acc, ran);
+    lg__json_num("val_acc", "%.6f", s->val_acc, ran);
+    lg__json_num("test_acc", "%.6f", s->test_acc, ran);
+    lg__json_num("train_loss", "%.6g", s->train_loss, ran);
+    lg__json_num("val_loss", "%.6g", s->val_loss, ran);
+    lg__json_num("test_loss", "%.6g", s->test_loss, ran);
+    if (ran) printf(",\"best_epoch\":%ld", s->best_epoch);
+    else printf(",\"best_epoch\":null");
+    lg__json_num("best_val_acc", "%.6f", s->best_val_acc, ran);
+    lg__json_num("test_acc_at_best_val", "%.6f", s->test_acc_at_best_val, ran);
+    lg__json_num("train_acc_at_best_val", "%.6f", s->train_acc_at_best_val, ran);
+    lg__json_num("epoch_ms_median", "%.4f", s->epoch_ms_median, ran);
+    printf(",\"exploded\":%s,\"first_explosion_epoch\":", s->exploded ? "true" : "false");
     if (s->exploded) printf("%ld,\"explosion_layer\":%d,\"explosion_reason\":", s->first_explosion_epoch, s->explosion_layer);
     else printf("null,\"explosion_layer\":null,\"explosion_reason\":");
     lg_json_string(stdout, s->exploded ? s->explosion_reason : "");
-    printf(",\"max_layer_grad_norm\":%.6g,\"max_att_grad_norm\":%.6g", s->max_layer_grad_norm, s->max_att_grad_norm);
+    lg__json_num("max_layer_grad_norm", "%.6g", s->max_layer_grad_norm, ran);
+    lg__json_num("max_att_grad_norm", "%.6g", s->max_att_grad_norm, ran);
     printf(",\"max_grad_norm_per_layer\":[");
-    for (int l = 0; l < s->layers; l++) printf("%s%.6g", l ? "," : "", s->max_grad_norm_per_layer[l]);
+    for (int l = 0; l < s->layers && ran; l++) printf("%s%.6g", l ? "," : "", s->max_grad_norm_per_layer[l]);
     printf("],\"max_att_grad_norm_per_layer\":[");
-    for (int l = 0; l < s->layers; l++) printf("%s%.6g", l ? "," : "", s->max_att_grad_norm_per_layer[l]);
+    for (int l = 0; l < s->layers && ran; l++) printf("%s%.6g", l ? "," : "", s->max_att_grad_norm_per_layer[l]);
     printf("],\"stopped_early\":%s,\"interrupted\":%s}\n", s->stopped_early ? "true" : "false",
            interrupted ? "true" : "false");
 }
@@ -422,7 +440,8 @@ int lg_cmd_train(int argc, char **argv) {
     lg_train_summary s;
     int interrupted;
     int status = lg_cli_train_run(cmd, &o, ds, &s, &interrupted);
-    if (s.epochs_run > 0 && !o.json) {
+    const int untrained = s.epochs_run == 0 && status == LG_EXIT_OK && o.tc.epochs == 0;
+    if ((s.epochs_run > 0 || untrained) && !o.json) {
         char norm[64];
         lg_norm_format(norm, sizeof norm, o.mc.att_norm, o.mc.node_norm);
         printf("model %s, %d layers, hidden %d, %d head(s), norm %s%s; %s, seed %llu", lg_model_kind_name(o.mc.kind),
@@ -430,7 +449,11 @@ int lg_cmd_train(int argc, char **argv) {
                o.mc.residual ? ", residual" : "", ds->name, (unsigned long long)o.tc.seed);
         if (o.tc.batch_size > 0) printf(", mini-batches of %d of its %lld graphs", o.tc.batch_size, (long long)ds->n_graphs);
         putchar('\n');
-        if (ds->n_val)
+        if (untrained) {
+            printf("--epochs 0: the model was built with its initial parameters%s%s; nothing was trained or "
+                   "evaluated\n",
+                   o.save ? " and saved to " : "", o.save ? o.save : "");
+        } else if (ds->n_val)
             printf("epochs %ld: train %.4f  val %.4f  test %.4f (last epoch)\n"
                    "best validation %.4f at epoch %ld: test %.4f\n",
                    s.epochs_run, s.train_acc, s.val_acc, s.test_acc, s.best_val_acc, s.best_epoch, s.test_acc_at_best_val);
@@ -438,11 +461,13 @@ int lg_cmd_train(int argc, char **argv) {
             printf("epochs %ld: train %.4f  test %.4f (last epoch; no validation split)\n"
                    "best training accuracy %.4f at epoch %ld: test %.4f\n",
                    s.epochs_run, s.train_acc, s.test_acc, s.best_val_acc, s.best_epoch, s.test_acc_at_best_val);
-        printf("largest gradient norm of a layer %.4g (attention parameters %.4g); %s\n", s.max_layer_grad_norm,
-               s.max_att_grad_norm, s.exploded ? "gradients EXPLODED" : "no explosion");
-        if (s.exploded) printf("first explosion at epoch %ld: %s\n", s.first_explosion_epoch, s.explosion_reason);
-        printf("%.2f ms per epoch (median)\n", s.epoch_ms_median);
-        lg_cli_blas_note(stdout);
+        if (!untrained) {
+            printf("largest gradient norm of a layer %.4g (attention parameters %.4g); %s\n", s.max_layer_grad_norm,
+                   s.max_att_grad_norm, s.exploded ? "gradients EXPLODED" : "no explosion");
+            if (s.exploded) printf("first explosion at epoch %ld: %s\n", s.first_explosion_epoch, s.explosion_reason);
+            printf("%.2f ms per epoch (median)\n", s.epoch_ms_median);
+            lg_cli_blas_note(stdout);
+        }
     }
     lg_dataset_free(ds);
     return status;
