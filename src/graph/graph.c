@@ -8,7 +8,6 @@
  * duplicates away, and transposing twice sorts every column. The first
  * transpose is itself the out-neighbour graph.
  */
-#include <omp.h>
 #include <string.h>
 
 #include <cs.h>
@@ -254,36 +253,18 @@ lg_status lg_graph_stats_compute(const lg_graph *g, lg_graph_stats *s) {
         s->out_max = LG_MAX(s->out_max, outdeg[i]);
         s->isolated += !touched[i];
     }
-    s->symmetric = lg__graph_is_symmetric(g);
+    s->symmetric = lg__graph_is_symmetric(g, outdeg); /* outdeg's last use is above */
 fail:
     lg__free(outdeg);
     lg__free(touched);
     return st;
 }
 
-int lg__graph_is_symmetric(const lg_graph *g) {
-    /* every j -> i has i -> j: a binary search in the sorted row j. The rows
-     * are split evenly between the threads (each stops at its first missing
-     * edge); the answer is their AND, whatever the number of threads. */
-    int sym = 1;
-#pragma omp parallel reduction(&& : sym)
-    {
-        const lg_idx nt = omp_get_num_threads(), t = omp_get_thread_num();
-        const lg_idx i0 = g->n * t / nt, i1 = g->n * (t + 1) / nt;
-        for (lg_idx i = i0; i < i1 && sym; i++)
-            for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) {
-                lg_idx j = g->j[e], lo = g->p[j], hi = g->p[j + 1];
-                while (lo < hi) {
-                    lg_idx mid = lo + (hi - lo) / 2;
-                    if (g->j[mid] < i) lo = mid + 1; else hi = mid;
-                }
-                if (lo == g->p[j + 1] || g->j[lo] != i) {
-                    sym = 0;
-                    break;
-                }
-            }
-    }
-    return sym;
+int lg__graph_is_symmetric(const lg_graph *g, lg_idx *tnext) {
+    /* g is its own transpose: the check of lg__graph_transpose_map, whose
+     * cursor walks each row in order (a few times faster than a binary search
+     * per edge, whose unpredictable branches serialise the cache misses) */
+    return lg__graph_transpose_map(NULL, NULL, tnext, g, g);
 }
 
 int lg__graph_transpose_map(lg__epos *tpos, lg__epos *tedge, lg_idx *tnext, const lg_graph *g, const lg_graph *gT) {
@@ -292,7 +273,7 @@ int lg__graph_transpose_map(lg__epos *tpos, lg__epos *tedge, lg_idx *tnext, cons
         for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) {
             const lg_idx j = g->j[e], t = tnext[j]++;
             if (t >= gT->p[j + 1] || gT->j[t] != i) return 0;
-            tpos[e] = (lg__epos)t;
+            if (tpos) tpos[e] = (lg__epos)t;
             if (tedge) tedge[t] = (lg__epos)e;
         }
     return 1; /* nnz edges in nnz distinct slots, each matching: gT = g^T */

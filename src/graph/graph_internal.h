@@ -12,18 +12,18 @@ typedef uint32_t lg__epos;
 #define LG__EPOS_MAX ((lg_idx)UINT32_MAX)
 
 /* Maps the edges of g to their places in gT (same n and nnz, each valid;
- * nnz <= LG__EPOS_MAX): tpos[e] = the position in gT of edge e of g, and, if
- * tedge is not NULL, its inverse tedge[tpos[e]] = e; tnext: n cursors of
+ * nnz <= LG__EPOS_MAX when tpos or tedge is given): tpos[e] = the position in
+ * gT of edge e of g if tpos is not NULL, and, if tedge is not NULL, its
+ * inverse tedge[tpos[e]] = e (both NULL: the check alone); tnext: n cursors of
  * workspace. A counting sort over the sources, which orders each source's
  * targets ascending as in every valid transpose. Returns 0 if gT is not g's
  * transpose, 1 otherwise. O(n + nnz), sequential. */
 int lg__graph_transpose_map(lg__epos *tpos, lg__epos *tedge, lg_idx *tnext, const lg_graph *g, const lg_graph *gT);
 
 /* 1 if every edge i -> j of the valid graph g has its j -> i (then g is its
- * own transpose, the same arrays), 0 otherwise. O(nnz log(max degree)), no
- * memory; rows split between the OpenMP threads (read-only: the same answer
- * at any thread count). */
-int lg__graph_is_symmetric(const lg_graph *g);
+ * own transpose, the same arrays), 0 otherwise: lg__graph_transpose_map of
+ * (g, g) without a map. tnext: n lg_idx of workspace. O(n + nnz), sequential. */
+int lg__graph_is_symmetric(const lg_graph *g, lg_idx *tnext);
 
 /* lg_graph_check(g) for a kernel's argument: LG_EINVAL "<fn>: <what> is NULL"
  * for NULL, otherwise lg_graph_check's status with its message prefixed by

@@ -280,7 +280,10 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
         m->n_graphs = 0;
     } else {
         /* self-loops added or removed keep a graph symmetric or not */
-        m->sym = lg__graph_is_symmetric(ds->graph);
+        lg_idx *tnext = NULL; /* the check's workspace */
+        LG_ALLOC(tnext, m->n, "symmetry check");
+        m->sym = lg__graph_is_symmetric(ds->graph, tnext);
+        lg__free(tnext);
         m->other_bytes += (m->sym ? 1 : 2) * sizeof(lg_idx) * (size_t)(m->n + 1 + nnz_g);
     }
     if (!plan && !m->batch) {
