@@ -8,7 +8,8 @@
 # fig6-cora-1head (Fig. 6 at one head of 64, the scale docs/results.md reports);
 # fig6-pubmed-1head (the same on PubMed: GAT, then GT, in two studies);
 # table3-cora-1000 (Table 3's GAT-Lip at 15 layers trained 1000 epochs instead of 200);
-# fig5-trees-500 (Fig. 5 on TREES: GAT at 5000 trees, 500 epochs, depths 3-5);
+# fig5-trees5000, fig5-trees-500 (Fig. 5 on TREES: GAT at 5000 trees, 50 epochs at depths
+# 2-6, 500 epochs at depths 3-5);
 # beyond the paper (issue 10): attentions-cora, attentions-trees, attentions-lipschitz;
 # gt-depth-diagnosis (why GT-Lip fails at depth here: docs/results.md, Fig. 6 on Cora).
 # Each writes to OUT/EXPERIMENT (default OUT: results/). The depth studies are
@@ -104,6 +105,9 @@ for e in "${exps[@]}"; do
       study "$e-gatgt" "${c[@]}" --model gat,gt --norms lipschitz
       study "$e-l2" "${c[@]}" --model l2 --norms none
       study "$e-cosine" "${c[@]}" --model cosine --norms none --residual 1 ;;
+    fig5-trees5000) # Fig. 5: GAT on TREES at the paper's 5000 trees, 50 epochs, depths 2-6
+      study "$e-gat" --trees 2..6 --trees-count 5000 --batch-size 32 --model gat \
+        --norms none,pairnorm,lipschitz --epochs 50 --metric train ;;
     fig5-trees-500) # Fig. 5: GAT on TREES at the paper's 5000 trees, 500 epochs, depths 3-5
       study "$e" --trees 3..5 --trees-count 5000 --batch-size 32 --model gat \
         --norms none,pairnorm,lipschitz --epochs 500 --metric train --grad-logs ;;
