@@ -354,6 +354,14 @@ static void test_no_bound_cases(void **state) {
     gpair_free(&q);
 }
 
+/* The estimator's defaults with iters power/ascent iterations and starts
+ * random starts. */
+static void lip_config(lg_lip_config *lc, int iters, int starts) {
+    lg_lip_config_default(lc);
+    lc->iters = iters;
+    lc->starts = starts;
+}
+
 /* ---- a model, block by block --------------------------------------------- */
 
 static void model_config(lg_model_config *mc, lg_model_kind kind, lg_att_norm norm) {
@@ -475,9 +483,7 @@ static void test_trained_model(void **state) {
     (void)state;
     lg_dataset *ds = lg_test_trees(2, 40, 2);
     lg_lip_config lc;
-    lg_lip_config_default(&lc);
-    lc.iters = 30;
-    lc.starts = 2;
+    lip_config(&lc, 30, 2);
     lg_lip_layer rows[3];
     static const struct { lg_model_kind kind; lg_att_norm norm; int residual; int bounded; const char *basis; } cases[] = {
         {LG_MODEL_GAT, LG_ATT_NORM_LIPSCHITZ, 0, 1, "corollary 1"},
@@ -523,9 +529,7 @@ static void test_bad_arguments(void **state) {
     model_config(&mc, LG_MODEL_GAT, LG_ATT_NORM_LIPSCHITZ);
     lg_trainer *t = trained(ds, &mc, 1);
     lg_lip_config lc;
-    lg_lip_config_default(&lc);
-    lc.iters = 3;
-    lc.starts = 1;
+    lip_config(&lc, 3, 1);
     lg_lip_layer rows[3];
     assert_int_equal(lg_lipschitz_estimate(NULL, 3, t, &lc, NULL, NULL), LG_EINVAL);
     assert_int_equal(lg_lipschitz_estimate(rows, 3, NULL, &lc, NULL, NULL), LG_EINVAL);
@@ -581,9 +585,7 @@ static void test_out_of_memory(void **state) {
         if (k) { mc.layers = 2; mc.hidden = 2; mc.heads = 1; }
         lg_trainer *t = trained(ds, &mc, 1);
         lg_lip_config lc;
-        lg_lip_config_default(&lc);
-        lc.iters = 2;
-        lc.starts = 1;
+        lip_config(&lc, 2, 1);
         lg_lip_layer rows[3];
         estimate_sweep w = {rows, t, &lc};
         lg_test_alloc_sweep(estimate_attempt, &w, 5000);
