@@ -27,23 +27,106 @@ typedef struct lg__att_buf {
     lg_idx count; /* elements (0: not needed for this config)               */
 } lg__att_buf;
 
-/* Bytes of the nb buffers of b for scalars of rs bytes: *act the
- * activations, *work the workspace (the size a shared workspace needs). */
-void lg__att_bufs_bytes(const lg__att_buf *b, int nb, size_t rs, size_t *act, size_t *work);
+/* The edge map between a graph and its transpose, made once by the caller
+ * (a model: at its build, or at each bind of a mini-batch) with
+ * lg__graph_transpose_map, which also checks that gT is g's transpose, and
+ * lent to the GAT and graph-transformer caches, whose backward passes would
+ * otherwise rebuild it on every call (their serial step B0). Not owned by
+ * the caches. */
+typedef struct lg__att_tmap {
+    const lg_graph *g, *gT; /* the pair it was made for (identity)           */
+    const lg__epos *tpos;   /* nnz: position in gT of each edge of g          */
+    const lg__epos *tedge;  /* nnz: the edge of g at each position of gT      */
+} lg__att_tmap;
 
-/* Sets every buffer field of the struct at base: activations allocated,
- * workspace buffers allocated too when ws is NULL, else carved from ws
- * (ws_bytes long, at least lg__att_bufs_bytes' work; lg_idx buffers first,
- * then scalars, then lg__epos ones, so every buffer is aligned as its
- * elements when ws is aligned for lg_idx).
- * Unneeded buffers stay NULL. LG_ENOMEM (naming what) with the buffers made
- * so far left for lg__att_bufs_free; LG_EINVAL if ws is too small. */
-lg_status lg__att_bufs_alloc(void *base, const lg__att_buf *b, int nb, size_t rs, void *ws, size_t ws_bytes,
-                             const char *what);
+/* One entry of a layer's buffer table: the void * field `field` of the cache
+ * struct `type`, of kind (LG__ATT_ACT / LG__ATT_WORK), element type idx
+ * (LG__ATT_REAL / LG__ATT_IDX / LG__ATT_EPOS) and count elements, appended at
+ * b[k++]. */
+#define LG__ATT_BUF(b, k, type, field, kind_, idx_, cnt)                                                   \
+    ((b)[k].off = offsetof(type, field), (b)[k].kind = (kind_), (b)[k].idx = (idx_), (b)[k].count = (cnt), (k)++)
 
-/* Frees the buffers lg__att_bufs_alloc allocated (not the ones carved from a
- * shared workspace: shared = 1). NULL fields are skipped. */
-void lg__att_bufs_free(void *base, const lg__att_buf *b, int nb, int shared);
+/* The fields every attention cache struct opens with (LG__ATT_HEAD). */
+#define LG__ATT_HEAD_FIELDS                                                                                \
+    size_t real_size;  /* sizeof(float) or sizeof(double)                               */               \
+    lg_idx n_cap;      /* largest graph (nodes) it serves                                */               \
+    lg_idx nnz_cap;    /* largest graph (edges) it serves                                */               \
+    lg_idx nchunk;     /* reduction chunks for n_cap nodes                               */               \
+    int ws_shared;     /* 1: the workspace buffers are carved from the caller's shared
+                          workspace (not freed here)                                     */               \
+    int lent_map;      /* 1: no edge map (tpos, ...) of its own: the backward uses the one
+                          lent to it (lg__<layer>_cache_lend_tmap)                       */               \
+    lg__att_tmap lent; /* the lent edge map (tpos NULL: none)                            */
+
+/* The head of a cache, for the life cycle below. */
+typedef struct lg__att_head {
+    LG__ATT_HEAD_FIELDS
+} lg__att_head;
+
+/* The first member of every attention cache struct: its head both as an
+ * lg__att_head (c->head, for the functions below) and as plain fields
+ * (c->real_size, ...): the two share one layout (a union of structs with the
+ * same members). */
+#define LG__ATT_HEAD                                                                                       \
+    union {                                                                                                \
+        lg__att_head head;                                                                                 \
+        struct {                                                                                           \
+            LG__ATT_HEAD_FIELDS                                                                            \
+        };                                                                                                 \
+    }
+
+/* What the shared life cycle needs of a layer kind (one const instance per
+ * kind, next to its buffer table). */
+typedef struct lg__att_kind {
+    const char *name;    /* "GAT", "graph-transformer", ...: named in errors      */
+    const char *init_fn; /* "lg_gat_cache_init": named when out is NULL           */
+    size_t size;         /* sizeof the cache struct (LG__ATT_HEAD first)          */
+    size_t cfg_off;      /* offsetof the cache's cfg                               */
+    size_t cfg_size;     /* sizeof its config                                      */
+    int nbuf;            /* entries of its buffer table, at most LG__ATT_NBUF_MAX  */
+    /* the table for a validated config (const <layer>_config *) and a graph of
+     * n nodes and nnz edges (lent_map: without the edge map's buffers), and
+     * the reduction chunks for n nodes; LG_EINVAL / LG_ERANGE on sizes */
+    lg_status (*bufs)(const void *cfg, lg_idx n, lg_idx nnz, int lent_map, lg__att_buf *b, lg_idx *nchunk);
+} lg__att_kind;
+
+#define LG__ATT_NBUF_MAX 32
+
+/* The size checks that open a buffer table: LG_EINVAL (naming "<layer>
+ * cache") if n or nnz is negative, LG_ERANGE if n exceeds INT_MAX (BLAS), if
+ * big * wide values (the caller's bound on its largest count) could overflow,
+ * or if nnz exceeds the edge map's positions (lg__att_check_edges). O(1). */
+lg_status lg__att_check_sizes(const char *layer, lg_idx n, lg_idx nnz, lg_idx big, lg_idx wide);
+
+/* The end of a buffer table: LG_OK if it has the kind's nbuf entries (k). */
+lg_status lg__att_check_table(const char *layer, int k, int nbuf);
+
+/* Activation and workspace bytes (*act, *work) of a cache of kind k for a
+ * validated cfg, a graph of n nodes and nnz edges and scalars of rs bytes
+ * (lent_map: without the edge map's buffers). Errors of k->bufs. O(1). */
+lg_status lg__att_memory(const lg__att_kind *k, const void *cfg, lg_idx n, lg_idx nnz, size_t rs, int lent_map,
+                         size_t *act, size_t *work);
+
+/* Allocates a zeroed cache of kind k for a validated cfg (copied in), graphs
+ * of at most n_cap nodes and nnz_cap edges, scalars of rs bytes; its
+ * workspace carved from ws (ws_bytes long) when ws is not NULL; lent_map as
+ * in lg__att_memory. *out is the cache, or NULL on error (LG_EINVAL if out
+ * is NULL, errors of k->bufs and lg__att_bufs_alloc, nothing left
+ * allocated). */
+lg_status lg__att_cache_alloc(const lg__att_kind *k, void **out, const void *cfg, lg_idx n_cap, lg_idx nnz_cap,
+                              size_t rs, void *ws, size_t ws_bytes, int lent_map);
+
+/* Frees a cache of kind k made by lg__att_cache_alloc, and its own buffers.
+ * NULL-safe. */
+void lg__att_cache_free(const lg__att_kind *k, void *c);
+
+/* The check that opens a layer's cache check: LG_EINVAL naming fn if the
+ * cache (h) is NULL or was made for scalars of another size than rs. */
+lg_status lg__att_check_head(const lg__att_head *h, size_t rs, const char *fn);
+
+/* LG_EINVAL naming fn and what (e.g. "graph") unless g is a valid graph
+ * (lg__graph_check_arg) within the cache's capacity. O(n + nnz). */
+lg_status lg__att_check_graph(const lg__att_head *h, const lg_graph *g, const char *what, const char *fn);
 
 /* Dimensions of the attention layers' configs lie in [1, LG__ATT_DIM_MAX], so
  * that every BLAS argument fits an int and every product of two fits lg_idx. */
@@ -78,17 +161,6 @@ lg_status lg__att_check_backward_graphs(const lg_graph *g, const lg_graph *gT, l
     lg__att_after_fwd((cache) != NULL, (cache) ? (cache)->real_size : 0, sizeof(lg_real),                 \
                       (cache) ? (cache)->have_fwd : 0, fn)
 
-/* The edge map between a graph and its transpose, made once by the caller
- * (a model: at its build, or at each bind of a mini-batch) with
- * lg__graph_transpose_map, which also checks that gT is g's transpose, and
- * lent to the GAT and graph-transformer caches, whose backward passes would
- * otherwise rebuild it on every call (their serial step B0). Not owned by
- * the caches. */
-typedef struct lg__att_tmap {
-    const lg_graph *g, *gT; /* the pair it was made for (identity)           */
-    const lg__epos *tpos;   /* nnz: position in gT of each edge of g          */
-    const lg__epos *tedge;  /* nnz: the edge of g at each position of gT      */
-} lg__att_tmap;
 
 /* The map a backward on (g, gT) uses: the lent one when lent->tpos is set
  * and it was made for exactly these graphs (the caller keeps them unchanged

@@ -64,28 +64,18 @@ lg_status lg_cosatt_layout_get(const lg_cosatt_config *c, lg_cosatt_layout *lay)
 /* The cache's buffers: one table (att_cache.h) drives lg_cosatt_memory and
  * the allocation. */
 enum { LG__COS_ACT = LG__ATT_ACT, LG__COS_WORK = LG__ATT_WORK };
-typedef lg__att_buf lg__cos_buf;
 
 #define LG__COS_NBUF 11
 
-static lg_status lg__cos_bufs(const lg_cosatt_config *c, lg_idx n, lg_idx nnz, lg__cos_buf *b, lg_idx *nchunk) {
+static lg_status lg__cos_bufs(const void *cfg, lg_idx n, lg_idx nnz, int lent_map, lg__att_buf *b, lg_idx *nchunk) {
+    const lg_cosatt_config *c = cfg;
+    (void)lent_map; /* the cosine cache always has its own edge map */
     const lg_idx K = c->heads, kc = c->heads * c->head_dim, p = 3 * kc, d = c->out_dim;
-    if (n < 0 || nnz < 0)
-        return lg__error(LG_EINVAL, "cosine-attention cache: negative size (n=%lld, nnz=%lld)", (long long)n,
-                         (long long)nnz);
-    if (n > INT_MAX)
-        return lg__error(LG_ERANGE, "cosine-attention cache: %lld nodes exceed the BLAS limit %d", (long long)n,
-                         INT_MAX);
-    const lg_idx big = LG_MAX(n + 1, nnz), wide = LG_MAX(p + d, 3 * K);
-    if (wide > (INT64_MAX / 16) / big)
-        return lg__error(LG_ERANGE, "cosine-attention cache: %lld x %lld values overflow", (long long)big,
-                         (long long)wide);
-    LG_CHECK(lg__att_check_edges("cosine-attention", nnz));
+    LG_CHECK(lg__att_check_sizes("cosine-attention", n, nnz, LG_MAX(n + 1, nnz), LG_MAX(p + d, 3 * K)));
     const lg_idx nch = (n + LG__COS_CHUNK - 1) / LG__COS_CHUNK;
     *nchunk = nch;
     int k = 0;
-#define LG__B(field, kind_, idx_, cnt)                                                                     \
-    b[k].off = offsetof(lg_cosatt_cache, field), b[k].kind = (kind_), b[k].idx = (idx_), b[k].count = (cnt), k++
+#define LG__B(field, kind_, idx_, cnt) LG__ATT_BUF(b, k, lg_cosatt_cache, field, kind_, idx_, cnt)
     LG__B(zh, LG__COS_ACT, 0, n * p);
     LG__B(rinv, LG__COS_ACT, 0, n * 3 * K);
     LG__B(att, LG__COS_ACT, 0, nnz * K);
@@ -98,59 +88,37 @@ static lg_status lg__cos_bufs(const lg_cosatt_config *c, lg_idx n, lg_idx nnz, l
     LG__B(tnext, LG__COS_WORK, 1, n);
     LG__B(part, LG__COS_WORK, 0, (nch + 1) * (p + d));
 #undef LG__B
-    return k == LG__COS_NBUF ? LG_OK : lg__error(LG_EINVAL, "cosine-attention cache: internal buffer table");
+    return lg__att_check_table("cosine-attention", k, LG__COS_NBUF);
 }
+
+static const lg__att_kind lg__cos_kind = {"cosine-attention", "lg_cosatt_cache_init", sizeof(lg_cosatt_cache),
+                                          offsetof(lg_cosatt_cache, cfg), sizeof(lg_cosatt_config), LG__COS_NBUF,
+                                          lg__cos_bufs};
+_Static_assert(offsetof(lg_cosatt_cache, head) == 0, "the cache opens with its head");
 
 lg_status lg_cosatt_memory(const lg_cosatt_config *cfg, lg_idx n, lg_idx nnz, size_t real_size,
                            lg_cosatt_mem *mem) {
-    lg__cos_buf b[LG__COS_NBUF];
-    lg_idx nch = 0;
     LG_CHECK(lg__att_memory_args(mem, sizeof *mem, real_size, "lg_cosatt_memory"));
     LG_CHECK(lg_cosatt_config_check(cfg));
-    LG_CHECK(lg__cos_bufs(cfg, n, nnz, b, &nch));
-    lg__att_bufs_bytes(b, LG__COS_NBUF, real_size, &mem->activations, &mem->workspace);
-    return LG_OK;
+    return lg__att_memory(&lg__cos_kind, cfg, n, nnz, real_size, 0, &mem->activations, &mem->workspace);
 }
 
-void lg_cosatt_cache_free(lg_cosatt_cache *c) {
-    if (!c) return;
-    lg__cos_buf b[LG__COS_NBUF];
-    lg_idx nch;
-    /* the table only needs the config, which was validated at allocation */
-    if (lg__cos_bufs(&c->cfg, 0, 0, b, &nch) == LG_OK) lg__att_bufs_free(c, b, LG__COS_NBUF, 0);
-    lg__free(c);
-}
+void lg_cosatt_cache_free(lg_cosatt_cache *c) { lg__att_cache_free(&lg__cos_kind, c); }
 
 lg_status lg__cos_cache_alloc(lg_cosatt_cache **out, const lg_cosatt_config *cfg, lg_idx n_cap, lg_idx nnz_cap,
                               size_t rs) {
-    lg_status st = LG_OK;
-    lg_cosatt_cache *c = NULL;
-    lg__cos_buf b[LG__COS_NBUF];
-    lg_idx nch = 0;
+    void *c = NULL;
     if (!out) return lg__error(LG_EINVAL, "lg_cosatt_cache_init: out is NULL");
     *out = NULL;
     LG_CHECK(lg_cosatt_config_check(cfg));
-    LG_CHECK(lg__cos_bufs(cfg, n_cap, nnz_cap, b, &nch));
-    LG_CALLOC(c, 1, "cosine-attention cache");
-    c->cfg = *cfg;
-    c->real_size = rs;
-    c->n_cap = n_cap;
-    c->nnz_cap = nnz_cap;
-    c->nchunk = nch;
-    LG_TRY(lg__att_bufs_alloc(c, b, LG__COS_NBUF, rs, NULL, 0, "cosine-attention cache buffer"));
+    LG_CHECK(lg__att_cache_alloc(&lg__cos_kind, &c, cfg, n_cap, nnz_cap, rs, NULL, 0, 0));
     *out = c;
     return LG_OK;
-fail:
-    lg_cosatt_cache_free(c);
-    return st;
 }
 
 lg_status lg__cos_check_cache(const lg_cosatt_cache *cache, const lg_cosatt_config *cfg, size_t rs, const char *fn) {
-    if (!cache) return lg__error(LG_EINVAL, "%s: cache is NULL", fn);
+    LG_CHECK(lg__att_check_head(cache ? &cache->head : NULL, rs, fn));
     LG_CHECK(lg_cosatt_config_check(cfg));
-    if (cache->real_size != rs)
-        return lg__error(LG_EINVAL, "%s: the cache was made for %s, not %s", fn,
-                         cache->real_size == sizeof(float) ? "float" : "double", rs == sizeof(float) ? "float" : "double");
     const lg_cosatt_config *c = &cache->cfg;
     if (c->in_dim != cfg->in_dim || c->heads != cfg->heads || c->head_dim != cfg->head_dim ||
         c->out_dim != cfg->out_dim || c->tau != cfg->tau || c->nu != cfg->nu || c->eps != cfg->eps)
@@ -163,12 +131,3 @@ lg_status lg__cos_check_cache(const lg_cosatt_cache *cache, const lg_cosatt_conf
     return LG_OK;
 }
 
-lg_status lg__cos_check_graph(const lg_cosatt_cache *cache, const lg_graph *g, const char *what, const char *fn) {
-    LG_CHECK(lg__graph_check_arg(g, what, fn));
-    if (g->n > cache->n_cap || g->nnz > cache->nnz_cap)
-        return lg__error(LG_EINVAL,
-                         "%s: %s has %lld nodes and %lld edges, the cache was made for at most %lld and %lld", fn,
-                         what, (long long)g->n, (long long)g->nnz, (long long)cache->n_cap,
-                         (long long)cache->nnz_cap);
-    return LG_OK;
-}

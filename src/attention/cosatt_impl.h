@@ -70,7 +70,7 @@ lg_status LG_FN(lg_cosatt_forward)(lg_real *out, lg_cosatt_cache *cache, const l
     static const char fn[] = "lg_cosatt_forward";
     LG_CHECK(lg__cos_check_cache(cache, cfg, sizeof(lg_real), fn));
     if (!out || !in || !params) return lg__error(LG_EINVAL, "%s: out, in or params is NULL", fn);
-    LG_CHECK(lg__cos_check_graph(cache, g, "graph", fn));
+    LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
     cache->have_fwd = 0;
 
     const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C;
@@ -142,7 +142,7 @@ lg_status LG_FN(lg_cosatt_backward)(lg_real *d_in, lg_real *d_params, const lg_r
     LG_CHECK(LG__ATT_AFTER_FWD(cache, fn));
     if (!d_params || !d_out || !in || !params)
         return lg__error(LG_EINVAL, "%s: d_params, d_out, in or params is NULL", fn);
-    LG_CHECK(lg__cos_check_graph(cache, g, "graph", fn));
+    LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
     /* gT's shape here, its entries by the transpose map (B0) */
     LG_CHECK(lg__att_check_backward_graphs(g, gT, cache->n, cache->nnz, fn));
 

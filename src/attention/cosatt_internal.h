@@ -6,6 +6,7 @@
 #ifndef LG_ATTENTION_COSATT_INTERNAL_H
 #define LG_ATTENTION_COSATT_INTERNAL_H
 
+#include "attention/att_cache.h"
 #include "core/internal.h"
 
 /* Nodes per chunk of the deterministic reductions over nodes (bias
@@ -17,10 +18,9 @@
  * which). Sizes are for the capacity (n_cap, nnz_cap); the last forward used
  * (n, nnz). P = 3KC. */
 struct lg_cosatt_cache {
+    LG__ATT_HEAD;         /* real_size, capacity (its workspace and edge map
+                             are always its own)                              */
     lg_cosatt_config cfg; /* configuration the cache was made for             */
-    size_t real_size;     /* sizeof(float) or sizeof(double)                  */
-    lg_idx n_cap, nnz_cap; /* capacity                                        */
-    lg_idx nchunk;        /* reduction chunks for n_cap nodes                 */
     int have_fwd;         /* 1 once a forward completed                       */
     lg_idx n, nnz;        /* the last forward's graph sizes                   */
     /* activations */
@@ -42,9 +42,6 @@ struct lg_cosatt_cache {
 
 /* Validates (cache, cfg) for a kernel of scalar size rs. */
 lg_status lg__cos_check_cache(const lg_cosatt_cache *cache, const lg_cosatt_config *cfg, size_t rs, const char *fn);
-
-/* Validates a graph (lg_graph_check) and that it fits the cache. */
-lg_status lg__cos_check_graph(const lg_cosatt_cache *cache, const lg_graph *g, const char *what, const char *fn);
 
 /* Allocates a cache for scalars of rs bytes (LG_ENOMEM, nothing leaked). */
 lg_status lg__cos_cache_alloc(lg_cosatt_cache **out, const lg_cosatt_config *cfg, lg_idx n_cap, lg_idx nnz_cap,

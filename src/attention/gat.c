@@ -83,28 +83,21 @@ lg_status lg_gat_layout_get(const lg_gat_config *c, lg_gat_layout *lay) {
 /* The cache's buffers: one table (att_cache.h) drives both lg_gat_memory and
  * the allocation, so the documented bytes are the allocated ones. */
 enum { LG__ACT = LG__ATT_ACT, LG__WORK = LG__ATT_WORK };
-typedef lg__att_buf lg__gat_buf;
 
 #define LG__NBUF 21
 
-static lg_status lg__gat_bufs(const lg_gat_config *c, lg_idx n, lg_idx nnz, int lent_map, lg__gat_buf *b,
-                              lg_idx *nchunk) {
+static lg_status lg__gat_bufs(const void *cfg, lg_idx n, lg_idx nnz, int lent_map, lg__att_buf *b, lg_idx *nchunk) {
+    const lg_gat_config *c = cfg;
     lg_idx K = c->heads, kc = c->heads * c->head_dim, d = lg_gat_out_dim(c);
     int lip = c->norm != LG_ATT_NORM_NONE, paper = c->norm == LG_ATT_NORM_LIPSCHITZ,
         ref = c->norm == LG_ATT_NORM_LIPSCHITZ_REF;
-    if (n < 0 || nnz < 0) return lg__error(LG_EINVAL, "GAT cache: negative size (n=%lld, nnz=%lld)", (long long)n, (long long)nnz);
-    if (n > INT_MAX) return lg__error(LG_ERANGE, "GAT cache: %lld nodes exceed the BLAS limit %d", (long long)n, INT_MAX);
     /* every count below is at most max(n, nnz) * kc or nchunk * (3kc + K) */
-    lg_idx big = LG_MAX(n, nnz);
-    if (big > 0 && kc > (INT64_MAX / 16) / big)
-        return lg__error(LG_ERANGE, "GAT cache: %lld x %lld values overflow", (long long)big, (long long)kc);
-    LG_CHECK(lg__att_check_edges("GAT", nnz));
+    LG_CHECK(lg__att_check_sizes("GAT", n, nnz, LG_MAX(n, nnz), kc));
     lg_idx nch = (n + LG__GAT_CHUNK - 1) / LG__GAT_CHUNK;
     *nchunk = nch;
     lg_idx pw = 2 * kc + K + d;
     int k = 0;
-#define LG__B(field, kind_, idx_, cnt)                                                         \
-    b[k].off = offsetof(lg_gat_cache, field), b[k].kind = (kind_), b[k].idx = (idx_), b[k].count = (cnt), k++
+#define LG__B(field, kind_, idx_, cnt) LG__ATT_BUF(b, k, lg_gat_cache, field, kind_, idx_, cnt)
     LG__B(xp, LG__ACT, 0, n * kc);
     LG__B(att, LG__ACT, 0, nnz * K);
     LG__B(sd, LG__ACT, 0, n * K);
@@ -127,18 +120,18 @@ static lg_status lg__gat_bufs(const lg_gat_config *c, lg_idx n, lg_idx nnz, int 
     LG__B(ndan, LG__WORK, 0, ref ? n * K : 0);
     LG__B(part, LG__WORK, 0, (nch + 1) * pw);
 #undef LG__B
-    return k == LG__NBUF ? LG_OK : lg__error(LG_EINVAL, "GAT cache: internal buffer table");
+    return lg__att_check_table("GAT", k, LG__NBUF);
 }
+
+static const lg__att_kind lg__gat_kind = {"GAT", "lg_gat_cache_init", sizeof(lg_gat_cache),
+                                          offsetof(lg_gat_cache, cfg), sizeof(lg_gat_config), LG__NBUF, lg__gat_bufs};
+_Static_assert(offsetof(lg_gat_cache, head) == 0, "the cache opens with its head");
 
 lg_status lg__gat_memory_ext(const lg_gat_config *cfg, lg_idx n, lg_idx nnz, size_t real_size, int lent_map,
                              lg_gat_mem *mem) {
-    lg__gat_buf b[LG__NBUF];
-    lg_idx nch = 0;
     LG_CHECK(lg__att_memory_args(mem, sizeof *mem, real_size, "lg_gat_memory"));
     LG_CHECK(lg_gat_config_check(cfg));
-    LG_CHECK(lg__gat_bufs(cfg, n, nnz, lent_map, b, &nch));
-    lg__att_bufs_bytes(b, LG__NBUF, real_size, &mem->activations, &mem->workspace);
-    return LG_OK;
+    return lg__att_memory(&lg__gat_kind, cfg, n, nnz, real_size, lent_map, &mem->activations, &mem->workspace);
 }
 
 lg_status lg_gat_memory(const lg_gat_config *cfg, lg_idx n, lg_idx nnz, size_t real_size, lg_gat_mem *mem) {
@@ -147,48 +140,22 @@ lg_status lg_gat_memory(const lg_gat_config *cfg, lg_idx n, lg_idx nnz, size_t r
 
 void lg__gat_cache_lend_tmap(lg_gat_cache *c, const lg__att_tmap *m) { c->lent = *m; }
 
-void lg_gat_cache_free(lg_gat_cache *c) {
-    if (!c) return;
-    lg__gat_buf b[LG__NBUF];
-    lg_idx nch;
-    /* the table only needs the config, which was validated at allocation */
-    if (lg__gat_bufs(&c->cfg, 0, 0, c->lent_map, b, &nch) == LG_OK) lg__att_bufs_free(c, b, LG__NBUF, c->ws_shared);
-    lg__free(c);
-}
+void lg_gat_cache_free(lg_gat_cache *c) { lg__att_cache_free(&lg__gat_kind, c); }
 
 lg_status lg__gat_cache_alloc(lg_gat_cache **out, const lg_gat_config *cfg, lg_idx n_cap, lg_idx nnz_cap,
                               size_t rs, void *ws, size_t ws_bytes, int lent_map) {
-    lg_status st = LG_OK;
-    lg_gat_cache *c = NULL;
-    lg__gat_buf b[LG__NBUF];
-    lg_idx nch = 0;
+    void *c = NULL;
     if (!out) return lg__error(LG_EINVAL, "lg_gat_cache_init: out is NULL");
     *out = NULL;
     LG_CHECK(lg_gat_config_check(cfg));
-    LG_CHECK(lg__gat_bufs(cfg, n_cap, nnz_cap, lent_map, b, &nch));
-    LG_CALLOC(c, 1, "GAT cache");
-    c->cfg = *cfg;
-    c->real_size = rs;
-    c->n_cap = n_cap;
-    c->nnz_cap = nnz_cap;
-    c->nchunk = nch;
-    c->ws_shared = ws != NULL;
-    c->lent_map = lent_map;
-    LG_TRY(lg__att_bufs_alloc(c, b, LG__NBUF, rs, ws, ws_bytes, "GAT cache buffer"));
+    LG_CHECK(lg__att_cache_alloc(&lg__gat_kind, &c, cfg, n_cap, nnz_cap, rs, ws, ws_bytes, lent_map));
     *out = c;
     return LG_OK;
-fail:
-    lg_gat_cache_free(c);
-    return st;
 }
 
 lg_status lg__gat_check_cache(const lg_gat_cache *cache, const lg_gat_config *cfg, size_t rs, const char *fn) {
-    if (!cache) return lg__error(LG_EINVAL, "%s: cache is NULL", fn);
+    LG_CHECK(lg__att_check_head(cache ? &cache->head : NULL, rs, fn));
     LG_CHECK(lg_gat_config_check(cfg));
-    if (cache->real_size != rs)
-        return lg__error(LG_EINVAL, "%s: the cache was made for %s, not %s", fn,
-                         cache->real_size == sizeof(float) ? "float" : "double",
-                         rs == sizeof(float) ? "float" : "double");
     const lg_gat_config *c = &cache->cfg;
     if (c->in_dim != cfg->in_dim || c->heads != cfg->heads || c->head_dim != cfg->head_dim ||
         c->concat != cfg->concat || c->norm != cfg->norm)
@@ -202,11 +169,3 @@ lg_status lg__gat_check_cache(const lg_gat_cache *cache, const lg_gat_config *cf
     return LG_OK;
 }
 
-lg_status lg__gat_check_graph(const lg_gat_cache *cache, const lg_graph *g, const char *what, const char *fn) {
-    LG_CHECK(lg__graph_check_arg(g, what, fn));
-    if (g->n > cache->n_cap || g->nnz > cache->nnz_cap)
-        return lg__error(LG_EINVAL, "%s: %s has %lld nodes and %lld edges, the cache was made for at most %lld and %lld",
-                         fn, what, (long long)g->n, (long long)g->nnz, (long long)cache->n_cap,
-                         (long long)cache->nnz_cap);
-    return LG_OK;
-}

@@ -133,7 +133,7 @@ lg_status LG__ISA_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
     LG_CHECK(lg__gat_check_cache(cache, cfg, sizeof(lg_real), fn));
     LG__PASS_MARK(LG__PASS_START);
     if (!out || !in || !params) return lg__error(LG_EINVAL, "%s: out, in or params is NULL", fn);
-    LG_CHECK(lg__gat_check_graph(cache, g, "graph", fn));
+    LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
     cache->have_fwd = 0;
 
     const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C;
@@ -267,7 +267,7 @@ lg_status LG__ISA_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
         return lg__error(LG_EINVAL, "%s: config differs from the forward's (lip_scale, negative_slope or att_dropout)", fn);
     /* g was checked by the forward if it is the same graph; gT's rows are
      * checked here (O(n)) and its entries by B0 */
-    if (g != cache->fgraph) LG_CHECK(lg__gat_check_graph(cache, g, "graph", fn));
+    if (g != cache->fgraph) LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
     LG_CHECK(lg__att_check_backward_graphs(g, gT, cache->n, cache->nnz, fn));
 
     const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C;
@@ -494,7 +494,7 @@ static lg_status LG_FN(lg__gat_edge_readout)(lg_real *r, const lg_gat_cache *cac
                                              const char *fn) {
     LG_CHECK(LG__ATT_AFTER_FWD(cache, fn));
     if (!r) return lg__error(LG_EINVAL, "%s: output is NULL", fn);
-    LG_CHECK(lg__gat_check_graph(cache, g, "graph", fn));
+    LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
     if (g->n != cache->n || g->nnz != cache->nnz)
         return lg__error(LG_EINVAL, "%s: graph is not the forward's", fn);
     const lg_idx K = cache->cfg.heads;

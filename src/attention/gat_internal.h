@@ -21,16 +21,8 @@
  * types; real_size says which (the kernels cast to their lg_real). Sizes are
  * for the capacity (n_cap, nnz_cap); the last forward used (n, nnz). */
 struct lg_gat_cache {
+    LG__ATT_HEAD;       /* real_size, capacity, workspace and edge-map mode    */
     lg_gat_config cfg;  /* configuration the cache was made for               */
-    size_t real_size;   /* sizeof(float) or sizeof(double)                    */
-    lg_idx n_cap;       /* largest graph (nodes) it serves                    */
-    lg_idx nnz_cap;     /* largest graph (edges) it serves                    */
-    lg_idx nchunk;      /* reduction chunks for n_cap nodes                   */
-    int ws_shared;      /* 1: the workspace buffers are carved from the
-                           caller's shared workspace (not freed here)        */
-    int lent_map;       /* 1: no tpos, tedge, tnext of its own: the backward
-                           uses the edge map lent (lg__gat_cache_lend_tmap)  */
-    lg__att_tmap lent;  /* the lent edge map (tpos NULL: none)                */
     /* state of the last forward */
     int have_fwd;       /* 1 once a forward completed                         */
     lg_gat_config fcfg; /* the cfg it was called with                         */
@@ -74,11 +66,6 @@ struct lg_gat_cache {
 
 /* Validates the pair (cache, cfg) for a kernel of scalar size rs. */
 lg_status lg__gat_check_cache(const lg_gat_cache *cache, const lg_gat_config *cfg, size_t rs,
-                              const char *fn);
-
-/* Validates a graph for a kernel using cache: its invariants (lg_graph_check)
- * and that it fits the cache's capacity. */
-lg_status lg__gat_check_graph(const lg_gat_cache *cache, const lg_graph *g, const char *what,
                               const char *fn);
 
 /* Allocates a cache's buffers for scalars of rs bytes, its workspace carved

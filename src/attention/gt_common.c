@@ -70,32 +70,20 @@ lg_idx lg__gt_part_width(const lg_gt_config *c) {
 /* The cache's buffers: one table (att_cache.h) drives both lg_gt_memory and
  * the allocation, so the documented bytes are the allocated ones. */
 enum { LG__GT_ACT = LG__ATT_ACT, LG__GT_WORK = LG__ATT_WORK };
-typedef lg__att_buf lg__gt_buf;
 
 #define LG__GT_NBUF 18
 
 /* Fills the table for cfg and capacities (n, nnz); *nchunk = reduction chunks. */
-static lg_status lg__gt_bufs(const lg_gt_config *c, lg_idx n, lg_idx nnz, int lent_map, lg__gt_buf *b,
-                             lg_idx *nchunk) {
+static lg_status lg__gt_bufs(const void *cfg, lg_idx n, lg_idx nnz, int lent_map, lg__att_buf *b, lg_idx *nchunk) {
+    const lg_gt_config *c = cfg;
     lg_idx K = c->heads, kc = c->heads * c->head_dim, d = lg_gt_out_dim(c), p = 3 * kc + d;
     int lip = c->norm != LG_ATT_NORM_NONE, ref = c->norm == LG_ATT_NORM_LIPSCHITZ_REF, gate = c->gate;
-    if (n < 0 || nnz < 0)
-        return lg__error(LG_EINVAL, "graph-transformer cache: negative size (n=%lld, nnz=%lld)", (long long)n,
-                         (long long)nnz);
-    if (n > INT_MAX)
-        return lg__error(LG_ERANGE, "graph-transformer cache: %lld nodes exceed the BLAS limit %d", (long long)n,
-                         INT_MAX);
     /* every count below is at most max(n + 1, nnz) * max(p, 4K) or (nchunk + 1) * (p + 3d) */
-    lg_idx big = LG_MAX(n + 1, nnz);
-    if (LG_MAX(p, 4 * K) > (INT64_MAX / 16) / big)
-        return lg__error(LG_ERANGE, "graph-transformer cache: %lld x %lld values overflow", (long long)big,
-                         (long long)p);
-    LG_CHECK(lg__att_check_edges("graph-transformer", nnz));
+    LG_CHECK(lg__att_check_sizes("graph-transformer", n, nnz, LG_MAX(n + 1, nnz), LG_MAX(p, 4 * K)));
     lg_idx nch = (n + LG__GT_CHUNK - 1) / LG__GT_CHUNK;
     *nchunk = nch;
     int k = 0;
-#define LG__B(field, kind_, idx_, cnt)                                                                     \
-    b[k].off = offsetof(lg_gt_cache, field), b[k].kind = (kind_), b[k].idx = (idx_), b[k].count = (cnt), k++
+#define LG__B(field, kind_, idx_, cnt) LG__ATT_BUF(b, k, lg_gt_cache, field, kind_, idx_, cnt)
     LG__B(z, LG__GT_ACT, 0, n * p);
     LG__B(att, LG__GT_ACT, 0, nnz * K);
     LG__B(nrm, LG__GT_ACT, 0, lip ? 3 * n * K : 0);
@@ -115,18 +103,18 @@ static lg_status lg__gt_bufs(const lg_gt_config *c, lg_idx n, lg_idx nnz, int le
     LG__B(tnext, LG__GT_WORK, 1, lent_map ? 0 : n);
     LG__B(part, LG__GT_WORK, 0, (nch + 1) * lg__gt_part_width(c));
 #undef LG__B
-    return k == LG__GT_NBUF ? LG_OK : lg__error(LG_EINVAL, "graph-transformer cache: internal buffer table");
+    return lg__att_check_table("graph-transformer", k, LG__GT_NBUF);
 }
+
+static const lg__att_kind lg__gt_kind = {"graph-transformer", "lg_gt_cache_init", sizeof(lg_gt_cache),
+                                         offsetof(lg_gt_cache, cfg), sizeof(lg_gt_config), LG__GT_NBUF, lg__gt_bufs};
+_Static_assert(offsetof(lg_gt_cache, head) == 0, "the cache opens with its head");
 
 lg_status lg__gt_memory_ext(const lg_gt_config *cfg, lg_idx n, lg_idx nnz, size_t real_size, int lent_map,
                             lg_gt_mem *mem) {
-    lg__gt_buf b[LG__GT_NBUF];
-    lg_idx nch = 0;
     LG_CHECK(lg__att_memory_args(mem, sizeof *mem, real_size, "lg_gt_memory"));
     LG_CHECK(lg_gt_config_check(cfg));
-    LG_CHECK(lg__gt_bufs(cfg, n, nnz, lent_map, b, &nch));
-    lg__att_bufs_bytes(b, LG__GT_NBUF, real_size, &mem->activations, &mem->workspace);
-    return LG_OK;
+    return lg__att_memory(&lg__gt_kind, cfg, n, nnz, real_size, lent_map, &mem->activations, &mem->workspace);
 }
 
 lg_status lg_gt_memory(const lg_gt_config *cfg, lg_idx n, lg_idx nnz, size_t real_size, lg_gt_mem *mem) {
@@ -135,47 +123,22 @@ lg_status lg_gt_memory(const lg_gt_config *cfg, lg_idx n, lg_idx nnz, size_t rea
 
 void lg__gt_cache_lend_tmap(lg_gt_cache *c, const lg__att_tmap *m) { c->lent = *m; }
 
-void lg_gt_cache_free(lg_gt_cache *c) {
-    if (!c) return;
-    lg__gt_buf b[LG__GT_NBUF];
-    lg_idx nch;
-    /* the table only needs the config, which was validated at allocation */
-    if (lg__gt_bufs(&c->cfg, 0, 0, c->lent_map, b, &nch) == LG_OK) lg__att_bufs_free(c, b, LG__GT_NBUF, c->ws_shared);
-    lg__free(c);
-}
+void lg_gt_cache_free(lg_gt_cache *c) { lg__att_cache_free(&lg__gt_kind, c); }
 
 lg_status lg__gt_cache_alloc(lg_gt_cache **out, const lg_gt_config *cfg, lg_idx n_cap, lg_idx nnz_cap, size_t rs,
                              void *ws, size_t ws_bytes, int lent_map) {
-    lg_status st = LG_OK;
-    lg_gt_cache *c = NULL;
-    lg__gt_buf b[LG__GT_NBUF];
-    lg_idx nch = 0;
+    void *c = NULL;
     if (!out) return lg__error(LG_EINVAL, "lg_gt_cache_init: out is NULL");
     *out = NULL;
     LG_CHECK(lg_gt_config_check(cfg));
-    LG_CHECK(lg__gt_bufs(cfg, n_cap, nnz_cap, lent_map, b, &nch));
-    LG_CALLOC(c, 1, "graph-transformer cache");
-    c->cfg = *cfg;
-    c->real_size = rs;
-    c->n_cap = n_cap;
-    c->nnz_cap = nnz_cap;
-    c->nchunk = nch;
-    c->ws_shared = ws != NULL;
-    c->lent_map = lent_map;
-    LG_TRY(lg__att_bufs_alloc(c, b, LG__GT_NBUF, rs, ws, ws_bytes, "graph-transformer cache buffer"));
+    LG_CHECK(lg__att_cache_alloc(&lg__gt_kind, &c, cfg, n_cap, nnz_cap, rs, ws, ws_bytes, lent_map));
     *out = c;
     return LG_OK;
-fail:
-    lg_gt_cache_free(c);
-    return st;
 }
 
 lg_status lg__gt_check_cache(const lg_gt_cache *cache, const lg_gt_config *cfg, size_t rs, const char *fn) {
-    if (!cache) return lg__error(LG_EINVAL, "%s: cache is NULL", fn);
+    LG_CHECK(lg__att_check_head(cache ? &cache->head : NULL, rs, fn));
     LG_CHECK(lg_gt_config_check(cfg));
-    if (cache->real_size != rs)
-        return lg__error(LG_EINVAL, "%s: the cache was made for %s, not %s", fn,
-                         cache->real_size == sizeof(float) ? "float" : "double", rs == sizeof(float) ? "float" : "double");
     const lg_gt_config *c = &cache->cfg;
     if (c->in_dim != cfg->in_dim || c->heads != cfg->heads || c->head_dim != cfg->head_dim ||
         c->concat != cfg->concat || c->norm != cfg->norm || c->gate != cfg->gate)
@@ -189,12 +152,3 @@ lg_status lg__gt_check_cache(const lg_gt_cache *cache, const lg_gt_config *cfg, 
     return LG_OK;
 }
 
-lg_status lg__gt_check_graph(const lg_gt_cache *cache, const lg_graph *g, const char *what, const char *fn) {
-    LG_CHECK(lg__graph_check_arg(g, what, fn));
-    if (g->n > cache->n_cap || g->nnz > cache->nnz_cap)
-        return lg__error(LG_EINVAL,
-                         "%s: %s has %lld nodes and %lld edges, the cache was made for at most %lld and %lld", fn,
-                         what, (long long)g->n, (long long)g->nnz, (long long)cache->n_cap,
-                         (long long)cache->nnz_cap);
-    return LG_OK;
-}

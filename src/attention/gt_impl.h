@@ -115,7 +115,7 @@ lg_status LG__ISA_FN(LG_FN(lg__gt_forward))(lg_real *out, lg_gt_cache *cache, co
     static const char fn[] = "lg_gt_forward";
     LG_CHECK(lg__gt_check_cache(cache, cfg, sizeof(lg_real), fn));
     if (!out || !in || !params) return lg__error(LG_EINVAL, "%s: out, in or params is NULL", fn);
-    LG_CHECK(lg__gt_check_graph(cache, g, "graph", fn));
+    LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
     cache->have_fwd = 0;
 
     const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C;
@@ -252,7 +252,7 @@ lg_status LG__ISA_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
     if (cache->fcfg.att_dropout != cfg->att_dropout)
         return lg__error(LG_EINVAL, "%s: att_dropout %g differs from the forward's %g", fn, cfg->att_dropout,
                          cache->fcfg.att_dropout);
-    LG_CHECK(lg__gt_check_graph(cache, g, "graph", fn));
+    LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
     /* gT's shape here, its entries by the transpose map (B0) */
     LG_CHECK(lg__att_check_backward_graphs(g, gT, cache->n, cache->nnz, fn));
 
@@ -467,7 +467,7 @@ lg_status LG_FN(lg_gt_scores)(lg_real *t, const lg_gt_cache *cache, const lg_gra
     static const char fn[] = "lg_gt_scores";
     LG_CHECK(LG__ATT_AFTER_FWD(cache, fn));
     if (!t) return lg__error(LG_EINVAL, "%s: t is NULL", fn);
-    LG_CHECK(lg__gt_check_graph(cache, g, "graph", fn));
+    LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
     if (g->n != cache->n || g->nnz != cache->nnz) return lg__error(LG_EINVAL, "%s: graph is not the forward's", fn);
     const lg_idx K = cache->cfg.heads, C = cache->cfg.head_dim, KC = K * C;
     const lg_idx P = 3 * KC + lg_gt_out_dim(&cache->cfg);

@@ -122,25 +122,17 @@ lg_status lg__l2att_check_loops(const lg_graph *g, const char *fn) {
 /* The cache's buffers: one table (att_cache.h) drives lg_l2att_memory and the
  * allocation. */
 enum { LG__ACT = LG__ATT_ACT, LG__WORK = LG__ATT_WORK };
-typedef lg__att_buf lg__l2_buf;
 
 #define LG__L2_NBUF 15
 
-static lg_status lg__l2_bufs(const lg_l2att_config *c, lg_idx n, lg_idx nnz, int lent_map, lg__l2_buf *b,
-                             lg_idx *nchunk) {
+static lg_status lg__l2_bufs(const void *cfg, lg_idx n, lg_idx nnz, int lent_map, lg__att_buf *b, lg_idx *nchunk) {
+    const lg_l2att_config *c = cfg;
     lg_idx K = c->heads, kc = c->heads * c->head_dim, D = c->out_dim;
-    if (n < 0 || nnz < 0)
-        return lg__error(LG_EINVAL, "L2-attention cache: negative size (n=%lld, nnz=%lld)", (long long)n, (long long)nnz);
-    if (n > INT_MAX) return lg__error(LG_ERANGE, "L2-attention cache: %lld nodes exceed the BLAS limit %d", (long long)n, INT_MAX);
-    lg_idx big = LG_MAX(LG_MAX(n, nnz), kc), wide = LG_MAX(kc, D);
-    if (big > 0 && wide > (INT64_MAX / 16) / big)
-        return lg__error(LG_ERANGE, "L2-attention cache: %lld x %lld values overflow", (long long)big, (long long)wide);
-    LG_CHECK(lg__att_check_edges("L2-attention", nnz));
+    LG_CHECK(lg__att_check_sizes("L2-attention", n, nnz, LG_MAX(LG_MAX(n, nnz), kc), LG_MAX(kc, D)));
     lg_idx nch = (n + LG__L2_CHUNK - 1) / LG__L2_CHUNK;
     *nchunk = nch;
     int k = 0;
-#define LG__B(field, kind_, idx_, cnt)                                                                  \
-    b[k].off = offsetof(lg_l2att_cache, field), b[k].kind = (kind_), b[k].idx = (idx_), b[k].count = (cnt), k++
+#define LG__B(field, kind_, idx_, cnt) LG__ATT_BUF(b, k, lg_l2att_cache, field, kind_, idx_, cnt)
     LG__B(q, LG__ACT, 0, n * kc);
     LG__B(qn, LG__ACT, 0, n * K);
     LG__B(att, LG__ACT, 0, nnz * K);
@@ -157,18 +149,19 @@ static lg_status lg__l2_bufs(const lg_l2att_config *c, lg_idx n, lg_idx nnz, int
     LG__B(part, LG__WORK, 0, (nch + 1) * D);
     LG__B(fx, LG__WORK, 0, c->contractive > 0 ? n * D : 0);
 #undef LG__B
-    return k == LG__L2_NBUF ? LG_OK : lg__error(LG_EINVAL, "L2-attention cache: internal buffer table");
+    return lg__att_check_table("L2-attention", k, LG__L2_NBUF);
 }
+
+static const lg__att_kind lg__l2_kind = {"L2-attention", "lg_l2att_cache_init", sizeof(lg_l2att_cache),
+                                         offsetof(lg_l2att_cache, cfg), sizeof(lg_l2att_config), LG__L2_NBUF,
+                                         lg__l2_bufs};
+_Static_assert(offsetof(lg_l2att_cache, head) == 0, "the cache opens with its head");
 
 lg_status lg__l2att_memory_ext(const lg_l2att_config *cfg, lg_idx n, lg_idx nnz, size_t real_size, int lent_map,
                                lg_l2att_mem *mem) {
-    lg__l2_buf b[LG__L2_NBUF];
-    lg_idx nch = 0;
     LG_CHECK(lg__att_memory_args(mem, sizeof *mem, real_size, "lg_l2att_memory"));
     LG_CHECK(lg_l2att_config_check(cfg));
-    LG_CHECK(lg__l2_bufs(cfg, n, nnz, lent_map, b, &nch));
-    lg__att_bufs_bytes(b, LG__L2_NBUF, real_size, &mem->activations, &mem->workspace);
-    return LG_OK;
+    return lg__att_memory(&lg__l2_kind, cfg, n, nnz, real_size, lent_map, &mem->activations, &mem->workspace);
 }
 
 lg_status lg_l2att_memory(const lg_l2att_config *cfg, lg_idx n, lg_idx nnz, size_t real_size, lg_l2att_mem *mem) {
@@ -177,46 +170,22 @@ lg_status lg_l2att_memory(const lg_l2att_config *cfg, lg_idx n, lg_idx nnz, size
 
 void lg__l2att_cache_lend_tmap(lg_l2att_cache *c, const lg__att_tmap *m) { c->lent = *m; }
 
-void lg_l2att_cache_free(lg_l2att_cache *c) {
-    if (!c) return;
-    lg__l2_buf b[LG__L2_NBUF];
-    lg_idx nch;
-    if (lg__l2_bufs(&c->cfg, 0, 0, c->lent_map, b, &nch) == LG_OK) lg__att_bufs_free(c, b, LG__L2_NBUF, c->ws_shared);
-    lg__free(c);
-}
+void lg_l2att_cache_free(lg_l2att_cache *c) { lg__att_cache_free(&lg__l2_kind, c); }
 
 lg_status lg__l2att_cache_alloc(lg_l2att_cache **out, const lg_l2att_config *cfg, lg_idx n_cap, lg_idx nnz_cap,
                                 size_t rs, void *ws, size_t ws_bytes, int lent_map) {
-    lg_status st = LG_OK;
-    lg_l2att_cache *c = NULL;
-    lg__l2_buf b[LG__L2_NBUF];
-    lg_idx nch = 0;
+    void *c = NULL;
     if (!out) return lg__error(LG_EINVAL, "lg_l2att_cache_init: out is NULL");
     *out = NULL;
     LG_CHECK(lg_l2att_config_check(cfg));
-    LG_CHECK(lg__l2_bufs(cfg, n_cap, nnz_cap, lent_map, b, &nch));
-    LG_CALLOC(c, 1, "L2-attention cache");
-    c->cfg = *cfg;
-    c->real_size = rs;
-    c->n_cap = n_cap;
-    c->nnz_cap = nnz_cap;
-    c->nchunk = nch;
-    c->ws_shared = ws != NULL;
-    c->lent_map = lent_map;
-    LG_TRY(lg__att_bufs_alloc(c, b, LG__L2_NBUF, rs, ws, ws_bytes, "L2-attention cache buffer"));
+    LG_CHECK(lg__att_cache_alloc(&lg__l2_kind, &c, cfg, n_cap, nnz_cap, rs, ws, ws_bytes, lent_map));
     *out = c;
     return LG_OK;
-fail:
-    lg_l2att_cache_free(c);
-    return st;
 }
 
 lg_status lg__l2att_check_cache(const lg_l2att_cache *cache, const lg_l2att_config *cfg, size_t rs, const char *fn) {
-    if (!cache) return lg__error(LG_EINVAL, "%s: cache is NULL", fn);
+    LG_CHECK(lg__att_check_head(cache ? &cache->head : NULL, rs, fn));
     LG_CHECK(lg_l2att_config_check(cfg));
-    if (cache->real_size != rs)
-        return lg__error(LG_EINVAL, "%s: the cache was made for %s, not %s", fn,
-                         cache->real_size == sizeof(float) ? "float" : "double", rs == sizeof(float) ? "float" : "double");
     const lg_l2att_config *c = &cache->cfg;
     if (c->in_dim != cfg->in_dim || c->heads != cfg->heads || c->head_dim != cfg->head_dim ||
         c->out_dim != cfg->out_dim || (c->contractive > 0) != (cfg->contractive > 0))
@@ -226,15 +195,6 @@ lg_status lg__l2att_check_cache(const lg_l2att_cache *cache, const lg_l2att_conf
                          fn, (long long)cfg->in_dim, (long long)cfg->heads, (long long)cfg->head_dim,
                          (long long)cfg->out_dim, cfg->contractive, (long long)c->in_dim, (long long)c->heads,
                          (long long)c->head_dim, (long long)c->out_dim, c->contractive);
-    return LG_OK;
-}
-
-lg_status lg__l2att_check_graph(const lg_l2att_cache *cache, const lg_graph *g, const char *what, const char *fn) {
-    LG_CHECK(lg__graph_check_arg(g, what, fn));
-    if (g->n > cache->n_cap || g->nnz > cache->nnz_cap)
-        return lg__error(LG_EINVAL, "%s: %s has %lld nodes and %lld edges, the cache was made for at most %lld and %lld",
-                         fn, what, (long long)g->n, (long long)g->nnz, (long long)cache->n_cap,
-                         (long long)cache->nnz_cap);
     return LG_OK;
 }
 

@@ -129,7 +129,7 @@ lg_status LG_FN(lg_l2att_forward)(lg_real *out, lg_l2att_cache *cache, const lg_
     static const char fn[] = "lg_l2att_forward";
     LG_CHECK(lg__l2att_check_cache(cache, cfg, sizeof(lg_real), fn));
     if (!out || !in || !params) return lg__error(LG_EINVAL, "%s: out, in or params is NULL", fn);
-    LG_CHECK(lg__l2att_check_graph(cache, g, "graph", fn));
+    LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
     LG_CHECK(lg__l2att_check_loops(g, fn));
     cache->have_fwd = 0;
 
@@ -213,7 +213,7 @@ lg_status LG_FN(lg_l2att_backward)(lg_real *d_in, lg_real *d_params, const lg_re
     if (cache->fcfg.contractive != cfg->contractive)
         return lg__error(LG_EINVAL, "%s: contractive = %g differs from the forward's %g", fn, cfg->contractive,
                          cache->fcfg.contractive);
-    if (g != cache->fgraph) LG_CHECK(lg__l2att_check_graph(cache, g, "graph", fn));
+    if (g != cache->fgraph) LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
     LG_CHECK(lg__att_check_backward_graphs(g, gT, cache->n, cache->nnz, fn));
 
     const lg_idx n = g->n, F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C, D = cfg->out_dim;
@@ -331,7 +331,7 @@ lg_status LG_FN(lg_l2att_invert)(lg_real *x, int *iters, lg_l2att_cache *cache, 
                          fn, cfg->contractive, (long long)cfg->out_dim, (long long)cfg->in_dim);
     if (!(tol > 0) || max_iter < 1)
         return lg__error(LG_EINVAL, "%s: tol = %g must be > 0 and max_iter = %d >= 1", fn, tol, max_iter);
-    LG_CHECK(lg__l2att_check_graph(cache, g, "graph", fn));
+    LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
     if (x == y) return lg__error(LG_EINVAL, "%s: x must not alias y", fn);
     const lg_idx nv = g->n * cfg->in_dim;
     lg_real *fx = cache->fx;

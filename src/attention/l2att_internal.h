@@ -23,15 +23,8 @@
 /* The layer's cache; buffers are void* (one struct serves both scalar types),
  * real_size says which. Sizes are for the capacity (n_cap, nnz_cap). */
 struct lg_l2att_cache {
+    LG__ATT_HEAD;         /* real_size, capacity, workspace and edge-map mode  */
     lg_l2att_config cfg;  /* configuration the cache was made for             */
-    size_t real_size;     /* sizeof(float) or sizeof(double)                  */
-    lg_idx n_cap, nnz_cap;
-    lg_idx nchunk;        /* reduction chunks for n_cap nodes                 */
-    int ws_shared;        /* 1: the workspace buffers are carved from the
-                             caller's shared workspace (not freed here)       */
-    int lent_map;         /* 1: no tpos, tedge of its own: the backward uses
-                             the edge map lent (lg__l2att_cache_lend_tmap)    */
-    lg__att_tmap lent;    /* the lent edge map (tpos NULL: none)              */
     /* state of the last forward */
     int have_fwd;
     lg_l2att_config fcfg;
@@ -61,7 +54,6 @@ struct lg_l2att_cache {
 };
 
 lg_status lg__l2att_check_cache(const lg_l2att_cache *cache, const lg_l2att_config *cfg, size_t rs, const char *fn);
-lg_status lg__l2att_check_graph(const lg_l2att_cache *cache, const lg_graph *g, const char *what, const char *fn);
 /* LG_EINVAL naming the first node of g without its self-loop (rows sorted). */
 lg_status lg__l2att_check_loops(const lg_graph *g, const char *fn);
 /* n_in, n_out of g using cnt (n counters of workspace). */
