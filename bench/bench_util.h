@@ -12,7 +12,10 @@
 #include <string.h>
 #include <time.h>
 
+#include <cblas.h>
+
 #include "lipgnn.h"
+#include "core/gemm.h"
 
 static inline double now_ms(void) {
     struct timespec ts;
@@ -90,5 +93,89 @@ typedef struct bench_graph {
     const char *source; /* "data" or "random"     */
     lg_graph *g, *gT;   /* the graph as benchmarked, and its transpose */
 } bench_graph;
+
+/* One attention layer under benchmark: its two passes on a context, and the
+ * dense products they are made of (their floor): the projection Z = X W
+ * (n x P from F columns) in forward, and dW += X^T dZ, dX += dZ W^T in
+ * backward, through lg__gemm_f32 as the layer calls them (core/gemm.h). */
+typedef struct bench_layer_ops {
+    void *ctx;
+    void (*forward)(void *ctx, uint64_t counter); /* counter: dropout's   */
+    void (*backward)(void *ctx);                   /* after a forward      */
+    lg_idx n, F, P;                                /* the projection shape */
+    const float *x, *w;                            /* X: n x F, W: F x P   */
+} bench_layer_ops;
+
+/* Milliseconds of forward ([0]) and forward + backward ([1]): medians over
+ * `runs` runs after `warm` warm-up runs, and the minima; each run times the
+ * passes, then the floor's products alone (random operands of the same
+ * shapes). */
+typedef struct bench_times {
+    double ms[2], floor_ms[2];         /* medians */
+    double min_ms[2], floor_min_ms[2]; /* minima  */
+} bench_times;
+
+static inline void bench_time_layer(const bench_layer_ops *o, int runs, int warm, bench_times *t) {
+    const lg_idx n = o->n, F = o->F, P = o->P;
+    float *z = rand_array(n * P, 0, 7), *dz = rand_array(n * P, 1.0f, 8), *dw = rand_array(F * P, 0, 9),
+          *dx = rand_array(n * F, 0, 10);
+    double *tm[4];
+    for (int k = 0; k < 4; k++)
+        if (!(tm[k] = malloc(sizeof(double) * (size_t)runs))) die("alloc", LG_ENOMEM);
+    for (int r = -warm; r < runs; r++) {
+        double t0 = now_ms();
+        o->forward(o->ctx, (uint64_t)(r + warm));
+        double t1 = now_ms();
+        o->forward(o->ctx, (uint64_t)(r + warm));
+        o->backward(o->ctx);
+        double t2 = now_ms();
+        lg__gemm_f32(CblasNoTrans, CblasNoTrans, n, P, F, o->x, F, o->w, P, 0.0f, z, P);
+        double t3 = now_ms();
+        lg__gemm_f32(CblasNoTrans, CblasNoTrans, n, P, F, o->x, F, o->w, P, 0.0f, z, P);
+        lg__gemm_f32(CblasTrans, CblasNoTrans, F, P, n, o->x, F, dz, P, 1.0f, dw, P);
+        lg__gemm_f32(CblasNoTrans, CblasTrans, n, F, P, dz, P, o->w, P, 1.0f, dx, F);
+        double t4 = now_ms();
+        if (r >= 0) tm[0][r] = t1 - t0, tm[1][r] = t2 - t1, tm[2][r] = t3 - t2, tm[3][r] = t4 - t3;
+    }
+    for (int k = 0; k < 4; k++) {
+        double med = median(tm[k], runs), mn = tm[k][0]; /* sorted by median() */
+        if (k < 2) t->ms[k] = med, t->min_ms[k] = mn;
+        else t->floor_ms[k - 2] = med, t->floor_min_ms[k - 2] = mn;
+        free(tm[k]);
+    }
+    free(z), free(dz), free(dw), free(dx);
+}
+
+/* Loads the benchmark graph `name` (load_graph) into bg, with self-loops
+ * added when self_loops, and its transpose. */
+static inline void bench_graph_open(bench_graph *bg, const char *name, lg_idx n, lg_idx m_und, int self_loops) {
+    bg->name = name;
+    lg_graph *g0 = load_graph(name, n, m_und, &bg->source);
+    lg_status st = LG_OK;
+    if (self_loops) {
+        if ((st = lg_graph_self_loops(g0, 1, &bg->g))) die("self-loops", st);
+        lg_graph_free(g0);
+    } else {
+        bg->g = g0;
+    }
+    if ((st = lg_graph_transpose(bg->g, &bg->gT))) die("transpose", st);
+}
+
+static inline void bench_graph_close(bench_graph *bg) {
+    lg_graph_free(bg->g);
+    lg_graph_free(bg->gT);
+    bg->g = bg->gT = NULL;
+}
+
+/* OpenBLAS's core type, with a warning on stderr when it is not the best one
+ * for this CPU (bench/README.md: OPENBLAS_CORETYPE). */
+static inline const char *bench_blas_core(void) {
+    static lg_blas_info bi;
+    lg_blas_check(&bi);
+    if (bi.recommend)
+        fprintf(stderr, "%s: OpenBLAS runs as %s; set OPENBLAS_CORETYPE=%s for the intended figures\n", lg_bench_prog,
+                bi.current, bi.best);
+    return bi.current;
+}
 
 #endif
