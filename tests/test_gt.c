@@ -1079,6 +1079,58 @@ static void test_layout_and_init(void **state) {
 /* Ties, dropout, large inputs, memory, accumulation                          */
 /* ------------------------------------------------------------------------- */
 
+/* The set-up of the tie tests: the 4-node graph 1->0, 2->0, 3->0, 0->3, a
+ * one-head config (F = 5, C = 4) of norm `mode`, a cache, random inputs,
+ * parameters (rand_params with weight-block scales ws) and output gradient. */
+typedef struct tie_fix {
+    lg_gt_config cfg;
+    lg_gt_layout lay;
+    lg_graph *g, *gT;
+    lg_gt_cache *c;
+    double *in, *prm, *G, *out; /* 4 x 5, lay.count, 4 x 4, 4 x 4 */
+} tie_fix;
+
+static void tie_setup(tie_fix *t, int mode, uint64_t seed, const double ws[4]) {
+    t->cfg = lg_gt_config_default(5, 1, 4);
+    t->cfg.norm = (lg_att_norm)mode;
+    lg_idx src[] = {1, 2, 3, 0}, dst[] = {0, 0, 0, 3};
+    assert_ok(lg_graph_from_edges(&t->g, 4, 4, src, dst, 0));
+    assert_ok(lg_graph_transpose(t->g, &t->gT));
+    assert_ok(lg_gt_layout_get(&t->cfg, &t->lay));
+    t->in = lg_test_dvec(4 * 5), t->prm = lg_test_dvec(t->lay.count), t->G = lg_test_dvec(4 * 4);
+    t->out = lg_test_dvec(4 * 4);
+    lg_rng r;
+    lg_rng_seed(&r, seed);
+    fill(&r, t->in, 4 * 5, -1, 1);
+    rand_params(&r, t->prm, &t->cfg, ws);
+    fill(&r, t->G, 4 * 4, -1, 1);
+    t->c = NULL;
+    assert_ok(lg_gt_cache_init_f64(&t->c, &t->cfg, 4, t->g->nnz));
+}
+
+static void tie_teardown(tie_fix *t) {
+    lg_gt_cache_free(t->c);
+    free(t->in), free(t->prm), free(t->G), free(t->out);
+    lg_graph_free(t->g);
+    lg_graph_free(t->gT);
+}
+
+/* The verdict of a tie test on three gradients of `count` values (0: tied,
+ * 1: the first of the tied ahead by a hair, 2: the second ahead): the tie's
+ * equals the first's (within 1e-6) and differs from the second's (> 1e-3).
+ * Frees them. */
+static void tie_verdict(double *gr[3], lg_idx count, const char *first, const char *second, lg_att_norm norm) {
+    double d1 = 0, d2 = 0;
+    for (lg_idx t = 0; t < count; t++) {
+        d1 = fmax(d1, fabs(gr[0][t] - gr[1][t]));
+        d2 = fmax(d2, fabs(gr[0][t] - gr[2][t]));
+    }
+    print_message("  %s: tie vs %s ahead %.3g, vs %s ahead %.3g\n", lg_att_norm_name(norm), first, d1, second, d2);
+    assert_true(d1 < 1e-6);
+    assert_true(d2 > 1e-3);
+    for (int v = 0; v < 3; v++) free(gr[v]);
+}
+
 /* A tie in the maxima of the neighbours' ||k|| and ||v||: the gradient through
  * the maximum goes to the lowest-numbered neighbour. With h_1 = h_2 the
  * largest, the gradient equals the one where h_1 is ahead by a hair (1e-9)
@@ -1086,26 +1138,12 @@ static void test_layout_and_init(void **state) {
 static void test_argmax_tie(void **state) {
     (void)state;
     for (int mode = 1; mode < LG_ATT_NORM_COUNT; mode++) {
-        lg_gt_config cfg = lg_gt_config_default(5, 1, 4);
-        cfg.norm = (lg_att_norm)mode;
-        lg_idx src[] = {1, 2, 3, 0}, dst[] = {0, 0, 0, 3};
-        lg_graph *g, *gT;
-        assert_ok(lg_graph_from_edges(&g, 4, 4, src, dst, 0));
-        assert_ok(lg_graph_transpose(g, &gT));
-        lg_gt_layout lay;
-        assert_ok(lg_gt_layout_get(&cfg, &lay));
-        const lg_idx n = 4, D = 4, nin = n * 5;
-        double *in = lg_test_dvec(nin), *prm = lg_test_dvec(lay.count), *G = lg_test_dvec(n * D),
-               *out = lg_test_dvec(n * D), *dp = lg_test_dvec(lay.count);
-        lg_rng r;
-        lg_rng_seed(&r, 19 + (uint64_t)mode);
         static const double ws[4] = {1, 1, 1, 1};
-        fill(&r, in, nin, -1, 1);
-        rand_params(&r, prm, &cfg, ws);
-        fill(&r, G, n * D, -1, 1);
+        tie_fix t;
+        tie_setup(&t, mode, 19 + (uint64_t)mode, ws);
+        const lg_idx nin = 4 * 5;
+        double *in = t.in, *dp = lg_test_dvec(t.lay.count);
         for (lg_idx f = 0; f < 5; f++) in[2 * 5 + f] = in[1 * 5 + f] = 3.0 * in[1 * 5 + f];
-        lg_gt_cache *c = NULL;
-        assert_ok(lg_gt_cache_init_f64(&c, &cfg, n, g->nnz));
         double *gr[3];
         for (int v = 0; v < 3; v++) { /* 0: tie, 1: h_1 ahead, 2: h_2 ahead */
             gr[v] = lg_test_dvec(nin);
@@ -1114,28 +1152,18 @@ static void test_argmax_tie(void **state) {
             memcpy(keep, in + row * 5, sizeof keep);
             if (v)
                 for (lg_idx f = 0; f < 5; f++) in[row * 5 + f] *= 1 + 1e-9;
-            loss64(c, in, prm, g, &cfg, G, out, 0);
+            loss64(t.c, in, t.prm, t.g, &t.cfg, t.G, t.out, 0);
             if (v == 0) { /* really tied, and the arg-max is node 1 */
-                const lg_idx *am = c->amax;
+                const lg_idx *am = t.c->amax;
                 assert_int_equal(am[0], 1);
                 assert_int_equal(am[1], 1);
             }
-            assert_ok(lg_gt_backward_f64(gr[v], dp, G, c, in, prm, g, gT, &cfg));
+            assert_ok(lg_gt_backward_f64(gr[v], dp, t.G, t.c, in, t.prm, t.g, t.gT, &t.cfg));
             memcpy(in + row * 5, keep, sizeof keep);
         }
-        double d1 = 0, d2 = 0;
-        for (lg_idx t = 0; t < nin; t++) {
-            d1 = fmax(d1, fabs(gr[0][t] - gr[1][t]));
-            d2 = fmax(d2, fabs(gr[0][t] - gr[2][t]));
-        }
-        print_message("  %s: tie vs node 1 ahead %.3g, vs node 2 ahead %.3g\n", lg_att_norm_name(cfg.norm), d1, d2);
-        assert_true(d1 < 1e-6);
-        assert_true(d2 > 1e-3);
-        for (int v = 0; v < 3; v++) free(gr[v]);
-        lg_gt_cache_free(c);
-        free(in), free(prm), free(G), free(out), free(dp);
-        lg_graph_free(g);
-        lg_graph_free(gT);
+        tie_verdict(gr, nin, "node 1", "node 2", t.cfg.norm);
+        free(dp);
+        tie_teardown(&t);
     }
 }
 
@@ -1146,27 +1174,14 @@ static void test_argmax_tie(void **state) {
 static void test_product_tie(void **state) {
     (void)state;
     for (int mode = 1; mode < LG_ATT_NORM_COUNT; mode++) {
-        lg_gt_config cfg = lg_gt_config_default(5, 1, 4);
-        cfg.norm = (lg_att_norm)mode;
-        lg_idx src[] = {1, 2, 3, 0}, dst[] = {0, 0, 0, 3};
-        lg_graph *g, *gT;
-        assert_ok(lg_graph_from_edges(&g, 4, 4, src, dst, 0));
-        assert_ok(lg_graph_transpose(g, &gT));
-        lg_gt_layout lay;
-        assert_ok(lg_gt_layout_get(&cfg, &lay));
-        const lg_idx n = 4, D = 4, KC = 4, P = lay.w_cols, np = lay.count;
-        double *in = lg_test_dvec(n * 5), *prm = lg_test_dvec(np), *G = lg_test_dvec(n * D), *out = lg_test_dvec(n * D);
-        lg_rng r;
-        lg_rng_seed(&r, 29 + (uint64_t)mode);
         static const double ws[4] = {5, 1, 1, 1}; /* nq (and U) above nk = nv */
-        fill(&r, in, n * 5, -1, 1);
-        rand_params(&r, prm, &cfg, ws);
-        fill(&r, G, n * D, -1, 1);
+        tie_fix t;
+        tie_setup(&t, mode, 29 + (uint64_t)mode, ws);
+        const lg_idx KC = 4, P = t.lay.w_cols, np = t.lay.count;
+        double *prm = t.prm;
         for (lg_idx f = 0; f < 5; f++)
             for (lg_idx c = 0; c < KC; c++) prm[f * P + 2 * KC + c] = prm[f * P + KC + c]; /* Wv = Wk */
-        for (lg_idx c = 0; c < KC; c++) prm[lay.bv + c] = prm[lay.bk + c];
-        lg_gt_cache *c = NULL;
-        assert_ok(lg_gt_cache_init_f64(&c, &cfg, n, g->nnz));
+        for (lg_idx c = 0; c < KC; c++) prm[t.lay.bv + c] = prm[t.lay.bk + c];
         double *gr[3];
         for (int v = 0; v < 3; v++) { /* 0: tie, 1: Wk ahead, 2: Wv ahead */
             gr[v] = lg_test_dvec(np);
@@ -1175,25 +1190,14 @@ static void test_product_tie(void **state) {
             if (v)
                 for (lg_idx f = 0; f < 5; f++)
                     for (lg_idx q = 0; q < KC; q++) w[f * P + v * KC + q] *= 1 + 1e-9;
-            loss64(c, in, w, g, &cfg, G, out, 0);
-            const lg_idx *am = c->amax;
+            loss64(t.c, t.in, w, t.g, &t.cfg, t.G, t.out, 0);
+            const lg_idx *am = t.c->amax;
             assert_int_equal(am[2], v == 2 ? LG__GT_SEL_QV : LG__GT_SEL_QK); /* node 0's product */
-            assert_ok(lg_gt_backward_f64(NULL, gr[v], G, c, in, w, g, gT, &cfg));
+            assert_ok(lg_gt_backward_f64(NULL, gr[v], t.G, t.c, t.in, w, t.g, t.gT, &t.cfg));
             free(w);
         }
-        double d1 = 0, d2 = 0;
-        for (lg_idx t = 0; t < np; t++) {
-            d1 = fmax(d1, fabs(gr[0][t] - gr[1][t]));
-            d2 = fmax(d2, fabs(gr[0][t] - gr[2][t]));
-        }
-        print_message("  %s: tie vs nk ahead %.3g, vs nv ahead %.3g\n", lg_att_norm_name(cfg.norm), d1, d2);
-        assert_true(d1 < 1e-6);
-        assert_true(d2 > 1e-3);
-        for (int v = 0; v < 3; v++) free(gr[v]);
-        lg_gt_cache_free(c);
-        free(in), free(prm), free(G), free(out);
-        lg_graph_free(g);
-        lg_graph_free(gT);
+        tie_verdict(gr, np, "nk", "nv", t.cfg.norm);
+        tie_teardown(&t);
     }
 }
 
