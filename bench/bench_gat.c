@@ -50,10 +50,12 @@ static void gat_backward(void *v) {
     if (st) die("backward", st);
 }
 
-static void bench_layer(const bench_graph *bg, lg_idx F, lg_idx K, lg_idx C, lg_att_norm norm, double p, int runs,
+/* training: attention dropout 0.3, as DeepGAT trains */
+static void bench_layer(const bench_graph *bg, lg_idx F, lg_idx K, lg_idx C, lg_att_norm norm, int training, int runs,
                         const char *core) {
     const lg_graph *g = bg->g;
     lg_idx n = g->n;
+    const double p = training ? 0.3 : 0.0;
     lg_gat_config cfg = lg_gat_config_default(F, K, C);
     cfg.norm = norm;
     cfg.att_dropout = p;
@@ -88,29 +90,4 @@ static void bench_layer(const bench_graph *bg, lg_idx F, lg_idx K, lg_idx C, lg_
     free(in), free(params), free(dout), free(out), free(din), free(dparams);
 }
 
-int main(int argc, char **argv) {
-    lg_set_threads(0); /* OMP_NUM_THREADS threads; OpenBLAS pinned to one, products in panels */
-    int runs = argc > 1 ? atoi(argv[1]) : 15;
-    if (runs < 1) runs = 15;
-    const char *only = argc > 2 ? argv[2] : NULL;
-    const char *core = bench_blas_core();
-    struct {
-        const char *name;
-        lg_idx n, m_und;
-    } sets[2] = {{"cora", 2708, 5278}, {"pubmed", 19717, 44324}};
-    struct {
-        lg_idx F, K, C;
-    } cfgs[2] = {{64, 1, 64}, {512, 8, 64}};
-    for (int s = 0; s < 2; s++) {
-        if (only && strcmp(only, sets[s].name) != 0) continue;
-        bench_graph bg;
-        bench_graph_open(&bg, sets[s].name, sets[s].n, sets[s].m_und, 1);
-        for (int c = 0; c < 2; c++)
-            for (int norm = 0; norm < LG_ATT_NORM_COUNT; norm++)
-                bench_layer(&bg, cfgs[c].F, cfgs[c].K, cfgs[c].C, (lg_att_norm)norm, 0.0, runs, core);
-        /* training as DeepGAT does: attention dropout 0.3 */
-        bench_layer(&bg, 512, 8, 64, LG_ATT_NORM_LIPSCHITZ, 0.3, runs, core);
-        bench_graph_close(&bg);
-    }
-    return 0;
-}
+int main(int argc, char **argv) { return bench_layers_main(argc, argv, 15, 1, bench_layer); }

@@ -178,4 +178,40 @@ static inline const char *bench_blas_core(void) {
     return bi.current;
 }
 
+/* One benchmark of a layer: F inputs, K heads of C, the norm; training = 1:
+ * the training form (attention dropout 0.3, and what else the layer's
+ * deep model uses), else no dropout. */
+typedef void (*bench_layer_fn)(const bench_graph *bg, lg_idx F, lg_idx K, lg_idx C, lg_att_norm norm, int training,
+                               int runs, const char *core);
+
+/* The main of bench_gat and bench_gt: argv [runs [graph]]; on Cora's and
+ * PubMed's graphs (self-loops added when self_loops), every norm at one head
+ * of 64 and at 8 heads of 64, then 8 heads of 64 with LipschitzNorm in the
+ * training form. */
+static inline int bench_layers_main(int argc, char **argv, int default_runs, int self_loops, bench_layer_fn layer) {
+    lg_set_threads(0); /* OMP_NUM_THREADS threads; OpenBLAS pinned to one, products in panels */
+    int runs = argc > 1 ? atoi(argv[1]) : default_runs;
+    if (runs < 1) runs = default_runs;
+    const char *only = argc > 2 ? argv[2] : NULL;
+    const char *core = bench_blas_core();
+    static const struct {
+        const char *name;
+        lg_idx n, m_und;
+    } sets[2] = {{"cora", 2708, 5278}, {"pubmed", 19717, 44324}};
+    static const struct {
+        lg_idx F, K, C;
+    } cfgs[2] = {{64, 1, 64}, {512, 8, 64}};
+    for (int s = 0; s < 2; s++) {
+        if (only && strcmp(only, sets[s].name) != 0) continue;
+        bench_graph bg;
+        bench_graph_open(&bg, sets[s].name, sets[s].n, sets[s].m_und, self_loops);
+        for (int c = 0; c < 2; c++)
+            for (int norm = 0; norm < LG_ATT_NORM_COUNT; norm++)
+                layer(&bg, cfgs[c].F, cfgs[c].K, cfgs[c].C, (lg_att_norm)norm, 0, runs, core);
+        layer(&bg, 512, 8, 64, LG_ATT_NORM_LIPSCHITZ, 1, runs, core);
+        bench_graph_close(&bg);
+    }
+    return 0;
+}
+
 #endif
