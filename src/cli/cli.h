@@ -33,6 +33,22 @@ extern const char *lg_cli_prog;
 /* Prints "lipgnn CMD: <message>" on stderr. */
 void lg_cli_errorf(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+struct option;
+
+/* The error for getopt_long's '?' on the argument arg (argv[optind - 1]),
+ * printed for command cmd (its help: 'lipgnn CMD --help'): "--X needs a
+ * value" when arg names (or uniquely abbreviates) an option of opts that
+ * takes one, "--X takes no value" for "--X=V" on one that takes none, "--X is
+ * ambiguous" with the options it abbreviates, else "unknown option" with the
+ * option of opts closest to it when it lies within two edits ("did you mean").
+ * opts ends with a zero entry, as getopt_long's. */
+void lg_cli_bad_option(const char *cmd, const char *arg, const struct option *opts);
+
+/* The closest of the n names to s within two edits (insertions, deletions,
+ * substitutions, swaps of neighbours), and less than half of s's length;
+ * NULL if none is. */
+const char *lg_cli_closest(const char *s, const char *const *names, int n);
+
 /* Strict number parsing: the whole string, within [lo, hi]; on failure prints
  * an error naming the option and returns -1. */
 int lg_cli_parse_ll(const char *cmd, const char *opt, const char *s, long long lo, long long hi,

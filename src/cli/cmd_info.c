@@ -69,10 +69,7 @@ int lg_cmd_info(int argc, char **argv) {
             if (lg_cli_data_option("info", &d, opts[idx].name, optarg) < 0) return LG_EXIT_USAGE;
             continue;
         }
-        if (c == ':' || (c == '?' && optopt))
-            lg_cli_errorf("info", "option '-%c' needs a value or is unknown (see 'lipgnn info --help')", optopt);
-        else
-            lg_cli_errorf("info", "unknown option or missing value: '%s' (see 'lipgnn info --help')", argv[optind - 1]);
+        lg_cli_bad_option("info", argv[optind - 1], opts);
         return LG_EXIT_USAGE;
     }
     if (optind < argc) {

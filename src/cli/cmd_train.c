@@ -143,7 +143,7 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
             return 1;
         }
         if (c == '?') {
-            lg_cli_errorf(cmd, "unknown option or missing value: '%s' (see 'lipgnn %s --help')", argv[optind - 1], cmd);
+            lg_cli_bad_option(cmd, argv[optind - 1], lg__train_options);
             return -1;
         }
         if (c == O_MODEL && lg_model_kind_parse(optarg, &kind) != LG_OK) {

@@ -1,5 +1,6 @@
 /* Option parsing helpers and data-set loading shared by the subcommands. */
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -17,6 +18,77 @@ void lg_cli_errorf(const char *cmd, const char *fmt, ...) {
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
+}
+
+/* Optimal-string-alignment distance between a and b (both under 64 bytes),
+ * or 99. O(|a| |b|). */
+static int lg__edit_distance(const char *a, const char *b) {
+    size_t n = strlen(a), m = strlen(b);
+    if (n >= 64 || m >= 64) return 99;
+    int d[64][64];
+    for (size_t i = 0; i <= n; i++) d[i][0] = (int)i;
+    for (size_t j = 0; j <= m; j++) d[0][j] = (int)j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[n][m];
+}
+
+const char *lg_cli_closest(const char *s, const char *const *names, int n) {
+    const char *best = NULL;
+    int bd = 3;
+    for (int k = 0; k < n; k++) {
+        int dist = lg__edit_distance(s, names[k]);
+        if (dist < bd && 2 * (size_t)dist < strlen(s)) bd = dist, best = names[k];
+    }
+    return best;
+}
+
+void lg_cli_bad_option(const char *cmd, const char *arg, const struct option *opts) {
+    char help[96];
+    snprintf(help, sizeof help, "see 'lipgnn %s --help'", cmd ? cmd : "");
+    if (!arg || strncmp(arg, "--", 2) != 0 || !arg[2] || arg[2] == '=') {
+        lg_cli_errorf(cmd, "unknown option '%s' (%s)", arg ? arg : "", help);
+        return;
+    }
+    char name[64];
+    const char *eq = strchr(arg + 2, '=');
+    size_t len = eq ? (size_t)(eq - (arg + 2)) : strlen(arg + 2);
+    if (len >= sizeof name) len = sizeof name - 1;
+    memcpy(name, arg + 2, len);
+    name[len] = 0;
+    /* an exact name, else the options it abbreviates */
+    const struct option *hit = NULL;
+    int nprefix = 0;
+    char list[256] = "";
+    for (const struct option *o = opts; o->name; o++) {
+        if (!strcmp(o->name, name)) { hit = o; nprefix = 1; break; }
+        if (!strncmp(o->name, name, len)) {
+            if (nprefix++ == 0) hit = o;
+            size_t used = strlen(list);
+            snprintf(list + used, sizeof list - used, "%s--%s", used ? ", " : "", o->name);
+        }
+    }
+    if (nprefix > 1) {
+        lg_cli_errorf(cmd, "option '--%s' is ambiguous: %s (%s)", name, list, help);
+    } else if (hit && hit->has_arg == required_argument && !eq) {
+        lg_cli_errorf(cmd, "option '--%s' needs a value (%s)", hit->name, help);
+    } else if (hit && hit->has_arg == no_argument && eq) {
+        lg_cli_errorf(cmd, "option '--%s' takes no value (%s)", hit->name, help);
+    } else {
+        const char *names[256];
+        int n = 0;
+        for (const struct option *o = opts; o->name && n < 256; o++) names[n++] = o->name;
+        const char *close = lg_cli_closest(name, names, n);
+        if (close) lg_cli_errorf(cmd, "unknown option '--%s' (did you mean '--%s'? %s)", name, close, help);
+        else lg_cli_errorf(cmd, "unknown option '--%s' (%s)", name, help);
+    }
 }
 
 int lg_cli_parse_ll(const char *cmd, const char *opt, const char *s, long long lo, long long hi,

@@ -94,6 +94,12 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "depth-study")) return lg_cmd_depth_study(argc - 1, argv + 1);
     if (!strcmp(cmd, "gradmap")) return lg_cmd_gradmap(argc - 1, argv + 1);
     if (!strcmp(cmd, "lipschitz")) return lg_cmd_lipschitz(argc - 1, argv + 1);
-    lg_cli_errorf(NULL, "unknown command '%s' (see 'lipgnn --help')", cmd);
+    static const char *const cmds[] = {"info", "train", "demo", "predict", "depth-study", "gradmap", "lipschitz", "help",
+                                       "version"};
+    const char *close = lg_cli_closest(cmd, cmds, (int)(sizeof cmds / sizeof *cmds));
+    for (size_t k = 0; !close && *cmd && k < sizeof cmds / sizeof *cmds; k++)
+        if (!strncmp(cmds[k], cmd, strlen(cmd))) close = cmds[k]; /* "depth" -> "depth-study" */
+    if (close) lg_cli_errorf(NULL, "unknown command '%s' (did you mean '%s'? see 'lipgnn --help')", cmd, close);
+    else lg_cli_errorf(NULL, "unknown command '%s' (see 'lipgnn --help')", cmd);
     return LG_EXIT_USAGE;
 }
