@@ -28,6 +28,8 @@ help)
   grep -q "option '--residual' takes no value" "$tmp/err" || fail "train --residual=1: $(cat "$tmp/err")"
   run depth-study --out "$tmp/ds" --layers 2 --hiden 8; expect_rc 2 "depth-study --hiden"
   grep -q "did you mean '--hidden'? see 'lipgnn depth-study --help'" "$tmp/err" || fail "depth-study --hiden: $(cat "$tmp/err")"
+  run depth-study --out "$tmp/ds" --layers 2 --sedes 3; expect_rc 2 "depth-study --sedes"
+  grep -q "did you mean '--seeds'?" "$tmp/err" || fail "depth-study --sedes (its own option): $(cat "$tmp/err")"
   run info --trees; expect_rc 2 "info --trees (no value)"
   run info --trees 11; expect_rc 2 "info --trees 11"; grep -q "outside 2..10" "$tmp/err" || fail "range message: $(cat "$tmp/err")"
   run info --trees 3x; expect_rc 2 "info --trees 3x"

@@ -40,9 +40,14 @@ struct option;
  * value" when arg names (or uniquely abbreviates) an option of opts that
  * takes one, "--X takes no value" for "--X=V" on one that takes none, "--X is
  * ambiguous" with the options it abbreviates, else "unknown option" with the
- * option of opts closest to it when it lies within two edits ("did you mean").
- * opts ends with a zero entry, as getopt_long's. */
-void lg_cli_bad_option(const char *cmd, const char *arg, const struct option *opts);
+ * option of opts or of extra (more option names without "--", NULL-ended;
+ * extra may be NULL) closest to it when it lies within two edits ("did you
+ * mean"). opts ends with a zero entry, as getopt_long's. */
+void lg_cli_bad_option(const char *cmd, const char *arg, const struct option *opts, const char *const *extra);
+
+/* The names of depth-study's own options (without "--"), NULL-ended: the
+ * suggestions for a mistyped option of depth-study. */
+extern const char *const lg_cli_depth_option_names[];
 
 /* The closest of the n names to s within two edits (insertions, deletions,
  * substitutions, swaps of neighbours), and less than half of s's length;

@@ -842,9 +842,16 @@ static int lg__parse_depths(const char *cmd, const char *val, lg__grid *g) {
     return 0;
 }
 
+/* The first 11 take a value (lg__depth_parse's vals, in this order). */
+const char *const lg_cli_depth_option_names[] = {"model", "layers", "norms", "norm", "residual", "missing", "seeds",
+                                                "out", "metric", "trees", "jobs", "json", "verbose", "quiet",
+                                                "grad-logs", NULL};
+
 /* Options of depth-study itself (the rest go to lg_cli_train_parse). */
 static int lg__is(const char *a, const char *name, const char **val) {
     size_t n = strlen(name);
+    if (strncmp(a, "--", 2)) return 0;
+    a += 2;
     if (strncmp(a, name, n)) return 0;
     if (a[n] == 0) { *val = NULL; return 1; }
     if (a[n] == '=') { *val = a + n + 1; return 1; }
@@ -953,9 +960,8 @@ static void lg__depth_args_free(lg__depth_args *a) {
  * exit status: LG_EXIT_OK (a->help set if the help was printed), or an error
  * status after a message. a is to be freed with lg__depth_args_free. */
 static int lg__depth_parse(const char *cmd, int argc, char **argv, lg__depth_args *a) {
-    static const char *const valued[] = {"--model", "--layers", "--norms", "--norm", "--residual", "--missing",
-                                         "--seeds", "--out", "--metric", "--trees", "--jobs"};
-    static const char *const refused[] = {"--save", "--resume", "--log", "--grad-log"};
+    const char *const *valued = lg_cli_depth_option_names; /* its first 11 */
+    static const char *const refused[] = {"save", "resume", "log", "grad-log"};
     const char *vals[11] = {"gat", NULL, "none,lipschitz", NULL, "0", "0", "3", NULL, NULL, NULL, "1"};
     memset(a, 0, sizeof *a);
     a->metric = -1;
@@ -977,11 +983,11 @@ static int lg__depth_parse(const char *cmd, int argc, char **argv, lg__depth_arg
         if (!strcmp(arg, "--grad-logs")) { a->grad_logs = 1; continue; }
         if (!strcmp(arg, LG__WORKER_OPT)) { a->worker = 1; continue; }
         int hit = 0;
-        for (size_t i = 0; i < sizeof valued / sizeof *valued && !hit; i++) {
+        for (size_t i = 0; i < 11 && !hit; i++) {
             if (!lg__is(arg, valued[i], &v)) continue;
             hit = 1;
             if (!v) {
-                if (k + 1 >= argc) { lg_cli_errorf(cmd, "%s needs a value", valued[i]); return LG_EXIT_USAGE; }
+                if (k + 1 >= argc) { lg_cli_errorf(cmd, "--%s needs a value", valued[i]); return LG_EXIT_USAGE; }
                 v = argv[++k];
             }
             vals[i == 3 ? 2 : i] = v; /* --norm is --norms */
@@ -989,7 +995,7 @@ static int lg__depth_parse(const char *cmd, int argc, char **argv, lg__depth_arg
         if (hit) continue;
         for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
             if (lg__is(arg, refused[i], &v)) {
-                lg_cli_errorf(cmd, "%s is not supported by depth-study (see --grad-logs)", refused[i]);
+                lg_cli_errorf(cmd, "--%s is not supported by depth-study (see --grad-logs)", refused[i]);
                 return LG_EXIT_USAGE;
             }
         rest[nrest++] = argv[k];

@@ -370,7 +370,7 @@ int lg_cmd_gradmap(int argc, char **argv) {
             break;
         case 't': title = optarg; break;
         default:
-            lg_cli_bad_option(cmd, argv[optind - 1], opts);
+            lg_cli_bad_option(cmd, argv[optind - 1], opts, NULL);
             return LG_EXIT_USAGE;
         }
     }

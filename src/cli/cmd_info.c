@@ -69,7 +69,7 @@ int lg_cmd_info(int argc, char **argv) {
             if (lg_cli_data_option("info", &d, opts[idx].name, optarg) < 0) return LG_EXIT_USAGE;
             continue;
         }
-        lg_cli_bad_option("info", argv[optind - 1], opts);
+        lg_cli_bad_option("info", argv[optind - 1], opts, NULL);
         return LG_EXIT_USAGE;
     }
     if (optind < argc) {

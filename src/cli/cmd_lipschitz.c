@@ -261,7 +261,7 @@ int lg_cmd_lipschitz(int argc, char **argv) {
         case 'm': if (lg_cli_parse_size(cmd, "--max-memory", optarg, &max_memory)) return LG_EXIT_USAGE; break;
         case 't': if (lg_cli_parse_ll(cmd, "--threads", optarg, 1, 1024, &v)) return LG_EXIT_USAGE; threads = (int)v; break;
         default:
-            lg_cli_bad_option(cmd, argv[optind - 1], opts);
+            lg_cli_bad_option(cmd, argv[optind - 1], opts, NULL);
             return LG_EXIT_USAGE;
         }
     }

@@ -143,7 +143,8 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
             return 1;
         }
         if (c == '?') {
-            lg_cli_bad_option(cmd, argv[optind - 1], lg__train_options);
+            lg_cli_bad_option(cmd, argv[optind - 1], lg__train_options,
+                              strcmp(cmd, "depth-study") ? NULL : lg_cli_depth_option_names);
             return -1;
         }
         if (c == O_MODEL && lg_model_kind_parse(optarg, &kind) != LG_OK) {

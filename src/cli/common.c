@@ -50,7 +50,7 @@ const char *lg_cli_closest(const char *s, const char *const *names, int n) {
     return best;
 }
 
-void lg_cli_bad_option(const char *cmd, const char *arg, const struct option *opts) {
+void lg_cli_bad_option(const char *cmd, const char *arg, const struct option *opts, const char *const *extra) {
     char help[96];
     snprintf(help, sizeof help, "see 'lipgnn %s --help'", cmd ? cmd : "");
     if (!arg || strncmp(arg, "--", 2) != 0 || !arg[2] || arg[2] == '=') {
@@ -85,6 +85,7 @@ void lg_cli_bad_option(const char *cmd, const char *arg, const struct option *op
         const char *names[256];
         int n = 0;
         for (const struct option *o = opts; o->name && n < 256; o++) names[n++] = o->name;
+        for (const char *const *e = extra; e && *e && n < 256; e++) names[n++] = *e;
         const char *close = lg_cli_closest(name, names, n);
         if (close) lg_cli_errorf(cmd, "unknown option '--%s' (did you mean '--%s'? %s)", name, close, help);
         else lg_cli_errorf(cmd, "unknown option '--%s' (%s)", name, help);
