@@ -1,7 +1,8 @@
 /*
- * The buffers of an attention layer's cache (GAT, graph transformer), driven
- * by one table per layer kind: the same table gives the documented sizes
- * (lg_gat_memory, lg_gt_memory) and the allocation, so they cannot disagree.
+ * The caches of the attention layers (GAT, graph transformer, L2 and cosine
+ * attention) and their one life cycle. A cache's buffers are driven by one
+ * table per layer kind: the same table gives the documented sizes
+ * (lg_gat_memory, ...) and the allocation, so they cannot disagree.
  * Activations (kept from forward to backward) are always the cache's own;
  * backward's workspace is either its own too or carved from a buffer the
  * caller owns (lg_gat_cache_init_shared, lg_gt_cache_init_shared), so that
@@ -111,8 +112,8 @@ lg_status lg__att_memory(const lg__att_kind *k, const void *cfg, lg_idx n, lg_id
  * of at most n_cap nodes and nnz_cap edges, scalars of rs bytes; its
  * workspace carved from ws (ws_bytes long) when ws is not NULL; lent_map as
  * in lg__att_memory. *out is the cache, or NULL on error (LG_EINVAL if out
- * is NULL, errors of k->bufs and lg__att_bufs_alloc, nothing left
- * allocated). */
+ * is NULL, errors of k->bufs, LG_ENOMEM, LG_EINVAL if ws is shorter than the
+ * workspace; nothing is left allocated). */
 lg_status lg__att_cache_alloc(const lg__att_kind *k, void **out, const void *cfg, lg_idx n_cap, lg_idx nnz_cap,
                               size_t rs, void *ws, size_t ws_bytes, int lent_map);
 
