@@ -9,6 +9,11 @@ case $case_ in
 help)
   run --help; expect_rc 0 --help; grep -q "Usage: lipgnn COMMAND" "$tmp/out" || fail "--help has no usage"
   run info --help; expect_rc 0 "info --help"; grep -q -- "--dataset NAME" "$tmp/out" || fail "info --help lacks --dataset"
+  # every command's help is text printed as it is: no printf escape may show through
+  for c in demo depth-study gradmap info lipschitz predict train; do
+    run $c --help; expect_rc 0 "$c --help"
+    grep -n '%%\|\\n' "$tmp/out" && fail "$c --help shows a printf escape"
+  done
   run --version; expect_rc 0 --version; grep -Eq "^lipgnn [0-9]+\.[0-9]+\.[0-9]+$" "$tmp/out" || fail "--version: $(cat "$tmp/out")"
   run; expect_rc 2 "(no command)"
   run frobnicate; expect_rc 2 frobnicate; grep -q "unknown command 'frobnicate'" "$tmp/err" || fail "unknown command message"

@@ -150,7 +150,7 @@ const char lg_cli_data_help[] =
     "  --trees DEPTH       the synthetic TREES problem of depth 2..10 (built in)\n"
     "  --trees-count N     number of trees (default 5000)\n"
     "  --sbm N[,M]         a synthetic stochastic block model made with igraph (built in):\n"
-    "                      N nodes in 8 classes, about M edges (default 4N), 80%% of them\n"
+    "                      N nodes in 8 classes, about M edges (default 4N), 80% of them\n"
     "                      within classes, 128 sparse class-dependent features, 20\n"
     "                      training nodes a class, 500 validation, 1000 test (fewer\n"
     "                      for small N)\n"
