@@ -11,7 +11,8 @@
 # fig5-trees5000, fig5-trees-500 (Fig. 5 on TREES: GAT at 5000 trees, 50 epochs at depths
 # 2-6, 500 epochs at depths 3-5);
 # beyond the paper (issue 10): attentions-cora, attentions-trees, attentions-lipschitz;
-# gt-depth-diagnosis (why GT-Lip fails at depth here: docs/results.md, Fig. 6 on Cora).
+# gt-depth-diagnosis (why GT-Lip fails at depth here: docs/results.md, Fig. 6 on Cora);
+# width-lr (8 heads of 64 trained at lr 0.005 / 8: Adam's step against the fan-in).
 # Each writes to OUT/EXPERIMENT (default OUT: results/). The depth studies are
 # resumable: run the same command again after an interruption and the finished runs
 # are kept (OUT/EXPERIMENT/runs.csv). Needs LIPGNN_DATA (the directory of cora/ and
@@ -35,6 +36,8 @@ jobs=()
 exps=()
 while [ $# -gt 0 ]; do
   case "$1" in
+    --lipgnn|--out|--threads|--jobs)
+      [ $# -ge 2 ] || { echo "paper.sh: option $1 needs a value" >&2; exit 2; } ;;&
     --lipgnn) lipgnn=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --threads) threads=(--threads "$2"); shift 2 ;;
@@ -128,6 +131,12 @@ for e in "${exps[@]}"; do
         "$lipgnn" lipschitz --model "$out/$e/$name.ckpt" --dataset cora --threads 1 --out "$out/$e/$name" \
           --json > "$out/$e/$name.lip.json"
       done ;;
+    width-lr) # 8 heads of 64 at lr 0.005 / 8 (docs/results.md, "The learning rate at 8 heads of
+      # 64"): GAT-Lip at 15 layers (Table 3's cell) and GT-Lip at 10 (Fig. 6's), 3 seeds each
+      study "$e-gat15" --dataset cora --model gat --layers 15 --norms lipschitz --hidden 64 --heads 8 \
+        --lr 0.000625
+      study "$e-gt10" --dataset cora --model gt --layers 10 --norms lipschitz --hidden 64 --heads 8 \
+        --lr 0.000625 ;;
     gt-depth-diagnosis) # why GT-Lip fails at 20 layers on Cora: per-layer constants, forward scale
       # (input RMS) and first-epoch gradients of 20-layer GAT-Lip, GT-Lip and gated GT-Lip after
       # one epoch, and the gated GT-Lip at 20 layers trained as in fig6-cora-1head
