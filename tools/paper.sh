@@ -136,7 +136,22 @@ for e in "${exps[@]}"; do
       study "$e-gat15" --dataset cora --model gat --layers 15 --norms lipschitz --hidden 64 --heads 8 \
         --lr 0.000625
       study "$e-gt10" --dataset cora --model gt --layers 10 --norms lipschitz --hidden 64 --heads 8 \
-        --lr 0.000625 ;;
+        --lr 0.000625
+      # per-epoch losses of 10-layer GT-Lip, seed 0: 8 heads at lr 0.005, /4, /8, and 1 head at 0.005;
+      # then seed 0 of GAT-Lip at 30 layers and GT-Lip at 20 at lr 0.005 / 8
+      mkdir -p "$out/$e"
+      for r in "8 0.005" "8 0.00125" "8 0.000625" "1 0.005"; do
+        set -- $r
+        "$lipgnn" train --dataset cora --model gt --norm lipschitz --layers 10 --hidden 64 --heads "$1" \
+          --lr "$2" --epochs 200 --seed 0 "${threads[@]}" --log "$out/$e/gt10x$1_lr$2.log.csv" \
+          --json > "$out/$e/gt10x$1_lr$2.json"
+      done
+      for m in "gat 30" "gt 20"; do
+        set -- $m
+        "$lipgnn" train --dataset cora --model "$1" --norm lipschitz --layers "$2" --hidden 64 --heads 8 \
+          --lr 0.000625 --epochs 200 --seed 0 "${threads[@]}" --log "$out/$e/$1$2x8.log.csv" \
+          --json > "$out/$e/$1$2x8.json"
+      done ;;
     gt-depth-diagnosis) # why GT-Lip fails at 20 layers on Cora: per-layer constants, forward scale
       # (input RMS) and first-epoch gradients of 20-layer GAT-Lip, GT-Lip and gated GT-Lip after
       # one epoch, and the gated GT-Lip at 20 layers trained as in fig6-cora-1head
