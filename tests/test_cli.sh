@@ -191,7 +191,7 @@ train)
   run train --data "$tiny" --layers 3 --hidden 8 --epochs 50 --explode-threshold 1e-12 --stop-on-explosion \
       --grad-log "$tmp/g.csv" --json
   expect_rc 3 "--stop-on-explosion"
-  grep -q "gradient explosion at epoch 1" "$tmp/err" || fail "explosion not reported: $(cat "$tmp/err")"
+  grep -q "^lipgnn train: gradient explosion at epoch 1" "$tmp/err" || fail "explosion not reported: $(cat "$tmp/err")"
   [ "$(grep -c "gradient explosion" "$tmp/err")" = 1 ] || fail "explosion reported more than once"
   head -1 "$tmp/g.csv" | grep -q "^epoch,layer,group,norm$" || fail "grad log header"
   [ "$(wc -l < "$tmp/g.csv")" = 7 ] || fail "grad log: $(wc -l < "$tmp/g.csv") lines, expected 1 + 3 layers x 2 groups"

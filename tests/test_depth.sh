@@ -291,6 +291,15 @@ cmp -s "$tmp/jpar/summary.md" "$tmp/jser/summary.md" || fail "--jobs 3: summary.
 run "${jargs[@]}" --jobs 2 --out "$tmp/jpar"; expect_rc 0 "depth-study --jobs 2 on a finished study"
 grep -q "0 to do" "$tmp/err" || fail "--jobs on a finished study: not '0 to do'"
 grep -q "jobs of" "$tmp/err" && fail "--jobs on a finished study started workers"
+# each run's explosion message names its run (with --jobs they interleave), and only that run's
+run depth-study --trees 2 --trees-count 40 --layers 1,2 --norms none --missing 0,0.5 --seeds 1 --epochs 3 --hidden 8 \
+  --threads 1 --jobs 2 --explode-threshold 1e-12 --out "$tmp/jexp"
+expect_rc 0 "depth-study --explode-threshold 1e-12 --jobs 2"
+for l in "L=1" "L=2" "L=1 missing=0.5" "L=2 missing=0.5"; do
+  [ "$(grep -c "^lipgnn depth-study: run gat none d=2 $l seed 0: gradient explosion at epoch 1: " "$tmp/err")" = 1 ] ||
+    fail "explosion message of run '$l' not named once: $(grep explosion "$tmp/err")"
+done
+[ "$(grep -c "gradient explosion" "$tmp/err")" = 4 ] || fail "explosion messages: $(grep -c "gradient explosion" "$tmp/err"), expected 4"
 # more threads than cores over the jobs: said
 run depth-study --trees 2 --trees-count 40 --layers 1,2 --norms none --seeds 1 --epochs 2 --hidden 8 \
   --threads "$(nproc)" --jobs 2 --out "$tmp/jover"

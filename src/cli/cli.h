@@ -118,6 +118,8 @@ typedef struct lg_train_opts {
     const char *grad_log, *log, *save, *resume; /* output and state files, or NULL */
     int json, verbose, quiet;
     double max_memory;  /* --max-memory in bytes (0: the machine's memory)    */
+    const char *label;  /* the run's name in its messages ("run LABEL: ..."; a
+                           depth study's cell), or NULL                         */
 } lg_train_opts;
 
 /* Parses the options of `lipgnn train` (argv[0] is the command name) into o:

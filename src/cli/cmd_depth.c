@@ -1134,13 +1134,15 @@ static const lg__rec *lg__cell_find(const lg__grid *g, const lg__recs *rs, const
                          g->norm[c->ni], g->residual[c->ri], g->missing_s[c->xi], lg__cell_seed(g, c));
 }
 
-/* "gat lipschitz d=3 L=4 res seed 1": cell c for messages. */
+/* "gat lipschitz d=3 L=4 res missing=0.5 seed 1": cell c for messages (no
+ * "missing=" at rate 0). */
 static void lg__cell_label(const lg__grid *g, const lg__cell *c, char *buf, size_t cap) {
     const int depth = lg__cell_depth(g, c->pi);
-    char dstr[16] = "";
+    char dstr[16] = "", mstr[48] = "";
     if (depth) snprintf(dstr, sizeof dstr, " d=%d", depth);
-    snprintf(buf, cap, "%s %s%s L=%d%s seed %llu", lg__cell_model(g, c), g->norm[c->ni], dstr,
-             lg__cell_layers(g, c->lj, c->pi), g->residual[c->ri] ? " res" : "",
+    if (g->missing[c->xi] != 0) snprintf(mstr, sizeof mstr, " missing=%.32s", g->missing_s[c->xi]);
+    snprintf(buf, cap, "%s %s%s L=%d%s%s seed %llu", lg__cell_model(g, c), g->norm[c->ni], dstr,
+             lg__cell_layers(g, c->lj, c->pi), g->residual[c->ri] ? " res" : "", mstr,
              (unsigned long long)lg__cell_seed(g, c));
 }
 
@@ -1198,6 +1200,9 @@ static int lg__cell_run(const char *cmd, const lg__depth_args *a, const lg__cell
         if (n < 0 || (size_t)n >= sizeof glog) { lg_cli_errorf(cmd, "--out: path too long"); return LG_EXIT_USAGE; }
         o.grad_log = glog;
     }
+    char lab[256];
+    lg__cell_label(g, c, lab, sizeof lab);
+    o.label = lab; /* its messages name it: with --jobs, runs' messages interleave */
     lg_train_summary s;
     int rc = lg_cli_train_run(cmd, &o, *ds, &s, interrupted);
     /* an interrupted run is not recorded (a signal between runs makes the

@@ -337,6 +337,8 @@ int lg_cli_train_run(const char *cmd, const lg_train_opts *o, const lg_dataset *
     lg_trainer *t = NULL;
     FILE *glog = NULL, *elog = NULL;
     int status = LG_EXIT_OK;
+    char run[300] = ""; /* "run LABEL: " before the run's messages */
+    if (o->label) snprintf(run, sizeof run, "run %.280s: ", o->label);
     *interrupted = 0;
     memset(sum, 0, sizeof *sum);
     /* refuse, before allocating, a model that does not fit */
@@ -345,7 +347,7 @@ int lg_cli_train_run(const char *cmd, const lg_train_opts *o, const lg_dataset *
     lg_status st = lg_trainer_init(&t, &o->mc, &o->tc, ds);
     if (st == LG_OK && o->resume) st = lg_trainer_load(t, o->resume);
     if (st != LG_OK) {
-        lg_cli_errorf(cmd, "%s", lg_last_error());
+        lg_cli_errorf(cmd, "%s%s", run, lg_last_error());
         status = lg_cli_exit_for(st);
         goto done;
     }
@@ -372,7 +374,7 @@ int lg_cli_train_run(const char *cmd, const lg_train_opts *o, const lg_dataset *
         st = lg_trainer_epoch(t, &es);
         if (tty && o->tc.batch_size > 0) fputs("\r\033[K", stderr);
         if (st != LG_OK) {
-            lg_cli_errorf(cmd, "epoch %ld: %s", e + 1, lg_last_error());
+            lg_cli_errorf(cmd, "%sepoch %ld: %s", run, e + 1, lg_last_error());
             status = lg_cli_exit_for(st);
             break;
         }
@@ -387,7 +389,7 @@ int lg_cli_train_run(const char *cmd, const lg_train_opts *o, const lg_dataset *
             lg_train_summary s;
             lg_trainer_summary(t, &s);
             if (tty && !o->verbose) fputc('\n', stderr);
-            fprintf(stderr, "lipgnn %s: gradient explosion at epoch %ld: %s%s%s\n", cmd, s.first_explosion_epoch,
+            fprintf(stderr, "lipgnn %s: %sgradient explosion at epoch %ld: %s%s%s\n", cmd, run, s.first_explosion_epoch,
                     s.explosion_layer >= 0 ? "" : "loss: ", s.explosion_reason,
                     o->tc.stop_on_explosion ? " (stopping: --stop-on-explosion)" : "");
         }
@@ -404,13 +406,13 @@ int lg_cli_train_run(const char *cmd, const lg_train_opts *o, const lg_dataset *
     if (tty && !o->verbose) fputc('\n', stderr);
     if (lg__stop_signal) {
         *interrupted = 1;
-        fprintf(stderr, "lipgnn %s: %s: stopped after epoch %ld\n", cmd,
+        fprintf(stderr, "lipgnn %s: %s%s: stopped after epoch %ld\n", cmd, run,
                 lg__stop_signal == SIGINT ? "interrupted" : "terminated", lg_trainer_epochs_done(t));
     }
     if (o->save && st == LG_OK) {
         lg_status ss = lg_trainer_save(t, o->save);
         if (ss != LG_OK) {
-            lg_cli_errorf(cmd, "%s", lg_last_error());
+            lg_cli_errorf(cmd, "%s%s", run, lg_last_error());
             status = LG_EXIT_FAIL;
         }
     }
