@@ -13,7 +13,8 @@
 # beyond the paper (issue 10): attentions-cora, attentions-trees, attentions-lipschitz;
 # gt-depth-diagnosis (why GT-Lip fails at depth here: docs/results.md, Fig. 6 on Cora);
 # width-lr (8 heads of 64 trained at lr 0.005 / 8: Adam's step against the fan-in);
-# table3-cora-lr8 (Table 3 on Cora at lr 0.005 / 8, the learning rate for 8 heads of 64).
+# table3-cora-lr8, fig6-cora-gat-lr8 (Table 3 on Cora and Fig. 6's GAT at lr 0.005 / 8, the
+# learning rate for 8 heads of 64).
 # Each writes to OUT/EXPERIMENT (default OUT: results/). The depth studies are
 # resumable: run the same command again after an interruption and the finished runs
 # are kept (OUT/EXPERIMENT/runs.csv). Needs LIPGNN_DATA (the directory of cora/ and
@@ -156,6 +157,9 @@ for e in "${exps[@]}"; do
     table3-cora-lr8) # Table 3 on Cora at lr 0.005 / 8 (docs/results.md, "Table 3 at lr 0.005 / 8")
       study "$e" --dataset cora --model gat --layers 15,30 --norms none,lipschitz --residual 0,1 \
         --hidden 64 --heads 8 --lr 0.000625 ;;
+    fig6-cora-gat-lr8) # Fig. 6's GAT on Cora at lr 0.005 / 8 (docs/results.md)
+      study "$e" --dataset cora --model gat --layers 2,5,10,15,20,25,30 \
+        --norms none,pairnorm,lipschitz --hidden 64 --heads 8 --lr 0.000625 ;;
     gt-depth-diagnosis) # why GT-Lip fails at 20 layers on Cora: per-layer constants, forward scale
       # (input RMS) and first-epoch gradients of 20-layer GAT-Lip, GT-Lip and gated GT-Lip after
       # one epoch, and the gated GT-Lip at 20 layers trained as in fig6-cora-1head
