@@ -310,6 +310,8 @@ run depth-study --trees 3 --trees-count 60 --layers 1,30 --norms none --seeds 2 
   --max-memory 4M --jobs 2 --out "$tmp/jfail"
 expect_rc 2 "depth-study --jobs 2 with a run over --max-memory"; no_sanitizer "--jobs failure"
 grep -q "run gat none d=3 L=30 seed 0 failed (status 2)" "$tmp/err" || fail "--jobs failure: run not named: $(cat "$tmp/err")"
+grep -q "^lipgnn depth-study: run gat none d=3 L=30 seed 0: the model needs" "$tmp/err" ||
+  fail "--jobs failure: the memory message does not name its run: $(cat "$tmp/err")"
 grep -q "^gat,3,1,none,0,0,0," "$tmp/jfail/runs.csv" || fail "--jobs failure: the run that fits was not recorded"
 grep -q ",30,none," "$tmp/jfail/runs.csv" && fail "--jobs failure: the failed run was recorded"
 # SIGTERM: passed on to the workers; exit 143, complete lines, no worker left, resumable

@@ -332,13 +332,18 @@ static void lg__on_batch(void *ctx, long done, long total) {
 
 /* Trains on ds as o says: logs, progress, explosion messages, signals,
  * checkpoint. Fills *sum and *interrupted; returns the exit status. */
-int lg_cli_train_run(const char *cmd, const lg_train_opts *o, const lg_dataset *ds, lg_train_summary *sum,
+int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_dataset *ds, lg_train_summary *sum,
                      int *interrupted) {
     lg_trainer *t = NULL;
     FILE *glog = NULL, *elog = NULL;
     int status = LG_EXIT_OK;
-    char run[300] = ""; /* "run LABEL: " before the run's messages */
-    if (o->label) snprintf(run, sizeof run, "run %.280s: ", o->label);
+    /* every message of the run ("lipgnn CMD: ...") names it when it has a label */
+    char named[320];
+    const char *cmd = cmd_name;
+    if (o->label) {
+        snprintf(named, sizeof named, "%s: run %.280s", cmd_name, o->label);
+        cmd = named;
+    }
     *interrupted = 0;
     memset(sum, 0, sizeof *sum);
     /* refuse, before allocating, a model that does not fit */
@@ -347,7 +352,7 @@ int lg_cli_train_run(const char *cmd, const lg_train_opts *o, const lg_dataset *
     lg_status st = lg_trainer_init(&t, &o->mc, &o->tc, ds);
     if (st == LG_OK && o->resume) st = lg_trainer_load(t, o->resume);
     if (st != LG_OK) {
-        lg_cli_errorf(cmd, "%s%s", run, lg_last_error());
+        lg_cli_errorf(cmd, "%s", lg_last_error());
         status = lg_cli_exit_for(st);
         goto done;
     }
@@ -374,7 +379,7 @@ int lg_cli_train_run(const char *cmd, const lg_train_opts *o, const lg_dataset *
         st = lg_trainer_epoch(t, &es);
         if (tty && o->tc.batch_size > 0) fputs("\r\033[K", stderr);
         if (st != LG_OK) {
-            lg_cli_errorf(cmd, "%sepoch %ld: %s", run, e + 1, lg_last_error());
+            lg_cli_errorf(cmd, "epoch %ld: %s", e + 1, lg_last_error());
             status = lg_cli_exit_for(st);
             break;
         }
@@ -389,7 +394,7 @@ int lg_cli_train_run(const char *cmd, const lg_train_opts *o, const lg_dataset *
             lg_train_summary s;
             lg_trainer_summary(t, &s);
             if (tty && !o->verbose) fputc('\n', stderr);
-            fprintf(stderr, "lipgnn %s: %sgradient explosion at epoch %ld: %s%s%s\n", cmd, run, s.first_explosion_epoch,
+            fprintf(stderr, "lipgnn %s: gradient explosion at epoch %ld: %s%s%s\n", cmd, s.first_explosion_epoch,
                     s.explosion_layer >= 0 ? "" : "loss: ", s.explosion_reason,
                     o->tc.stop_on_explosion ? " (stopping: --stop-on-explosion)" : "");
         }
@@ -406,13 +411,13 @@ int lg_cli_train_run(const char *cmd, const lg_train_opts *o, const lg_dataset *
     if (tty && !o->verbose) fputc('\n', stderr);
     if (lg__stop_signal) {
         *interrupted = 1;
-        fprintf(stderr, "lipgnn %s: %s%s: stopped after epoch %ld\n", cmd, run,
+        fprintf(stderr, "lipgnn %s: %s: stopped after epoch %ld\n", cmd,
                 lg__stop_signal == SIGINT ? "interrupted" : "terminated", lg_trainer_epochs_done(t));
     }
     if (o->save && st == LG_OK) {
         lg_status ss = lg_trainer_save(t, o->save);
         if (ss != LG_OK) {
-            lg_cli_errorf(cmd, "%s%s", run, lg_last_error());
+            lg_cli_errorf(cmd, "%s", lg_last_error());
             status = LG_EXIT_FAIL;
         }
     }
