@@ -24,7 +24,11 @@ done
 run --help; grep -q "depth-study" "$tmp/out" || fail "lipgnn --help does not list depth-study"
 
 # the study
-run "${args[@]}" --out "$out"; expect_rc 0 "depth-study"; no_sanitizer "depth-study"
+run "${args[@]}" --out "$out" --verbose; expect_rc 0 "depth-study"; no_sanitizer "depth-study"
+# TREES has no validation split: a run's line gives train and test, no "val 0.0000"
+grep -q '^\[1/8\] gat none d=2 L=1 res=0 missing=0 seed 0: train [0-9.]* test [0-9.]* (' "$tmp/err" \
+  || fail "--verbose run line: $(grep '^\[1/8\]' "$tmp/err")"
+grep -q ' val ' "$tmp/err" && fail "--verbose on TREES gives a validation accuracy: $(grep ' val ' "$tmp/err" | head -1)"
 [ "$(head -1 "$out/runs.csv")" = "$header" ] || fail "runs.csv header: $(head -1 "$out/runs.csv")"
 [ "$(rows "$out/runs.csv")" = 8 ] || fail "runs.csv: $(rows "$out/runs.csv") rows, expected 8"
 complete_lines "$out/runs.csv"
@@ -45,9 +49,12 @@ grep -q 'train accuracy' "$sm" || fail "summary.md: --trees is not scored by tra
 want=$(awk -F, '$1=="gat" && $3==2 && $4=="none" { x[n++] = $9 } END { m = (x[0] + x[1]) / 2;
   s = sqrt(((x[0] - m)^2 + (x[1] - m)^2) / 1); printf "%.3f ± %.3f", m, s }' "$out/runs.csv")
 grep '^| 2 |' "$sm" | grep -qF "$want" || fail "summary.md L=2 none is not '$want': $(grep '^| 2 |' "$sm")"
-# the number of layers chosen on validation, per norm, recomputed from runs.csv: the highest mean
-# best_val_acc (field 12) over the seeds, the first on ties; there test_acc_at_best_val (field 13)
-grep -q 'chosen on validation' "$sm" || fail "summary.md lacks the choice on validation"
+# the number of layers chosen, per norm, recomputed from runs.csv: the highest mean best_val_acc
+# (field 12: TREES has no validation split, so the best training accuracy, and summary.md says so)
+# over the seeds, the first on ties; there test_acc_at_best_val (field 13)
+grep -q 'chosen on training accuracy (the data set has no validation split)' "$sm" \
+  || fail "summary.md does not say the choice is on training accuracy: $(grep chosen "$sm")"
+grep -q '^| series | layers | mean best train | test at best train |$' "$sm" || fail "summary.md choice header"
 for n in none lipschitz; do
   want=$(awk -F, -v n=$n '$1=="gat" && $4==n { bv[$3] += $12; c[$3]++; t[$3, c[$3]] = $13 }
     END { best = 0; for (l = 1; l <= 2; l++) { m = bv[l] / c[l]; if (!best || m > bm) { best = l; bm = m } }
@@ -131,6 +138,18 @@ expect_rc 0 "depth-study on a finished runs.csv"
 grep -q "0 to do" "$tmp/err" || fail "a finished runs.csv: not '0 to do': $(head -3 "$tmp/err")"
 grep -qF '| gat none | 2 | 0.550 | 0.800 ± 0.141 (n=2) |' "$out6/summary.md" \
   || fail "choice on validation from a known runs.csv: $(grep '^| gat none |' "$out6/summary.md")"
+# a data set with a validation split: the choice is on validation accuracy, and the run lines give it
+vout=$tmp/studyval
+run depth-study --data "$2/data/tiny" --layers 1,2 --hidden 4 --seeds 1 --epochs 2 --out "$vout" --verbose --json
+expect_rc 0 "depth-study --data tiny"
+grep -q '^\[1/4\] gat none L=1 res=0 missing=0 seed 0: train [0-9.]* val [0-9.]* test [0-9.]* (' "$tmp/err" \
+  || fail "--verbose run line with validation: $(grep '^\[1/4\]' "$tmp/err")"
+grep -q 'The number of layers chosen on validation accuracy: ' "$vout/summary.md" \
+  || fail "summary.md on tiny: $(grep chosen "$vout/summary.md")"
+grep -q '^| series | layers | mean best val. | test at best val. |$' "$vout/summary.md" || fail "summary.md val header"
+grep -q '"selection":"val"' "$tmp/out" || fail "--json on tiny: no selection val: $(tail -1 "$tmp/out")"
+run "${args[@]}" --out "$out" --json; expect_rc 0 "depth-study --json (TREES)"
+grep -q '"selection":"train"' "$tmp/out" || fail "--json on TREES: no selection train: $(tail -1 "$tmp/out")"
 # two models, a residual list, --metric, --grad-logs
 out2=$tmp/study2
 run depth-study --trees 2 --trees-count 40 --model gat,gt --layers 2 --norms lipschitz --residual 0,1 --seeds 1 \

@@ -54,7 +54,8 @@ static const char lg__depth_help[] =
     "                       already in it are skipped),\n"
     "                       summary.md (mean +- sample std of the metric per cell, and per\n"
     "                       series the depth chosen on validation with its test accuracy\n"
-    "                       at the best-validation epoch: the paper's Table 1) and\n"
+    "                       at the best-validation epoch: the paper's Table 1; on the\n"
+    "                       training accuracy where there is no validation split, TREES) and\n"
     "                       depth.svg (metric against depth with +- std error bars)\n"
     "  --metric M           test, val or train accuracy at the last epoch (default test;\n"
     "                       with --trees train, as in the paper)\n"
@@ -544,6 +545,9 @@ typedef struct lg__study {
     const char *dsname;    /* data set name          */
     long long total, done; /* runs in the grid, recorded */
     int epochs;            /* --epochs               */
+    int noval;             /* 1: no validation split (TREES): runs.csv's
+                              best_val_acc is the best training accuracy,
+                              and the selection is made on it            */
 } lg__study;
 
 /* Visits the series in a fixed order: model, residual, missing, norm, and
@@ -598,11 +602,15 @@ static void lg__write_summary(FILE *f, const void *ctx) {
         }
         fputc('\n', f);
     }
-    /* model selection on validation (the paper's Table 1 protocol) */
-    fprintf(f, "\nThe %s chosen on validation: for each series, the one with the highest mean best-validation "
-               "accuracy over its runs, and there the test accuracy at each run's best-validation epoch.\n\n",
-            g->xdepth ? "depth" : "number of layers");
-    fprintf(f, "| series | %s | mean best val. | test at best val. |\n|---|---:|---|---|\n", g->xdepth ? "depth" : "layers");
+    /* model selection on validation (the paper's Table 1 protocol); without
+     * a validation split (TREES), on the training accuracy, and said so */
+    const char *sel = s->noval ? "training" : "validation";
+    fprintf(f, "\nThe %s chosen on %s accuracy%s: for each series, the one with the highest mean best %s "
+               "accuracy over its runs, and there the test accuracy at each run's best-%s epoch.\n\n",
+            g->xdepth ? "depth" : "number of layers", sel, s->noval ? " (the data set has no validation split)" : "",
+            sel, s->noval ? "training" : "validation");
+    fprintf(f, "| series | %s | mean best %s | test at best %s |\n|---|---:|---|---|\n", g->xdepth ? "depth" : "layers",
+            s->noval ? "train" : "val.", s->noval ? "train" : "val.");
     LG__FOR_SERIES(g) {
         int best = -1;
         lg__stat bv = {0, NAN, NAN};
@@ -786,8 +794,9 @@ static void lg__print_json(const char *dir, const lg__study *s) {
     lg_json_string(stdout, dir);
     printf(",\"dataset\":");
     lg_json_string(stdout, s->dsname);
-    printf(",\"metric\":\"%s\",\"runs_total\":%lld,\"runs_done\":%lld,\"cells\":[", lg__metric_names[s->metric],
-           s->total, s->done);
+    /* selection: what best_val_mean is the best of (train without a validation split) */
+    printf(",\"metric\":\"%s\",\"selection\":\"%s\",\"runs_total\":%lld,\"runs_done\":%lld,\"cells\":[",
+           lg__metric_names[s->metric], s->noval ? "train" : "val", s->total, s->done);
     int first = 1;
     LG__FOR_SERIES(g)
     for (int pi = 0; pi < lg__npoints(g); pi++) {
@@ -1257,9 +1266,11 @@ static int lg__record(const lg__recorder *w, const lg__cell *c, const char *row,
         if (w->tty) fputs("\r\033[K", stderr);
         char dstr[16] = ""; /* " d=5" for TREES */
         if (r.trees) snprintf(dstr, sizeof dstr, " d=%d", r.trees);
-        fprintf(stderr, "[%lld/%lld] %s %s%s L=%d res=%d missing=%s seed %llu: train %.4f val %.4f test %.4f%s (%.1f s)\n",
+        char vstr[24] = ""; /* " val 0.7120", none without a validation split */
+        if (!w->study->noval) snprintf(vstr, sizeof vstr, " val %.4f", r.acc[1]);
+        fprintf(stderr, "[%lld/%lld] %s %s%s L=%d res=%d missing=%s seed %llu: train %.4f%s test %.4f%s (%.1f s)\n",
                 w->study->done, w->study->total, r.model, r.norm, dstr, r.layers, r.residual, r.missing,
-                (unsigned long long)r.seed, r.acc[0], r.acc[1], r.acc[2], r.exploded ? " EXPLODED" : "", dt);
+                (unsigned long long)r.seed, r.acc[0], vstr, r.acc[2], r.exploded ? " EXPLODED" : "", dt);
     }
     return lg__write_outputs(w->cmd, w->dir, w->study) ? LG_EXIT_FAIL : LG_EXIT_OK;
 }
@@ -1659,7 +1670,7 @@ int lg_cmd_depth_study(int argc, char **argv) {
                  (long long)ds->n_graphs);
     else
         snprintf(dsname, sizeof dsname, "%s", ds->name);
-    lg__study study = {g, &rs, metric, dsname, 0, 0, opts[0].tc.epochs};
+    lg__study study = {g, &rs, metric, dsname, 0, 0, opts[0].tc.epochs, ds->n_val == 0};
     long long cells = 0, ntodo = 0;
     LG__FOR_SERIES(g) cells += lg__npoints(g);
     study.total = cells * g->seeds;
