@@ -230,7 +230,10 @@ train)
   run train --data "$tiny" --model l2 --norm lipschitz; expect_rc 2 "--model l2 --norm lipschitz"
   grep -q "Lipschitz without LipschitzNorm" "$tmp/err" || fail "l2 + lipschitz message: $(cat "$tmp/err")"
   run train --data "$tiny" --dropout 1.5; expect_rc 2 "--dropout 1.5"
-  run train --data "$tiny" --norm layernorm; expect_rc 2 "layernorm on gat"
+  run train --data "$tiny" --model gcn --norm layernorm; expect_rc 2 "layernorm on gcn"
+  grep -q "is for the deep attention stacks" "$tmp/err" || fail "layernorm on gcn message: $(cat "$tmp/err")"
+  run train --data "$tiny" --layers 3 --hidden 4 --epochs 2 --norm lipschitz+layernorm --residual --json
+  expect_rc 0 "gat lipschitz+layernorm"; grep -q '"norm":"lipschitz+layernorm"' "$tmp/out" || fail "gat layernorm: $(tail -1 "$tmp/out")"
   run train --help; expect_rc 0 "train --help"; grep -q -- "--grad-log FILE" "$tmp/out" || fail "train --help"
   grep -q -- "--batch-size N" "$tmp/out" || fail "train --help lacks --batch-size"
   # TREES in mini-batches: the defaults (d+1 layers of 32, batches of 1024), determinism, resume, predict

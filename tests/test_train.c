@@ -43,6 +43,9 @@ static void test_model_gradients(void **state) {
         /* L2 attention (att_dropout is unused by it) */
         {LG_MODEL_L2, LG_ATT_NORM_NONE, LG_NODE_NORM_NONE, 0, 1, 3, 0},
         {LG_MODEL_L2, LG_ATT_NORM_NONE, LG_NODE_NORM_PAIRNORM, 1, 2, 3, 1},
+        /* DeepGAT with LayerNorm (after each layer, before the ELU) */
+        {LG_MODEL_GAT, LG_ATT_NORM_LIPSCHITZ, LG_NODE_NORM_LAYERNORM, 1, 2, 3, 0},
+        {LG_MODEL_GAT, LG_ATT_NORM_NONE, LG_NODE_NORM_LAYERNORM, 0, 1, 2, 1},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         lg_model_config mc;
@@ -255,6 +258,9 @@ static void test_configs(void **state) {
     assert_string_equal(buf, "lipschitz+pairnorm");
     lg_model_config_default(&mc, LG_MODEL_GAT);
     assert_ok(lg_model_config_check(&mc));
+    mc.node_norm = LG_NODE_NORM_LAYERNORM;
+    assert_ok(lg_model_config_check(&mc));
+    lg_model_config_default(&mc, LG_MODEL_GCN);
     mc.node_norm = LG_NODE_NORM_LAYERNORM;
     assert_int_equal(lg_model_config_check(&mc), LG_EINVAL);
     lg_model_config_default(&mc, LG_MODEL_GAT_CLASSIC);

@@ -105,7 +105,7 @@ typedef struct lg_model_config {
  * of each layer's W and W_O. */
 void lg_model_config_default(lg_model_config *c, lg_model_kind kind);
 
-/* LG_OK if c is usable (and meaningful: layernorm only for gt, the gate only for
+/* LG_OK if c is usable (and meaningful: layernorm only for gat and gt, the gate only for
  * gt); LG_EINVAL naming the first bad field otherwise. */
 lg_status lg_model_config_check(const lg_model_config *c);
 

@@ -133,8 +133,8 @@ lg_status lg_model_config_check(const lg_model_config *c) {
     if (c->heads < 1 || c->heads > 1024) return lg__error(LG_EINVAL, "--heads %d: must be in 1..1024", c->heads);
     if ((unsigned)c->att_norm >= LG_ATT_NORM_COUNT || (unsigned)c->node_norm >= LG_NODE_NORM_COUNT)
         return lg__error(LG_EINVAL, "unknown normalisation");
-    if (c->node_norm == LG_NODE_NORM_LAYERNORM && c->kind != LG_MODEL_GT)
-        return lg__error(LG_EINVAL, "--norm layernorm is for the graph transformer (--model gt)");
+    if (c->node_norm == LG_NODE_NORM_LAYERNORM && c->kind != LG_MODEL_GT && c->kind != LG_MODEL_GAT)
+        return lg__error(LG_EINVAL, "--norm layernorm is for the deep attention stacks (--model gat, gt)");
     if (c->gate && c->kind != LG_MODEL_GT) return lg__error(LG_EINVAL, "--gate is for the graph transformer (--model gt)");
     if (c->kind == LG_MODEL_COSINE) {
         if (c->att_norm != LG_ATT_NORM_NONE || c->node_norm != LG_NODE_NORM_NONE)
