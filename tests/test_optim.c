@@ -70,16 +70,25 @@ static void test_explode(void **state) {
 
     assert_ok(lg__explode_init(&d, 2, &o));
     n[0] = 1;
-    assert_int_equal(lg__explode_observe(&d, 0, NAN, -1, n), 1);
+    assert_int_equal(lg__explode_observe(&d, 0, -NAN, -1, n), 1);
     assert_int_equal(d.layer, -1);
+    assert_string_equal(d.reason, "loss is nan"); /* not "-nan" */
+    lg__explode_destroy(&d);
+    /* a gradient norm that is not finite, the loss finite */
+    assert_ok(lg__explode_init(&d, 2, &o));
+    n[0] = 1; n[1] = -NAN;
+    assert_int_equal(lg__explode_observe(&d, 0, 1.0, -1, n), 1);
+    assert_int_equal(d.layer, 1);
+    assert_string_equal(d.reason, "gradient norm of layer 1 is not finite (nan)");
     lg__explode_destroy(&d);
     /* a non-finite loss traced to layer 1: reported with that layer */
+    n[1] = 1;
     assert_ok(lg__explode_init(&d, 2, &o));
     assert_int_equal(lg__explode_observe(&d, 0, 1.0, -1, n), 0);
     assert_int_equal(lg__explode_observe(&d, 1, INFINITY, 1, n), 1);
     assert_int_equal(d.epoch, 1);
     assert_int_equal(d.layer, 1);
-    assert_non_null(strstr(d.reason, "layer 1"));
+    assert_string_equal(d.reason, "loss is inf: the output of layer 1 is the first not finite");
     lg__explode_destroy(&d);
 
     assert_ok(lg__explode_init(&d, 1, &o));

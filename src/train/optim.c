@@ -39,6 +39,10 @@ void lg__explode_destroy(lg_explode *d) {
     d->hist = NULL;
 }
 
+/* "nan", "inf" or "-inf" for a value that is not finite (printf's %g gives
+ * "-nan" for a NaN with its sign bit set, which reads as a number). */
+static const char *lg__nonfinite(double x) { return isnan(x) ? "nan" : x > 0 ? "inf" : "-inf"; }
+
 static int lg__explode_fire(lg_explode *d, long epoch, int layer, const char *why) {
     if (d->fired) return 0;
     d->fired = 1;
@@ -56,13 +60,15 @@ int lg__explode_observe(lg_explode *d, long epoch, double loss, int loss_layer, 
     for (int l = 0; l < d->layers; l++) now[l] = norms[l];
     if (!isfinite(loss)) {
         int at = loss_layer >= 0 && loss_layer < d->layers ? loss_layer : -1;
-        if (at >= 0) snprintf(why, sizeof why, "loss is %g: the output of layer %d is the first not finite", loss, at);
-        else snprintf(why, sizeof why, "loss is %g", loss);
+        if (at >= 0)
+            snprintf(why, sizeof why, "loss is %s: the output of layer %d is the first not finite", lg__nonfinite(loss),
+                     at);
+        else snprintf(why, sizeof why, "loss is %s", lg__nonfinite(loss));
         fire = lg__explode_fire(d, epoch, at, why);
     }
     for (int l = 0; l < d->layers && !d->fired; l++) {
         if (!isfinite(norms[l])) {
-            snprintf(why, sizeof why, "gradient norm of layer %d is %g", l, norms[l]);
+            snprintf(why, sizeof why, "gradient norm of layer %d is not finite (%s)", l, lg__nonfinite(norms[l]));
             fire = lg__explode_fire(d, epoch, l, why);
         } else if (norms[l] > d->o.threshold) {
             snprintf(why, sizeof why, "gradient norm of layer %d is %.3g > threshold %.3g", l, norms[l],
