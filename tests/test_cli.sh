@@ -162,6 +162,20 @@ train)
     grep -q "\"${k%%:*}\":${k#*:}[,}]" "$tmp/out" || fail "train --epochs 0 --json: ${k%%:*} is not ${k#*:}"
   done
   command -v /usr/bin/python3 >/dev/null && { tail -1 "$tmp/out" > "$tmp/z.json"; /usr/bin/python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/z.json" || fail "--epochs 0 --json is not JSON"; }
+  # a run whose values overflow (features of 3e38): its NaN loss and gradient norms are
+  # null in --json (JSON has no NaN), and the explosion message says nan, not -nan
+  mkdir -p "$tmp/huge"; cp "$tiny"/*.txt "$tiny/graph.mtx" "$tmp/huge/"
+  awk 'NR <= 3 || NF < 3 { print; next } { print $1, $2, ($3 < 0 ? "-" : "") "3e38" }' "$tiny/features.mtx" \
+    > "$tmp/huge/features.mtx"
+  run train --data "$tmp/huge" --layers 2 --hidden 4 --epochs 2 --json; expect_rc 0 "train on overflowing features"
+  grep -q "loss is nan: the output of layer 0 is the first not finite" "$tmp/err" || fail "NaN loss message: $(cat "$tmp/err")"
+  tail -1 "$tmp/out" > "$tmp/nan.json"
+  grep -qiE '[:,[]-?(nan|inf)' "$tmp/nan.json" && fail "--json prints a NaN or inf: $(cat "$tmp/nan.json")"
+  for k in train_loss:null max_layer_grad_norm:null exploded:true; do
+    grep -q "\"${k%%:*}\":${k#*:}[,}]" "$tmp/nan.json" || fail "overflowing run --json: ${k%%:*} is not ${k#*:}"
+  done
+  grep -q '"max_grad_norm_per_layer":\[null,null\]' "$tmp/nan.json" || fail "per-layer norms: $(cat "$tmp/nan.json")"
+  command -v /usr/bin/python3 >/dev/null && { /usr/bin/python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/nan.json" || fail "the overflowing run's --json is not JSON"; }
   # 3 epochs, save, resume to 6: the same as 6 straight
   run train --data "$tiny" --layers 3 --hidden 8 --epochs 3 --norm lipschitz+pairnorm --residual --save "$tmp/c.ckpt" --json
   expect_rc 0 "train --save"

@@ -101,6 +101,10 @@ void lg_cli_blas_note(FILE *f);
 /* JSON output: a string with escapes. */
 void lg_json_string(FILE *f, const char *s);
 
+/* JSON output: v printed with fmt (e.g. "%.6g"), or null when v is NaN or
+ * infinite, which JSON cannot hold (a run whose gradients overflowed). */
+void lg_json_number(FILE *f, const char *fmt, double v);
+
 /* The TREES setting of `lipgnn train --trees D` where not given: D+1 layers
  * of this width (the paper's), no dropout (as the demo), no weight decay (as
  * Alon & Yahav; with Adam, L2 in the gradient drives the first layers'

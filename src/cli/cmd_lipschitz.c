@@ -54,11 +54,6 @@ static void lg__lip_num(FILE *f, double v) {
     else fprintf(f, "%.6g", v);
 }
 
-/* A number for JSON: null when not finite. */
-static void lg__lip_jnum(FILE *f, double v) {
-    if (isfinite(v)) fprintf(f, "%.6g", v);
-    else fputs("null", f);
-}
 
 static int lg__lip_close(const char *cmd, FILE *f, const char *path) {
     if (ferror(f) | fclose(f)) {
@@ -341,23 +336,23 @@ int lg_cmd_lipschitz(int argc, char **argv) {
             printf(",\"%s\":[", keys[s]);
             for (int l = 0; l < L; l++) {
                 if (l) putchar(',');
-                lg__lip_jnum(stdout, s == 0 ? rows[l].power : s == 1 ? rows[l].ascent : rows[l].bound);
+                lg_json_number(stdout, "%.6g", s == 0 ? rows[l].power : s == 1 ? rows[l].ascent : rows[l].bound);
             }
             putchar(']');
         }
         printf(",\"prod_power_iteration\":");
-        lg__lip_jnum(stdout, last->prod_power);
+        lg_json_number(stdout, "%.6g", last->prod_power);
         printf(",\"prod_ascent\":");
-        lg__lip_jnum(stdout, last->prod_ascent);
+        lg_json_number(stdout, "%.6g", last->prod_ascent);
         printf(",\"prod_upper_bound\":");
-        lg__lip_jnum(stdout, last->prod_bound);
+        lg_json_number(stdout, "%.6g", last->prod_bound);
         printf(",\"input_rms\":[");
         for (int l = 0; l < L; l++) {
             if (l) putchar(',');
-            lg__lip_jnum(stdout, rms[l]);
+            lg_json_number(stdout, "%.6g", rms[l]);
         }
         printf("],\"output_rms\":");
-        lg__lip_jnum(stdout, rms[L]);
+        lg_json_number(stdout, "%.6g", rms[L]);
         printf(",\"csv\":");
         if (csv) lg_json_string(stdout, csv); else fputs("null", stdout);
         printf(",\"svg\":");

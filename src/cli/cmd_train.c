@@ -253,7 +253,7 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
 /* ,"key":v in the format fmt, or ,"key":null when have is 0. */
 static void lg__json_num(const char *key, const char *fmt, double v, int have) {
     printf(",\"%s\":", key);
-    if (have) printf(fmt, v);
+    if (have) lg_json_number(stdout, fmt, v);
     else fputs("null", stdout);
 }
 
@@ -311,9 +311,15 @@ static void lg__print_json(const lg_train_opts *o, const lg_dataset *ds, const l
     lg__json_num("max_layer_grad_norm", "%.6g", s->max_layer_grad_norm, ran);
     lg__json_num("max_att_grad_norm", "%.6g", s->max_att_grad_norm, ran);
     printf(",\"max_grad_norm_per_layer\":[");
-    for (int l = 0; l < s->layers && ran; l++) printf("%s%.6g", l ? "," : "", s->max_grad_norm_per_layer[l]);
+    for (int l = 0; l < s->layers && ran; l++) {
+        if (l) putchar(',');
+        lg_json_number(stdout, "%.6g", s->max_grad_norm_per_layer[l]);
+    }
     printf("],\"max_att_grad_norm_per_layer\":[");
-    for (int l = 0; l < s->layers && ran; l++) printf("%s%.6g", l ? "," : "", s->max_att_grad_norm_per_layer[l]);
+    for (int l = 0; l < s->layers && ran; l++) {
+        if (l) putchar(',');
+        lg_json_number(stdout, "%.6g", s->max_att_grad_norm_per_layer[l]);
+    }
     printf("],\"stopped_early\":%s,\"interrupted\":%s}\n", s->stopped_early ? "true" : "false",
            interrupted ? "true" : "false");
 }

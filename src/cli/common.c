@@ -273,6 +273,11 @@ void lg_json_string(FILE *f, const char *s) {
     fputc('"', f);
 }
 
+void lg_json_number(FILE *f, const char *fmt, double v) {
+    if (isfinite(v)) fprintf(f, fmt, v);
+    else fputs("null", f);
+}
+
 /* A byte count: a number with an optional K, M, G or T (powers of 1024). */
 int lg_cli_parse_size(const char *cmd, const char *opt, const char *s, double *out) {
     char *end = NULL;
