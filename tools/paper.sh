@@ -9,7 +9,7 @@
 # fig6-pubmed-1head (the same on PubMed: GAT, then GT, in two studies);
 # table3-cora-1000 (Table 3's GAT-Lip at 15 layers trained 1000 epochs instead of 200);
 # fig5-trees5000, fig5-trees-500 (Fig. 5 on TREES: GAT at 5000 trees, 50 epochs at depths
-# 2-6, 500 epochs at depths 3-5);
+# 2-6, 500 epochs at depths 3-5); fig5-trees-res (the same two with residual connections);
 # beyond the paper (issue 10): attentions-cora, attentions-trees, attentions-lipschitz;
 # gt-depth-diagnosis (why GT-Lip fails at depth here: docs/results.md, Fig. 6 on Cora);
 # width-lr (8 heads of 64 trained at lr 0.005 / 8: Adam's step against the fan-in);
@@ -121,6 +121,11 @@ for e in "${exps[@]}"; do
     fig5-trees-500) # Fig. 5: GAT on TREES at the paper's 5000 trees, 500 epochs, depths 3-5
       study "$e" --trees 3..5 --trees-count 5000 --batch-size 32 --model gat \
         --norms none,pairnorm,lipschitz --epochs 500 --metric train --grad-logs ;;
+    fig5-trees-res) # Fig. 5 with residual connections (Alon & Yahav's TREES model has them
+      # on by default): 50 epochs at depths 2-6, then 500 epochs at depths 3-5
+      r=(--trees-count 5000 --batch-size 32 --model gat --norms none,pairnorm,lipschitz --residual 1 --metric train)
+      study "$e-50" --trees 2..6 "${r[@]}" --epochs 50
+      study "$e-500" --trees 3..5 "${r[@]}" --epochs 500 --grad-logs ;;
     attentions-trees) # TREES, 500 trees, batches of 32, 50 epochs (a reduced protocol)
       t=(--trees-count 500 --batch-size 32 --threads 1 --metric train)
       "$lipgnn" depth-study --out "$out/$e-gat" --trees 2..8 --model gat --norms none,pairnorm,lipschitz \
