@@ -54,7 +54,6 @@ static void lg__lip_num(FILE *f, double v) {
     else fprintf(f, "%.6g", v);
 }
 
-
 static int lg__lip_close(const char *cmd, FILE *f, const char *path) {
     if (ferror(f) | fclose(f)) {
         lg_cli_errorf(cmd, "%s: write error: %s", path, strerror(errno));
