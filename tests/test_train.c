@@ -263,6 +263,14 @@ static void test_configs(void **state) {
     lg_model_config_default(&mc, LG_MODEL_GCN);
     mc.node_norm = LG_NODE_NORM_LAYERNORM;
     assert_int_equal(lg_model_config_check(&mc), LG_EINVAL);
+    /* heads x hidden beyond the attention layers' limit: refused in the options' terms */
+    lg_model_config_default(&mc, LG_MODEL_GT);
+    mc.hidden = 65536;
+    mc.heads = 256;
+    assert_ok(lg_model_config_check(&mc)); /* 2^24 exactly */
+    mc.heads = 257;
+    assert_int_equal(lg_model_config_check(&mc), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "--hidden 65536 x --heads 257"));
     lg_model_config_default(&mc, LG_MODEL_GAT_CLASSIC);
     assert_int_equal(mc.heads, 8);
     assert_true(mc.feature_norm_row);
