@@ -608,7 +608,7 @@ static void lg__write_summary(FILE *f, const void *ctx) {
     fprintf(f, "\nThe %s chosen on %s accuracy%s: for each series, the one with the highest mean best %s "
                "accuracy over its runs, and there the test accuracy at each run's best-%s epoch.\n\n",
             g->xdepth ? "depth" : "number of layers", sel, s->noval ? " (the data set has no validation split)" : "",
-            sel, s->noval ? "training" : "validation");
+            sel, sel);
     fprintf(f, "| series | %s | mean best %s | test at best %s |\n|---|---:|---|---|\n", g->xdepth ? "depth" : "layers",
             s->noval ? "train" : "val.", s->noval ? "train" : "val.");
     LG__FOR_SERIES(g) {

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "attention/att_cache.h"
 #include "core/internal.h"
 #include "train/batch.h"
 #include "train/checkpoint.h"
@@ -131,11 +132,11 @@ lg_status lg_model_config_check(const lg_model_config *c) {
         return lg__error(LG_EINVAL, "--layers %d: gat-classic has exactly 2 layers", c->layers);
     if (c->hidden < 1 || c->hidden > 65536) return lg__error(LG_EINVAL, "--hidden %d: must be in 1..65536", c->hidden);
     if (c->heads < 1 || c->heads > 1024) return lg__error(LG_EINVAL, "--heads %d: must be in 1..1024", c->heads);
-    /* the attention layers' width, heads x hidden, within their dimension limit
-     * (LG__ATT_DIM_MAX = 2^24), said in the options' terms; the baselines ignore heads */
-    if ((c->kind < LG_MODEL_GCN || c->kind > LG_MODEL_GCNII) && (long long)c->hidden * c->heads > (1LL << 24))
+    /* the attention layers' width, heads x hidden, within the layers' own
+     * dimension limit, said in the options' terms; the baselines ignore heads */
+    if ((c->kind < LG_MODEL_GCN || c->kind > LG_MODEL_GCNII) && (long long)c->hidden * c->heads > LG__ATT_DIM_MAX)
         return lg__error(LG_EINVAL, "--hidden %d x --heads %d = %lld features per node: at most %lld", c->hidden,
-                         c->heads, (long long)c->hidden * c->heads, 1LL << 24);
+                         c->heads, (long long)c->hidden * c->heads, (long long)LG__ATT_DIM_MAX);
     if ((unsigned)c->att_norm >= LG_ATT_NORM_COUNT || (unsigned)c->node_norm >= LG_NODE_NORM_COUNT)
         return lg__error(LG_EINVAL, "unknown normalisation");
     if (c->node_norm == LG_NODE_NORM_LAYERNORM && c->kind != LG_MODEL_GT && c->kind != LG_MODEL_GAT)
