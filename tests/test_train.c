@@ -68,6 +68,25 @@ static void test_model_gradients(void **state) {
                           lg_model_kind_name(mc.kind), bad, worst);
         print_message("case %zu: worst relative error %.2e\n", c, worst);
     }
+    /* GAT + LayerNorm where attention dropout empties rows: the last node has only its
+     * self-loop (lg_test_random_dataset), dropped with probability 0.9 in each layer, so
+     * its layer output is the bias alone, a constant row that LayerNorm scales by
+     * 1/sqrt(eps) (docs/results.md, "Why GAT-LayerNorm explodes") */
+    for (int res = 0; res < 2; res++) {
+        lg_model_config m2;
+        lg_model_config_default(&m2, LG_MODEL_GAT);
+        m2.node_norm = LG_NODE_NORM_LAYERNORM;
+        m2.residual = res;
+        m2.layers = 2;
+        m2.hidden = 3;
+        m2.dropout = 0;
+        m2.att_dropout = 0.9;
+        double worst;
+        int bad = lg_test_model_fd_check(&m2, dense, 1e-5, &worst, 0);
+        if (bad) fail_msg("GAT + LayerNorm, attention dropout 0.9, residual %d: %d gradients differ (worst %.3g)", res,
+                          bad, worst);
+        print_message("GAT + LayerNorm, attention dropout 0.9, residual %d: worst relative error %.2e\n", res, worst);
+    }
     /* the checker catches a wrong gradient */
     lg_model_config mc;
     lg_model_config_default(&mc, LG_MODEL_GAT);
