@@ -137,6 +137,38 @@ blas)
     echo "simulated Prescott: restarted with $best"
   fi
   ;;
+isa)
+  # LIPGNN_ISA: a variant name caps lipgnn's kernels, and --version says which
+  # and why; a value that names none is ignored, said by --version and in one
+  # note of a training run (a typo must not pass for a setting).
+  cpu=$(env -u LIPGNN_ISA "$bin" --version | sed -n 's/^lipgnn kernels: \([a-z0-9]*\) (CPUID;.*/\1/p')
+  [ -n "$cpu" ] || fail "--version without LIPGNN_ISA: $(env -u LIPGNN_ISA "$bin" --version)"
+  LIPGNN_ISA=baseline "$bin" --version >"$tmp/out" 2>"$tmp/err" || fail "--version under LIPGNN_ISA=baseline"
+  if [ "$cpu" = baseline ]; then
+    grep -q "^lipgnn kernels: baseline (CPUID;" "$tmp/out" || fail "LIPGNN_ISA=baseline: $(cat "$tmp/out")"
+  else
+    grep -q "^lipgnn kernels: baseline (LIPGNN_ISA=baseline caps this CPU's $cpu; same results)$" "$tmp/out" ||
+      fail "LIPGNN_ISA=baseline: $(cat "$tmp/out")"
+  fi
+  LIPGNN_ISA=avx "$bin" --version >"$tmp/out" 2>"$tmp/err" || fail "--version under LIPGNN_ISA=avx"
+  grep -q "^lipgnn kernels: $cpu (CPUID; LIPGNN_ISA=avx is not baseline, avx2, avx512 or auto: ignored)$" "$tmp/out" ||
+    fail "LIPGNN_ISA=avx: $(cat "$tmp/out")"
+  for v in avx ""; do
+    LIPGNN_ISA=$v "$bin" train --data "$dir/data/tiny" --layers 2 --epochs 2 --threads 1 >"$tmp/out" 2>"$tmp/err" ||
+      fail "train under LIPGNN_ISA='$v': $(cat "$tmp/err")"
+    notes=$(grep -c '^note: LIPGNN_ISA=' "$tmp/out")
+    if [ -n "$v" ]; then
+      [ "$notes" = 1 ] && grep -q "^note: LIPGNN_ISA=avx is not baseline, avx2, avx512 or auto and was ignored; lipgnn's kernels run $cpu$" "$tmp/out" ||
+        fail "no single note about LIPGNN_ISA=avx: $(cat "$tmp/out")"
+    else
+      [ "$notes" = 0 ] || fail "a note although LIPGNN_ISA is empty: $(grep '^note' "$tmp/out")"
+    fi
+  done
+  LIPGNN_ISA=avx2 "$bin" train --data "$dir/data/tiny" --layers 2 --epochs 2 --threads 1 >"$tmp/out" 2>"$tmp/err" ||
+    fail "train under LIPGNN_ISA=avx2: $(cat "$tmp/err")"
+  grep -q '^note: LIPGNN_ISA' "$tmp/out" && fail "a note although LIPGNN_ISA=avx2 is a variant: $(grep '^note' "$tmp/out")"
+  echo "LIPGNN_ISA caps ($cpu -> baseline), a wrong value is said and ignored"
+  ;;
 train)
   tiny="$dir/data/tiny"
   strip() { sed -E 's/"epoch_ms_median":[0-9.e+-]+//' "$1"; }

@@ -1,5 +1,6 @@
 /* Tests of src/core: status strings, thread-local errors, allocator hook, RNG,
- * the OpenBLAS core check, the version. */
+ * the OpenBLAS core check, the kernels' instruction set and LIPGNN_ISA, the
+ * version. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,44 @@ static void test_blas_check(void **state) {
     if (env) setenv("OPENBLAS_CORETYPE", env, 1); else unsetenv("OPENBLAS_CORETYPE");
 }
 
+/* lg_kernel_isa_info: the choice, the CPU's widest variant, and whether
+ * LIPGNN_ISA names a variant (a cap) or nothing (ignored, which the CLI says). */
+static void test_isa_info(void **state) {
+    (void)state;
+    const char *env = getenv("LIPGNN_ISA");
+    static const char *const names[] = {"baseline", "avx2", "avx512"};
+    lg_isa_info ii;
+    int chosen = -1, cpu = -1;
+    lg_kernel_isa_info(&ii);
+    for (int v = 0; v < 3; v++) {
+        if (strcmp(ii.chosen, names[v]) == 0) chosen = v;
+        if (strcmp(ii.cpu, names[v]) == 0) cpu = v;
+    }
+    assert_true(chosen >= 0 && cpu >= 0);
+    assert_true(chosen <= cpu); /* a cap never widens */
+    assert_string_equal(ii.chosen, lg_kernel_isa());
+    static const struct { const char *value; int valid; } cases[] = {
+        {"baseline", 1}, {"avx2", 1}, {"avx512", 1}, {"auto", 1},
+        {"avx", 0}, {"AVX2", 0}, {"avx2 ", 0}, {"foo", 0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        setenv("LIPGNN_ISA", cases[k].value, 1);
+        lg_kernel_isa_info(&ii);
+        assert_non_null(ii.env);
+        assert_string_equal(ii.env, cases[k].value);
+        assert_int_equal(ii.env_valid, cases[k].valid);
+    }
+    setenv("LIPGNN_ISA", "", 1); /* empty: as unset */
+    lg_kernel_isa_info(&ii);
+    assert_null(ii.env);
+    assert_false(ii.env_valid);
+    unsetenv("LIPGNN_ISA");
+    lg_kernel_isa_info(&ii);
+    assert_null(ii.env);
+    assert_false(ii.env_valid);
+    if (env) setenv("LIPGNN_ISA", env, 1);
+}
+
 static void test_version(void **state) {
     (void)state;
     assert_string_equal(lg_version(), LG_VERSION_STRING);
@@ -154,7 +193,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_strings), cmocka_unit_test(test_error_message),
         cmocka_unit_test(test_error_is_thread_local), cmocka_unit_test(test_allocator_hook),
-        cmocka_unit_test(test_rng), cmocka_unit_test(test_blas_check), cmocka_unit_test(test_version),
+        cmocka_unit_test(test_rng), cmocka_unit_test(test_blas_check), cmocka_unit_test(test_isa_info),
+        cmocka_unit_test(test_version),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

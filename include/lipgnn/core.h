@@ -150,6 +150,20 @@ const char *lg_kernel_isa(void);
  * LG_EINVAL for another name. */
 lg_status lg_set_kernel_isa(const char *name);
 
+/* Why lg_kernel_isa chose its variant. */
+typedef struct lg_isa_info {
+    const char *chosen; /* lg_kernel_isa()                                   */
+    const char *cpu;    /* the widest variant CPUID allows                   */
+    const char *env;    /* LIPGNN_ISA as the environment holds it now, NULL
+                           when unset or empty                                */
+    int env_valid;      /* 1 if env is "baseline", "avx2", "avx512" or "auto"
+                           (and so read as a cap), 0 if it names none of
+                           them and is ignored                                */
+} lg_isa_info;
+
+/* Fills info (the strings are static). O(1). */
+void lg_kernel_isa_info(lg_isa_info *info);
+
 /* ------------------------------------------------------------------------- */
 /* Version                                                                    */
 /* ------------------------------------------------------------------------- */

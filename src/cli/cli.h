@@ -92,11 +92,12 @@ extern const char lg_cli_data_help[];
 /* The exit status for a library status (data errors -> 2, others -> 1). */
 int lg_cli_exit_for(lg_status st);
 
-/* When the environment's OPENBLAS_CORETYPE holds OpenBLAS to kernels slower
- * than this CPU runs (lg_blas_info.user_slower), prints one line to f saying
- * so and what to do; prints nothing otherwise. lipgnn respects such a choice
- * (it never restarts itself over it) but does not hide its cost. */
-void lg_cli_blas_note(FILE *f);
+/* Notes on the environment's choices that cost or do not do what they say,
+ * one line each to f, nothing otherwise: OPENBLAS_CORETYPE holding OpenBLAS to
+ * kernels slower than this CPU runs (lg_blas_info.user_slower; lipgnn respects
+ * such a choice, never restarting itself over it, but does not hide its cost),
+ * and a LIPGNN_ISA that names no variant (ignored). */
+void lg_cli_env_notes(FILE *f);
 
 /* JSON output: a string with escapes. */
 void lg_json_string(FILE *f, const char *s);

@@ -1679,7 +1679,7 @@ int lg_cmd_depth_study(int argc, char **argv) {
     if (!a.quiet)
         fprintf(stderr, "lipgnn %s: %s, %lld runs (%lld cells x %lld seeds), %lld already in %s, %lld to do\n", cmd,
                 dsname, study.total, cells, g->seeds, study.done, path, ntodo);
-    if (!a.quiet && ntodo > 0) lg_cli_blas_note(stderr);
+    if (!a.quiet && ntodo > 0) lg_cli_env_notes(stderr);
     if (lg__write_outputs(cmd, dir, &study)) { status = LG_EXIT_FAIL; goto done; }
     const int tty = isatty(fileno(stderr)) && !a.quiet;
     const lg__recorder w = {cmd, dir, path, runs, &rs, &study, a.verbose, tty};

@@ -481,7 +481,7 @@ int lg_cmd_train(int argc, char **argv) {
                    s.max_att_grad_norm, s.exploded ? "gradients EXPLODED" : "no explosion");
             if (s.exploded) printf("first explosion at epoch %ld: %s\n", s.first_explosion_epoch, s.explosion_reason);
             printf("%.2f ms per epoch (median)\n", s.epoch_ms_median);
-            lg_cli_blas_note(stdout);
+            lg_cli_env_notes(stdout);
         }
     }
     lg_dataset_free(ds);
@@ -564,7 +564,7 @@ int lg_cmd_demo(int argc, char **argv) {
                "%.3g).\n",
                by_train ? "training" : "test", by_train ? s[1].train_acc : s[1].test_acc,
                by_train ? s[0].train_acc : s[0].test_acc, s[1].max_layer_grad_norm, s[0].max_layer_grad_norm);
-        lg_cli_blas_note(stdout);
+        lg_cli_env_notes(stdout);
     }
     lg_dataset_free(ds);
     return status;

@@ -251,14 +251,19 @@ int lg_cli_data_load(const char *cmd, const lg_cli_data *d, lg_dataset **out) {
     return LG_EXIT_OK;
 }
 
-void lg_cli_blas_note(FILE *f) {
+void lg_cli_env_notes(FILE *f) {
     lg_blas_info bi;
+    lg_isa_info ii;
     lg_blas_check(&bi);
-    if (!bi.user_slower) return;
-    fprintf(f,
-            "note: OPENBLAS_CORETYPE=%s in the environment holds OpenBLAS to its '%s' kernels; this CPU runs "
-            "'%s', whose dense products are faster (unset OPENBLAS_CORETYPE, or set it to %s)\n",
-            getenv("OPENBLAS_CORETYPE"), bi.current, bi.best, bi.best);
+    lg_kernel_isa_info(&ii);
+    if (bi.user_slower)
+        fprintf(f,
+                "note: OPENBLAS_CORETYPE=%s in the environment holds OpenBLAS to its '%s' kernels; this CPU runs "
+                "'%s', whose dense products are faster (unset OPENBLAS_CORETYPE, or set it to %s)\n",
+                getenv("OPENBLAS_CORETYPE"), bi.current, bi.best, bi.best);
+    if (ii.env && !ii.env_valid)
+        fprintf(f, "note: LIPGNN_ISA=%s is not baseline, avx2, avx512 or auto and was ignored; lipgnn's kernels run %s\n",
+                ii.env, ii.chosen);
 }
 
 void lg_json_string(FILE *f, const char *s) {

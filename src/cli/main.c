@@ -36,7 +36,8 @@ static const char lg__usage[] =
     "  OMP_NUM_THREADS    threads of lipgnn's own kernels (default: all cores)\n"
     "  LIPGNN_ISA         'baseline' or 'avx2' caps the instruction set of lipgnn's own\n"
     "                     kernels (default: the best of baseline, avx2, avx512 that CPUID\n"
-    "                     reports; all give the same results, the wider ones faster)\n"
+    "                     reports; all give the same results, the wider ones faster);\n"
+    "                     another value is ignored, which train, demo and depth-study note\n"
     "\n"
     "Exit status: 0 success, 1 failure, 2 bad usage or bad input data.\n";
 
@@ -70,8 +71,15 @@ static int lg_cli_version(void) {
     printf("lipgnn %s\n", lg_version());
     printf("OpenBLAS core: %s (best for this CPU: %s; %s)\n", bi.current, bi.best[0] ? bi.best : "unknown",
            fixed ? "set by lipgnn" : (bi.user_set ? "set by OPENBLAS_CORETYPE" : "detected by OpenBLAS"));
-    printf("lipgnn kernels: %s (CPUID; LIPGNN_ISA=baseline|avx2 caps it; same results)\n",
-           lg_kernel_isa());
+    lg_isa_info ii;
+    lg_kernel_isa_info(&ii);
+    if (ii.env && ii.env_valid && strcmp(ii.chosen, ii.cpu) != 0)
+        printf("lipgnn kernels: %s (LIPGNN_ISA=%s caps this CPU's %s; same results)\n", ii.chosen, ii.env, ii.cpu);
+    else if (ii.env && !ii.env_valid)
+        printf("lipgnn kernels: %s (CPUID; LIPGNN_ISA=%s is not baseline, avx2, avx512 or auto: ignored)\n",
+               ii.chosen, ii.env);
+    else
+        printf("lipgnn kernels: %s (CPUID; LIPGNN_ISA=baseline|avx2 caps it; same results)\n", ii.chosen);
     return LG_EXIT_OK;
 }
 

@@ -45,6 +45,14 @@ int lg__isa_level(void) {
 
 const char *lg_kernel_isa(void) { return lg__isa_names[lg__isa_level()]; }
 
+void lg_kernel_isa_info(lg_isa_info *info) {
+    const char *e = getenv("LIPGNN_ISA");
+    info->chosen = lg_kernel_isa();
+    info->cpu = lg__isa_names[lg__cpu_level()];
+    info->env = e && e[0] ? e : NULL;
+    info->env_valid = info->env && (lg__isa_named(e) >= 0 || strcmp(e, "auto") == 0);
+}
+
 lg_status lg_set_kernel_isa(const char *name) {
     if (!name) return lg__error(LG_EINVAL, "lg_set_kernel_isa: name is NULL");
     int v = strcmp(name, "auto") == 0 ? lg__cpu_level() : lg__isa_named(name);
