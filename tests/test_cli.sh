@@ -109,6 +109,16 @@ blas)
     done
     echo "a slower OPENBLAS_CORETYPE is noted, the best one is not ($best)"
   fi
+  # A value OpenBLAS does not take: --version and a training run say so (once),
+  # rather than "set by OPENBLAS_CORETYPE".
+  OPENBLAS_CORETYPE=NoSuchCore "$bin" --version >"$tmp/out" 2>"$tmp/err"
+  grep -q "^OpenBLAS core: .*detected by OpenBLAS, which did not take OPENBLAS_CORETYPE)$" "$tmp/out" ||
+    fail "OPENBLAS_CORETYPE=NoSuchCore in --version: $(cat "$tmp/out")"
+  OPENBLAS_CORETYPE=NoSuchCore "$bin" train --data "$dir/data/tiny" --layers 2 --epochs 2 --threads 1 >"$tmp/out" 2>"$tmp/err" ||
+    fail "train under OPENBLAS_CORETYPE=NoSuchCore: $(cat "$tmp/err")"
+  [ "$(grep -c '^note: OpenBLAS did not take OPENBLAS_CORETYPE=NoSuchCore (' "$tmp/out")" = 1 ] ||
+    fail "no single note about the core type OpenBLAS did not take: $(cat "$tmp/out")"
+  [ "$(grep -c '^note: ' "$tmp/out")" = 1 ] || fail "more than that note: $(grep '^note' "$tmp/out")"
   # Unset: a restart with the best core when OpenBLAS picked a worse one.
   env -u OPENBLAS_CORETYPE -u LIPGNN_BLAS_REEXEC "$bin" --version >"$tmp/out" 2>"$tmp/err"
   if grep -q "restarting with OPENBLAS_CORETYPE=" "$tmp/err"; then

@@ -1,6 +1,7 @@
 /* Tests of src/core: status strings, thread-local errors, allocator hook, RNG,
  * the OpenBLAS core check, the kernels' instruction set and LIPGNN_ISA, the
  * version. */
+#include <ctype.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,10 +136,26 @@ static void test_blas_check(void **state) {
     assert_true(bi.user_set);
     assert_false(bi.recommend);
     assert_int_equal(bi.user_slower, slower);
+    assert_int_equal(bi.user_ignored, strcmp(bi.current, "Prescott") != 0);
+    /* a value OpenBLAS would not take (it runs a type of another name) is
+     * flagged, whatever its case; the loaded type's own name, in any case, not */
+    setenv("OPENBLAS_CORETYPE", "NoSuchCore", 1);
+    lg_blas_check(&bi);
+    assert_true(bi.user_set);
+    assert_true(bi.user_ignored);
+    char lower[sizeof bi.current];
+    for (size_t k = 0; k < sizeof lower; k++) lower[k] = (char)tolower((unsigned char)bi.current[k]);
+    setenv("OPENBLAS_CORETYPE", lower, 1);
+    lg_blas_check(&bi);
+    assert_false(bi.user_ignored);
+    setenv("OPENBLAS_CORETYPE", bi.current, 1);
+    lg_blas_check(&bi);
+    assert_false(bi.user_ignored);
     unsetenv("OPENBLAS_CORETYPE");
     lg_blas_check(&bi);
     assert_false(bi.user_set);
     assert_false(bi.user_slower);
+    assert_false(bi.user_ignored);
     assert_int_equal(bi.recommend, slower);
     if (env) setenv("OPENBLAS_CORETYPE", env, 1); else unsetenv("OPENBLAS_CORETYPE");
 }

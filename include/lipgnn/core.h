@@ -120,6 +120,10 @@ typedef struct lg_blas_info {
     int threads;        /* OpenBLAS's thread count                            */
     int user_slower;    /* 1 if current is slower than best and user_set: the
                            environment's OPENBLAS_CORETYPE costs speed        */
+    int user_ignored;   /* 1 if user_set but current is not the type it names
+                           (case aside): OpenBLAS did not take it (a name it
+                           does not know, or a type this CPU cannot run) and
+                           runs its own choice                                */
 } lg_blas_info;
 
 /* Fills info. CPU features come from CPUID (__builtin_cpu_supports), so under

@@ -96,6 +96,7 @@ int lg_cli_exit_for(lg_status st);
  * one line each to f, nothing otherwise: OPENBLAS_CORETYPE holding OpenBLAS to
  * kernels slower than this CPU runs (lg_blas_info.user_slower; lipgnn respects
  * such a choice, never restarting itself over it, but does not hide its cost),
+ * an OPENBLAS_CORETYPE that OpenBLAS did not take (lg_blas_info.user_ignored),
  * and a LIPGNN_ISA that names no variant (ignored). */
 void lg_cli_env_notes(FILE *f);
 

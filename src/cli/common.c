@@ -256,7 +256,16 @@ void lg_cli_env_notes(FILE *f) {
     lg_isa_info ii;
     lg_blas_check(&bi);
     lg_kernel_isa_info(&ii);
-    if (bi.user_slower)
+    if (bi.user_ignored) {
+        fprintf(f,
+                "note: OpenBLAS did not take OPENBLAS_CORETYPE=%s (not a core type it knows, or one this CPU "
+                "cannot run) and runs its own choice, '%s'",
+                getenv("OPENBLAS_CORETYPE"), bi.current);
+        if (bi.user_slower)
+            fprintf(f, "; this CPU runs '%s', whose dense products are faster (set OPENBLAS_CORETYPE=%s)", bi.best,
+                    bi.best);
+        fputc('\n', f);
+    } else if (bi.user_slower)
         fprintf(f,
                 "note: OPENBLAS_CORETYPE=%s in the environment holds OpenBLAS to its '%s' kernels; this CPU runs "
                 "'%s', whose dense products are faster (unset OPENBLAS_CORETYPE, or set it to %s)\n",

@@ -70,7 +70,10 @@ static int lg_cli_version(void) {
     const char *fixed = getenv("LIPGNN_BLAS_REEXEC");
     printf("lipgnn %s\n", lg_version());
     printf("OpenBLAS core: %s (best for this CPU: %s; %s)\n", bi.current, bi.best[0] ? bi.best : "unknown",
-           fixed ? "set by lipgnn" : (bi.user_set ? "set by OPENBLAS_CORETYPE" : "detected by OpenBLAS"));
+           fixed             ? "set by lipgnn"
+           : bi.user_ignored ? "detected by OpenBLAS, which did not take OPENBLAS_CORETYPE"
+           : bi.user_set     ? "set by OPENBLAS_CORETYPE"
+                             : "detected by OpenBLAS");
     lg_isa_info ii;
     lg_kernel_isa_info(&ii);
     if (ii.env && ii.env_valid && strcmp(ii.chosen, ii.cpu) != 0)

@@ -1,6 +1,7 @@
 /* The OpenBLAS core-type check (see lg_blas_check in lipgnn/core.h). */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <cblas.h>
 #include <omp.h>
@@ -49,6 +50,7 @@ void lg_blas_check(lg_blas_info *info) {
     const int slower = rc >= 0 && rb >= 0 && rc < rb; /* the loaded core ranks below the best */
     info->recommend = slower && !info->user_set;
     info->user_slower = slower && info->user_set;
+    info->user_ignored = info->user_set && strcasecmp(env, info->current) != 0;
 }
 
 int lg_set_threads(int n) {
