@@ -9,8 +9,10 @@
  * the line and the offending value (datasets/mtx.h does the reading).
  */
 #define _XOPEN_SOURCE 700 /* realpath */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -337,6 +339,52 @@ fail:
     return st;
 }
 
+static int lg__name_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Writes into out (cap bytes) what data sets root holds, for an error
+ * message: "the data sets there: a, b" (the subdirectories holding a
+ * labels.txt, sorted; at most 32 of them, and "..." for more or where out is
+ * full), or why there are none. An allocation failure shortens the list. */
+static void lg__dataset_names(const char *root, char *out, size_t cap) {
+    enum { LG__MAXNAMES = 32 };
+    char *names[LG__MAXNAMES];
+    int n = 0, more = 0;
+    DIR *d = opendir(root);
+    if (!d) {
+        snprintf(out, cap, "which cannot be read: %s", strerror(errno));
+        return;
+    }
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] == '.') continue;
+        char *sub = NULL, *file = NULL;
+        struct stat sb;
+        const int ok = lg__path_join(&sub, root, e->d_name) == LG_OK &&
+                       lg__path_join(&file, sub, "labels.txt") == LG_OK && stat(file, &sb) == 0 &&
+                       S_ISREG(sb.st_mode);
+        lg__free(file);
+        lg__free(sub);
+        if (!ok) continue;
+        if (n == LG__MAXNAMES) {
+            more = 1;
+            continue;
+        }
+        const size_t len = strlen(e->d_name) + 1;
+        if ((names[n] = lg__malloc(len)) != NULL) memcpy(names[n++], e->d_name, len);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof *names, lg__name_cmp);
+    int w = snprintf(out, cap, "%s",
+                     n ? "the data sets there:" : "no data set there: no directory of it holds a labels.txt");
+    size_t used = w > 0 ? (size_t)w : 0;
+    for (int k = 0; k < n; k++) {
+        if (used < cap && (w = snprintf(out + used, cap - used, "%s %s", k ? "," : "", names[k])) > 0)
+            used += (size_t)w;
+        lg__free(names[k]);
+    }
+    if (more && used < cap && (w = snprintf(out + used, cap - used, ", ...")) > 0) used += (size_t)w;
+    if (used >= cap && cap > 4) memcpy(out + cap - 5, " ...", 5);
+}
+
 lg_status lg_dataset_resolve(const char *name, char *buf, size_t cap) {
     if (!buf || cap == 0) return lg__error(LG_EINVAL, "lg_dataset_resolve: no output buffer");
     buf[0] = '\0';
@@ -359,8 +407,11 @@ lg_status lg_dataset_resolve(const char *name, char *buf, size_t cap) {
     if (slash) buf[rl] = '/';
     memcpy(buf + rl + (size_t)slash, name, strlen(name) + 1);
     struct stat sb;
-    if (stat(buf, &sb) != 0 || !S_ISDIR(sb.st_mode))
-        return lg__error(LG_ENOTFOUND, "data set '%s' not found: %s is not a directory (LIPGNN_DATA=%s)", name, buf,
-                         root);
+    if (stat(buf, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        char there[400];
+        lg__dataset_names(root, there, sizeof there);
+        return lg__error(LG_ENOTFOUND, "data set '%s' not found: %s is not a directory (LIPGNN_DATA=%s; %s)", name,
+                         buf, root, there);
+    }
     return LG_OK;
 }

@@ -73,6 +73,7 @@ info_datasets)
   got="$(json_field nodes)/$(json_field edges)/$(json_field features)/$(json_field classes)/$(json_field train)/$(json_field val)/$(json_field test)"
   [ "$got" = "19717/88648/500/3/60/500/1000" ] || fail "pubmed: $got"
   run info --dataset no-such-set; expect_rc 2 "missing data set"
+  grep -Eq "the data sets there: (.*, )?cora, (.*, )?pubmed[,)]" "$tmp/err" || fail "missing data set: $(cat "$tmp/err")"
   ;;
 bad_input)
   n=0

@@ -546,6 +546,20 @@ static void test_resolve(void **state) {
     assert_int_equal(lg_dataset_resolve("no-such-set", buf, sizeof buf), LG_ENOTFOUND);
     assert_non_null(strstr(lg_last_error(), "no-such-set"));
     assert_non_null(strstr(lg_last_error(), "not found"));
+    /* ... naming the data sets that are there (directories with a labels.txt;
+     * bad/ and ckpt-v0/ have none), sorted */
+    assert_non_null(strstr(lg_last_error(), "; the data sets there: tiny, tiny-edges, tiny-sym)"));
+    setenv("LIPGNN_DATA", LG_TEST_DIR "/data/ckpt-v0", 1);
+    assert_int_equal(lg_dataset_resolve("tiny", buf, sizeof buf), LG_ENOTFOUND);
+    assert_non_null(strstr(lg_last_error(), "no data set there"));
+    setenv("LIPGNN_DATA", LG_TEST_DIR "/data/no-such-dir", 1);
+    assert_int_equal(lg_dataset_resolve("tiny", buf, sizeof buf), LG_ENOTFOUND);
+    assert_non_null(strstr(lg_last_error(), "cannot be read"));
+    setenv("LIPGNN_DATA", LG_TEST_DIR "/data/bad", 1); /* more names than the message holds: cut with "..." */
+    assert_int_equal(lg_dataset_resolve("tiny", buf, sizeof buf), LG_ENOTFOUND);
+    assert_non_null(strstr(lg_last_error(), "the data sets there: "));
+    assert_non_null(strstr(lg_last_error(), " ...)"));
+    setenv("LIPGNN_DATA", LG_TEST_DIR "/data", 1);
     assert_int_equal(lg_dataset_resolve("tiny/graph.mtx", buf, sizeof buf), LG_EINVAL);
     assert_int_equal(lg_dataset_resolve("../data", buf, sizeof buf), LG_EINVAL);
     assert_int_equal(lg_dataset_resolve("..", buf, sizeof buf), LG_EINVAL);
