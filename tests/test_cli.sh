@@ -194,6 +194,17 @@ train)
   run train --data "$tiny" --layers 3 --hidden 8 --epochs 6 --norm lipschitz+pairnorm --residual --json
   tail -1 "$tmp/out" > "$tmp/b.json"
   [ "$(strip "$tmp/a.json")" = "$(strip "$tmp/b.json")" ] || fail "same seed, different results"
+  # --init: in the JSON; pytorch is another start (other results), refused for the models it does not describe
+  grep -q '"init":"glorot"' "$tmp/a.json" || fail "--json lacks init glorot: $(tail -c 300 "$tmp/a.json")"
+  run train --data "$tiny" --layers 3 --hidden 8 --epochs 6 --norm lipschitz+pairnorm --residual --init pytorch --json
+  expect_rc 0 "train --init pytorch"; tail -1 "$tmp/out" > "$tmp/p.json"
+  grep -q '"init":"pytorch"' "$tmp/p.json" || fail "--json lacks init pytorch"
+  [ "$(strip "$tmp/a.json" | sed 's/"init":"glorot"//')" = "$(strip "$tmp/p.json" | sed 's/"init":"pytorch"//')" ] &&
+    fail "--init pytorch gives the same run as glorot"
+  run train --data "$tiny" --model gcn --init pytorch; expect_rc 2 "--model gcn --init pytorch"
+  grep -q -- "--init pytorch is for" "$tmp/err" || fail "--model gcn --init pytorch: $(cat "$tmp/err")"
+  run train --data "$tiny" --init xavier; expect_rc 2 "--init xavier"
+  grep -q "unknown --init 'xavier' (valid: glorot, pytorch)" "$tmp/err" || fail "--init xavier: $(cat "$tmp/err")"
   # --epochs 0: the initial model built (and saved), nothing evaluated: says so; JSON nulls, not zeros
   run train --data "$tiny" --layers 3 --hidden 8 --epochs 0 --save "$tmp/z.ckpt"
   expect_rc 0 "train --epochs 0"

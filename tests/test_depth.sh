@@ -110,8 +110,10 @@ fi
 # settings.txt: the options every run shares; a study with others is refused
 grep -q "^data: TREES, 40 trees from seed 0$" "$out/settings.txt" || fail "settings.txt data line: $(head -1 "$out/settings.txt")"
 grep -q "^model gat: hidden=8 .*epochs=3 " "$out/settings.txt" || fail "settings.txt model line: $(cat "$out/settings.txt")"
+# the default initialisation is not written (the settings of studies made before --init still match)
+grep -q "init=" "$out/settings.txt" && fail "settings.txt names the default init: $(cat "$out/settings.txt")"
 cp "$out/runs.csv" "$tmp/runs.before"
-for other in "--hidden 16" "--epochs 4" "--lr 0.01" "--trees-count 41" "--seed 1"; do
+for other in "--hidden 16" "--epochs 4" "--lr 0.01" "--trees-count 41" "--seed 1" "--init pytorch"; do
   run "${args[@]}" $other --out "$out"; expect_rc 2 "depth-study $other in a study made without it"
   grep -q "other settings" "$tmp/err" || fail "depth-study $other: no 'other settings' message: $(head -c 300 "$tmp/err")"
   cmp -s "$out/runs.csv" "$tmp/runs.before" || fail "depth-study $other changed runs.csv"

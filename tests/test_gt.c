@@ -1071,6 +1071,24 @@ static void test_layout_and_init(void **state) {
     double gm = 0;
     for (lg_idx t = lay.gate; t < lay.count; t++) gm = fmax(gm, fabs(p[t]));
     assert_true(gm <= bg && gm > 0.3 * bg);
+    /* lg_gt_params_init is the Glorot scheme of lg_gt_params_init_as, draw for draw */
+    lg_rng_seed(&r, 3);
+    assert_ok(lg_gt_params_init_as_f64(p2, &cfg, LG_INIT_GLOROT, &r));
+    assert_memory_equal(p, p2, sizeof(double) * (size_t)lay.count);
+    /* PyTorch's nn.Linear default: every weight and bias U(+-1/sqrt(F)), the
+     * gate vector U(+-1/sqrt(3D)) */
+    lg_rng_seed(&r, 3);
+    assert_ok(lg_gt_params_init_as_f64(p2, &cfg, LG_INIT_PYTORCH, &r));
+    const double bt = 1.0 / sqrt(5.0), btg = 1.0 / sqrt(12.0);
+    double wm = 0, bm = 0, gm2 = 0;
+    for (lg_idx t = 0; t < lay.bq; t++) wm = fmax(wm, fabs(p2[t]));
+    for (lg_idx t = lay.bq; t < lay.gate; t++) bm = fmax(bm, fabs(p2[t]));
+    for (lg_idx t = lay.gate; t < lay.count; t++) gm2 = fmax(gm2, fabs(p2[t]));
+    assert_true(wm <= bt && wm > 0.8 * bt); /* 5 x 40 draws: the largest near the bound */
+    assert_true(bm <= bt && bm > 0.5 * bt); /* biases drawn, not zero */
+    assert_true(gm2 <= btg && gm2 > 0.3 * btg);
+    assert_int_equal(lg_gt_params_init_as_f64(p2, &cfg, (lg_init)2, &r), LG_EINVAL);
+    assert_int_equal(lg_gt_params_init_as_f64(p2, &cfg, (lg_init)-1, &r), LG_EINVAL);
     free(p);
     free(p2);
 }

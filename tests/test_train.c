@@ -347,6 +347,92 @@ static void test_configs(void **state) {
     assert_int_equal(lg_model_config_check(&mc), LG_EINVAL);
     lg_model_config_default(&mc, LG_MODEL_GCN);
     assert_true(mc.layers == 2 && mc.hidden == 16 && mc.self_loops && mc.feature_norm_row);
+    /* --init: glorot by default; pytorch for gat and gt only; names both ways */
+    lg_init in;
+    assert_ok(lg_init_parse("pytorch", &in));
+    assert_int_equal(in, LG_INIT_PYTORCH);
+    assert_ok(lg_init_parse("glorot", &in));
+    assert_int_equal(in, LG_INIT_GLOROT);
+    assert_int_equal(lg_init_parse("xavier", &in), LG_EINVAL);
+    assert_int_equal(lg_init_parse(NULL, &in), LG_EINVAL);
+    assert_string_equal(lg_init_name(LG_INIT_PYTORCH), "pytorch");
+    assert_string_equal(lg_init_name((lg_init)9), "?");
+    for (int kind = 0; kind < LG_MODEL_COUNT; kind++) {
+        lg_model_config_default(&mc, (lg_model_kind)kind);
+        assert_int_equal(mc.init, LG_INIT_GLOROT);
+        mc.init = LG_INIT_PYTORCH;
+        if (kind == LG_MODEL_GAT || kind == LG_MODEL_GT) assert_ok(lg_model_config_check(&mc));
+        else {
+            assert_int_equal(lg_model_config_check(&mc), LG_EINVAL);
+            assert_non_null(strstr(lg_last_error(), "--init pytorch"));
+        }
+        mc.init = (lg_init)5;
+        assert_int_equal(lg_model_config_check(&mc), LG_EINVAL);
+    }
+}
+
+/* --init pytorch (the LipschitzNorm authors' code): the input and output
+ * linears get nn.Linear's U(+-1/sqrt(fan in)) weights and biases, and so do
+ * GT's layers; GAT's layers keep Glorot and zero biases (GATConv). Glorot
+ * leaves every bias at zero. The scheme travels with a checkpoint. */
+static void test_init_pytorch(void **state) {
+    (void)state;
+    lg_dataset *ds = lg_test_random_dataset(40, 30, 3, 0, 12);
+    const lg_idx F = 30, H = 8;
+    for (int kind = 0; kind < 2; kind++) {
+        lg_model_config mc;
+        lg_train_config tc;
+        small_config(&mc, &tc);
+        mc.kind = kind ? LG_MODEL_GT : LG_MODEL_GAT;
+        mc.self_loops = !kind;
+        mc.dropout = 0.5;
+        mc.hidden = H;
+        const lg_idx D = H * mc.heads;
+        double in_b[2] = {0, 0}, out_b[2] = {0, 0}, lay_b[2] = {0, 0}, in_w[2] = {0, 0};
+        for (int s = 0; s < 2; s++) {
+            mc.init = s ? LG_INIT_PYTORCH : LG_INIT_GLOROT;
+            assert_ok(lg_model_config_check(&mc));
+            lg__model_f32 *m = NULL;
+            lg_rng rng;
+            lg_rng_seed(&rng, 5);
+            assert_ok(lg__model_init_f32(&m, &mc, ds, ds->features, &rng));
+            const float *p = lg__model_params_f32(m);
+            const lg_idx np = lg__model_nparams_f32(m);
+            for (lg_idx k = 0; k < F * H; k++) in_w[s] = fmax(in_w[s], fabs(p[k]));
+            for (lg_idx k = 0; k < H; k++) in_b[s] = fmax(in_b[s], fabs(p[F * H + k]));
+            for (lg_idx k = np - 3; k < np; k++) out_b[s] = fmax(out_b[s], fabs(p[k]));
+            /* layer 1 (D wide in): its bias block, GT's [bq|bk|bv|bskip] after
+             * W (D x 4D); GAT's bias is the block's last D values before its
+             * LayerNorm (none here) */
+            lg__layer_range r = lg__model_layer_range_f32(m, 1);
+            const lg_idx b0 = kind ? r.off + D * 4 * D : r.off + r.len - D, nb = kind ? 4 * D : D;
+            for (lg_idx k = b0; k < b0 + nb; k++) lay_b[s] = fmax(lay_b[s], fabs(p[k]));
+            lg__model_free_f32(m);
+        }
+        assert_true(in_b[0] == 0 && out_b[0] == 0 && lay_b[0] == 0);   /* Glorot: zero biases */
+        assert_true(in_w[0] <= sqrt(6.0 / (double)(F + H)) && in_w[0] > 0.8 * sqrt(6.0 / (double)(F + H)));
+        assert_true(in_w[1] <= 1 / sqrt((double)F) && in_w[1] > 0.8 / sqrt((double)F));
+        assert_true(in_b[1] > 0 && in_b[1] <= 1 / sqrt((double)F));
+        assert_true(out_b[1] > 0 && out_b[1] <= 1 / sqrt((double)D));
+        if (kind) assert_true(lay_b[1] > 0.5 / sqrt((double)D) && lay_b[1] <= 1 / sqrt((double)D));
+        else assert_true(lay_b[1] == 0); /* GAT's layers: Glorot, zero bias, whatever the scheme */
+        /* the checkpoint keeps the scheme */
+        char path[] = "/tmp/lg_init_XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        close(fd);
+        tc.epochs = 1;
+        lg_trainer *t = NULL;
+        assert_ok(lg_trainer_init(&t, &mc, &tc, ds));
+        assert_ok(lg_trainer_save(t, path));
+        lg_trainer_free(t);
+        lg_model_config mc2;
+        lg_train_config tc2;
+        assert_ok(lg_checkpoint_config(path, &mc2, &tc2));
+        assert_int_equal(mc2.init, LG_INIT_PYTORCH);
+        unlink(path);
+    }
+    lg_dataset_free(ds);
 }
 
 
@@ -1173,7 +1259,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model_gradients), cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_resume_bit_identical), cmocka_unit_test(test_missing_features),
-        cmocka_unit_test(test_configs), cmocka_unit_test(test_memory_estimate), cmocka_unit_test(test_features_borrowed), cmocka_unit_test(test_act_rms), cmocka_unit_test(test_symmetric_graph_shared),
+        cmocka_unit_test(test_configs), cmocka_unit_test(test_init_pytorch), cmocka_unit_test(test_memory_estimate), cmocka_unit_test(test_features_borrowed), cmocka_unit_test(test_act_rms), cmocka_unit_test(test_symmetric_graph_shared),
         cmocka_unit_test(test_out_of_memory), cmocka_unit_test(test_restored_values),
         cmocka_unit_test(test_nonfinite_located), cmocka_unit_test(test_batch_deterministic),
         cmocka_unit_test(test_batch_matches_full), cmocka_unit_test(test_batch_roots_only),

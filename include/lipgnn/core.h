@@ -99,6 +99,18 @@ uint64_t lg_rng_below(lg_rng *rng, uint64_t n);
 /* In-place uniform random permutation of v[0..n) (Fisher-Yates). */
 void lg_rng_shuffle(lg_rng *rng, lg_idx *v, lg_idx n);
 
+/* Parameter initialisation schemes (lg_model_config.init, lg_gt_params_init_as):
+ *   LG_INIT_GLOROT   Glorot-uniform weights, U(+-sqrt(6/(fan_in + fan_out))),
+ *                    zero biases: attention-spec.md section 6, and PyTorch
+ *                    Geometric's GATConv
+ *   LG_INIT_PYTORCH  PyTorch's nn.Linear default: weights and biases
+ *                    U(+-1/sqrt(fan_in)), a third of Glorot's variance for a
+ *                    square map. The LipschitzNorm authors' code
+ *                    (github.com/gdasoulas/LipschitzNorm) builds its
+ *                    graph-transformer layer and both deep models' input and
+ *                    output linears from nn.Linear, so they start this way. */
+typedef enum lg_init { LG_INIT_GLOROT = 0, LG_INIT_PYTORCH = 1, LG_INIT_COUNT } lg_init;
+
 /* A stateless mix of a 64-bit key into 64 well-spread bits (splitmix64's
  * finaliser). Counter-based randomness: hash(seed ^ f(epoch, edge)) gives the
  * same bits whatever the number of threads. */

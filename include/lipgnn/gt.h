@@ -102,6 +102,14 @@ lg_status lg_gt_layout_get(const lg_gt_config *cfg, lg_gt_layout *lay);
 lg_status lg_gt_params_init_f32(float *params, const lg_gt_config *cfg, lg_rng *rng);
 lg_status lg_gt_params_init_f64(double *params, const lg_gt_config *cfg, lg_rng *rng);
 
+/* The same in scheme (lg_init): LG_INIT_GLOROT is lg_gt_params_init;
+ * LG_INIT_PYTORCH is TransformerConv built from nn.Linear, as in the
+ * LipschitzNorm authors' DeepGT: W and b U(+-1/sqrt(F)), the gate vector
+ * U(+-1/sqrt(3D)). Draws W in the order above, then b, then the gate.
+ * LG_EINVAL for another scheme. O(F P). */
+lg_status lg_gt_params_init_as_f32(float *params, const lg_gt_config *cfg, lg_init scheme, lg_rng *rng);
+lg_status lg_gt_params_init_as_f64(double *params, const lg_gt_config *cfg, lg_init scheme, lg_rng *rng);
+
 /* ------------------------------------------------------------------------- */
 /* Cache: activations kept between forward and backward, and backward's       */
 /* workspace. Allocated once, reused by every call (no allocation inside      */

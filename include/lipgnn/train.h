@@ -65,6 +65,11 @@ lg_status lg_norm_parse(const char *s, lg_att_norm *att, lg_node_norm *node);
 /* The --norm spelling of a pair ("none", "lipschitz+pairnorm", ...) into buf. */
 void lg_norm_format(char *buf, size_t cap, lg_att_norm att, lg_node_norm node);
 
+/* "glorot" / "pytorch" for an lg_init ("?" out of range); the inverse, with
+ * LG_EINVAL naming the valid names for another. */
+const char *lg_init_name(lg_init s);
+lg_status lg_init_parse(const char *name, lg_init *out);
+
 /* A model's hyper-parameters. */
 typedef struct lg_model_config {
     lg_model_kind kind;    /* which model                                               */
@@ -81,6 +86,11 @@ typedef struct lg_model_config {
     int self_loops;        /* 1: add self-loops; 0: the graph as given                  */
     int feature_norm_row;  /* 1: row-normalise input features (gat-classic's default)  */
     int train_eps;         /* gin: 1 eps learnt per layer, 0 fixed at 0 (GIN-0, default) */
+    lg_init init;          /* initialisation (lg_init): LG_INIT_GLOROT (default, the
+                              spec's) everywhere, or LG_INIT_PYTORCH (gat, gt): the
+                              input and output linears and GT's layers as the
+                              authors' PyTorch code; GAT's layers stay Glorot, as
+                              its GATConv                                         */
     double alpha;          /* gcnii: initial-residual weight (0.1)                     */
     double lambda;         /* gcnii: beta_l = log(lambda / l + 1), l = 1..L (0.5)     */
 } lg_model_config;

@@ -87,13 +87,19 @@ lg_status LG_FN(lg_gt_cache_init_shared)(lg_gt_cache **out, const lg_gt_config *
     return lg__gt_cache_alloc(out, cfg, n_cap, nnz_cap, sizeof(lg_real), ws, ws_bytes, 0);
 }
 
-lg_status LG_FN(lg_gt_params_init)(lg_real *params, const lg_gt_config *cfg, lg_rng *rng) {
+lg_status LG_FN(lg_gt_params_init_as)(lg_real *params, const lg_gt_config *cfg, lg_init scheme, lg_rng *rng) {
     lg_gt_layout lay;
     if (!params || !rng) return lg__error(LG_EINVAL, "lg_gt_params_init: NULL argument");
+    if (scheme != LG_INIT_GLOROT && scheme != LG_INIT_PYTORCH)
+        return lg__error(LG_EINVAL, "lg_gt_params_init_as: scheme %d is not LG_INIT_GLOROT or LG_INIT_PYTORCH",
+                         (int)scheme);
     LG_CHECK(lg_gt_layout_get(cfg, &lay));
     const lg_idx F = cfg->in_dim, KC = cfg->heads * cfg->head_dim, D = lg_gt_out_dim(cfg), P = lay.w_cols;
-    const double bqkv = sqrt(6.0 / (double)(F + KC)), bskip = sqrt(6.0 / (double)(F + D));
-    const double bgate = sqrt(6.0 / (double)(3 * D + 1));
+    const int torch = scheme == LG_INIT_PYTORCH;
+    /* nn.Linear's bound is 1/sqrt(fan_in) for its weights and its bias */
+    const double bqkv = torch ? 1.0 / sqrt((double)F) : sqrt(6.0 / (double)(F + KC));
+    const double bskip = torch ? bqkv : sqrt(6.0 / (double)(F + D));
+    const double bgate = torch ? 1.0 / sqrt((double)(3 * D)) : sqrt(6.0 / (double)(3 * D + 1));
     /* Wq, Wk, Wv, Wskip in turn, each row-major over its own columns */
     for (int blk = 0; blk < 4; blk++) {
         const lg_idx c0 = blk * KC, cols = blk < 3 ? KC : D;
@@ -102,9 +108,13 @@ lg_status LG_FN(lg_gt_params_init)(lg_real *params, const lg_gt_config *cfg, lg_
             for (lg_idx c = 0; c < cols; c++)
                 params[f * P + c0 + c] = (lg_real)((2.0 * lg_rng_double(rng) - 1.0) * bound);
     }
-    for (lg_idx t = lay.bq; t < lay.gate; t++) params[t] = 0;
+    for (lg_idx t = lay.bq; t < lay.gate; t++) params[t] = torch ? (lg_real)((2.0 * lg_rng_double(rng) - 1.0) * bqkv) : 0;
     for (lg_idx t = lay.gate; t < lay.count; t++) params[t] = (lg_real)((2.0 * lg_rng_double(rng) - 1.0) * bgate);
     return LG_OK;
+}
+
+lg_status LG_FN(lg_gt_params_init)(lg_real *params, const lg_gt_config *cfg, lg_rng *rng) {
+    return LG_FN(lg_gt_params_init_as)(params, cfg, LG_INIT_GLOROT, rng);
 }
 
 #endif

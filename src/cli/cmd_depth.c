@@ -883,6 +883,12 @@ static void lg__settings_line(const lg__grid *g, const lg_train_opts *o, int mi,
              t->layer_weight_decay, m->dropout, m->att_dropout, m->self_loops, m->feature_norm_row ? "row" : "none",
              m->lip_scale, m->gate, t->plateau, t->patience, t->batch_size, m->train_eps, m->alpha, m->lambda,
              t->explode_threshold, t->explode_growth, t->explode_window);
+    /* said only when not the default, so that the settings of the studies made
+     * before the option still match their runs */
+    if (m->init != LG_INIT_GLOROT) {
+        const size_t len = strlen(buf);
+        if (len < cap) snprintf(buf + len, cap - len, " init=%s", lg_init_name(m->init));
+    }
 }
 
 /* Checks this invocation against DIR/settings.txt, which records the data

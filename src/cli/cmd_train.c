@@ -40,6 +40,10 @@ static const char lg__train_help[] =
     "  --lip-scale S        scale s of LipschitzNorm (default 1)\n"
     "  --residual           residual connections where widths match\n"
     "  --gate               gated skip connection (gt)\n"
+    "  --init glorot|pytorch  initial parameters (default glorot, the spec's); pytorch\n"
+    "                       (gat, gt): PyTorch's nn.Linear default, U(+-1/sqrt(fan in))\n"
+    "                       weights and biases, for the input and output linears and\n"
+    "                       GT's layers, as the LipschitzNorm authors' code\n"
     "  --train-eps          gin: learn eps per layer (default: fixed at 0, GIN-0)\n"
     "  --alpha A            gcnii: weight of the initial residual (default 0.1)\n"
     "  --lambda X           gcnii: beta_l = log(X / l + 1) (default 0.5)\n"
@@ -97,7 +101,7 @@ enum {
     O_MODEL = 1000, O_LAYERS, O_HIDDEN, O_HEADS, O_NORM, O_LIPS, O_RESID, O_GATE, O_DROP, O_ATTDROP, O_LOOPS,
     O_FNORM, O_EPOCHS, O_LR, O_WD, O_PLATEAU, O_PATIENCE, O_MISSING, O_THREADS, O_GRADLOG, O_XTHR, O_XGROW,
     O_XWIN, O_XSTOP, O_LOG, O_SAVE, O_RESUME, O_JSON, O_VERBOSE, O_QUIET, O_DATA, O_MAXMEM, O_TEPS, O_ALPHA,
-    O_LAMBDA, O_LWD, O_BATCH /* O_BATCH last: it sizes given[] */
+    O_LAMBDA, O_LWD, O_INIT, O_BATCH /* O_BATCH last: it sizes given[] */
 };
 
 static const struct option lg__train_options[] = {
@@ -121,7 +125,7 @@ static const struct option lg__train_options[] = {
     {"quiet", no_argument, 0, O_QUIET},            {"max-memory", required_argument, 0, O_MAXMEM},
     {"train-eps", no_argument, 0, O_TEPS},         {"alpha", required_argument, 0, O_ALPHA},
     {"lambda", required_argument, 0, O_LAMBDA},   {"layer-weight-decay", required_argument, 0, O_LWD},
-    {"batch-size", required_argument, 0, O_BATCH},
+    {"batch-size", required_argument, 0, O_BATCH}, {"init", required_argument, 0, O_INIT},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
 };
@@ -185,6 +189,12 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
         case O_LIPS: if (lg_cli_parse_double(cmd, opt, optarg, 1e-6, 1e6, &o->mc.lip_scale)) return -1; break;
         case O_RESID: o->mc.residual = 1; break;
         case O_GATE: o->mc.gate = 1; break;
+        case O_INIT:
+            if (lg_init_parse(optarg, &o->mc.init) != LG_OK) {
+                lg_cli_errorf(cmd, "%s", lg_last_error());
+                return -1;
+            }
+            break;
         case O_TEPS: o->mc.train_eps = 1; break;
         case O_ALPHA: if (lg_cli_parse_double(cmd, opt, optarg, 0, 1, &o->mc.alpha)) return -1; break;
         case O_LAMBDA: if (lg_cli_parse_double(cmd, opt, optarg, 1e-6, 1.7, &o->mc.lambda)) return -1; break;
@@ -283,12 +293,13 @@ static void lg__print_json(const lg_train_opts *o, const lg_dataset *ds, const l
     printf(",\"config\":{\"residual\":%s,\"lip_scale\":%.17g,\"gate\":%s,\"dropout\":%.17g,\"att_dropout\":%.17g,"
            "\"self_loops\":%s,\"feature_norm\":\"%s\",\"lr\":%.17g,\"weight_decay\":%.17g,\"layer_weight_decay\":%.17g,\"plateau\":%s,"
            "\"patience\":%d,\"missing\":%.17g,\"explode_threshold\":%.17g,\"explode_growth\":%.17g,"
-           "\"explode_window\":%d,\"stop_on_explosion\":%s,\"train_eps\":%s,\"alpha\":%.17g,\"lambda\":%.17g}",
+           "\"explode_window\":%d,\"stop_on_explosion\":%s,\"train_eps\":%s,\"alpha\":%.17g,\"lambda\":%.17g,"
+           "\"init\":\"%s\"}",
            m->residual ? "true" : "false", m->lip_scale, m->gate ? "true" : "false", m->dropout, m->att_dropout,
            m->self_loops ? "true" : "false", m->feature_norm_row ? "row" : "none", t->lr, t->weight_decay, t->layer_weight_decay,
            t->plateau ? "true" : "false", t->patience, t->missing, t->explode_threshold, t->explode_growth,
            t->explode_window, t->stop_on_explosion ? "true" : "false", m->train_eps ? "true" : "false", m->alpha,
-           m->lambda);
+           m->lambda, lg_init_name(m->init));
     /* with no epoch run nothing was evaluated or measured: those fields are null */
     const int ran = s->epochs_run > 0;
     printf(",\"params\":%lld,\"epochs_run\":%ld", (long long)s->n_params, s->epochs_run);

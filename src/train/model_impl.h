@@ -122,9 +122,16 @@ struct LG_MODEL {
     lg_real *dlog;         /* r_cap x classes: dL/d logits                        */
 };
 
-static void LG_FN(lg__glorot)(lg_real *w, lg_idx fan_in, lg_idx fan_out, lg_rng *rng) {
-    double bound = sqrt(6.0 / (double)(fan_in + fan_out));
+/* A linear map's weights w (fan_in x fan_out) and bias b (fan_out), in scheme
+ * (lg_init): Glorot-uniform w and b left at 0, or nn.Linear's default, w then
+ * b U(+-1/sqrt(fan_in)). */
+static void LG_FN(lg__linear_init)(lg_real *w, lg_real *b, lg_idx fan_in, lg_idx fan_out, lg_init scheme,
+                                   lg_rng *rng) {
+    const int torch = scheme == LG_INIT_PYTORCH;
+    const double bound = torch ? 1.0 / sqrt((double)fan_in) : sqrt(6.0 / (double)(fan_in + fan_out));
     for (lg_idx k = 0; k < fan_in * fan_out; k++) w[k] = (lg_real)((2 * lg_rng_double(rng) - 1) * bound);
+    if (torch)
+        for (lg_idx k = 0; k < fan_out; k++) b[k] = (lg_real)((2 * lg_rng_double(rng) - 1) * bound);
 }
 
 void LG_FN(lg__model_free)(LG_MODEL *m) {
@@ -410,21 +417,23 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
     LG_CALLOC(m->grads, off, "gradients");
 
     /* initial parameters: input linear, layers in order, output linear */
-    if (m->io) LG_FN(lg__glorot)(m->params + m->w_in_off, m->f, c->hidden, rng);
+    if (m->io)
+        LG_FN(lg__linear_init)(m->params + m->w_in_off, m->params + m->b_in_off, m->f, c->hidden, c->init, rng);
     for (int l = 0; l < m->L; l++) {
         LG_FN(lg__layer) *y = &m->layer[l];
         if (y->cos) {
             LG_TRY(LG_FN(lg_cosatt_params_init)(m->params + y->off, &y->sc, rng));
             for (lg_idx k = 0; k < y->w_in; k++) m->params[y->cn_gain + k] = 1; /* bias stays 0 */
             LG_TRY(LG_FN(lg_wresidual_init)(m->params + y->alpha, y->w_out, m->L));
-        } else if (y->gt) LG_TRY(LG_FN(lg_gt_params_init)(m->params + y->off, &y->tc, rng));
+        } else if (y->gt) LG_TRY(LG_FN(lg_gt_params_init_as)(m->params + y->off, &y->tc, c->init, rng));
         else if (y->conv) LG_TRY(LG_FN(lg_conv_params_init)(m->params + y->off, &y->cc, rng));
         else if (y->l2) LG_TRY(LG_FN(lg_l2att_params_init)(m->params + y->off, &y->lc, rng));
         else LG_TRY(LG_FN(lg_gat_params_init)(m->params + y->off, &y->gc, rng));
         if (y->ln_gain >= 0)
             for (lg_idx k = 0; k < y->w_out; k++) m->params[y->ln_gain + k] = 1;
     }
-    if (m->io) LG_FN(lg__glorot)(m->params + m->w_out_off, w, m->classes, rng);
+    if (m->io)
+        LG_FN(lg__linear_init)(m->params + m->w_out_off, m->params + m->b_out_off, w, m->classes, c->init, rng);
 
     /* activations, allocated once */
 buffers:

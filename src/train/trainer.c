@@ -80,6 +80,19 @@ void lg_norm_format(char *buf, size_t cap, lg_att_norm att, lg_node_norm node) {
     else snprintf(buf, cap, "%s+%s", lg_att_norm_name(att), lg__node_names[node]);
 }
 
+static const char *const lg__init_names[LG_INIT_COUNT] = {"glorot", "pytorch"};
+
+const char *lg_init_name(lg_init s) { return (unsigned)s < LG_INIT_COUNT ? lg__init_names[s] : "?"; }
+
+lg_status lg_init_parse(const char *name, lg_init *out) {
+    for (int k = 0; name && k < LG_INIT_COUNT; k++)
+        if (strcmp(name, lg__init_names[k]) == 0) {
+            *out = (lg_init)k;
+            return LG_OK;
+        }
+    return lg__error(LG_EINVAL, "unknown --init '%s' (valid: glorot, pytorch)", name ? name : "");
+}
+
 void lg_model_config_default(lg_model_config *c, lg_model_kind kind) {
     memset(c, 0, sizeof *c);
     c->kind = kind;
@@ -157,6 +170,10 @@ lg_status lg_model_config_check(const lg_model_config *c) {
     if (c->kind == LG_MODEL_L2 && !c->self_loops)
         return lg__error(LG_EINVAL, "--model l2 needs the self-loops (every node attends to itself)");
     if (c->train_eps != 0 && c->train_eps != 1) return lg__error(LG_EINVAL, "train_eps must be 0 or 1");
+    if ((unsigned)c->init >= LG_INIT_COUNT)
+        return lg__error(LG_EINVAL, "init %d is not LG_INIT_GLOROT or LG_INIT_PYTORCH", (int)c->init);
+    if (c->init == LG_INIT_PYTORCH && c->kind != LG_MODEL_GAT && c->kind != LG_MODEL_GT)
+        return lg__error(LG_EINVAL, "--init pytorch is for the LipschitzNorm authors' deep models (--model gat, gt)");
     if (!(c->alpha >= 0 && c->alpha <= 1)) return lg__error(LG_EINVAL, "--alpha must be in [0, 1]");
     if (!(c->lambda > 0 && c->lambda <= 1.7)) return lg__error(LG_EINVAL, "--lambda must be in (0, 1.7] (beta_1 = log(lambda + 1) <= 1)");
     if (c->residual && c->kind == LG_MODEL_GAT_CLASSIC)
@@ -752,6 +769,14 @@ typedef struct lg__train_config_v0 {
     double missing, explode_threshold, explode_growth;
     int explode_window, stop_on_explosion;
 } lg__train_config_v0;
+
+/* init took the padding after train_eps: lg_model_config kept its size, so
+ * the checkpoints written before it, which hold 0 there (the memset of
+ * lg_model_config_default), read as LG_INIT_GLOROT, what they were made with. */
+_Static_assert(offsetof(lg_model_config, init) == offsetof(lg_model_config, train_eps) + sizeof(int) &&
+                   offsetof(lg_model_config, alpha) == offsetof(lg_model_config, init) + sizeof(lg_init) &&
+                   offsetof(lg_model_config, alpha) % sizeof(double) == 0,
+               "lg_model_config.init must fill the padding before alpha (checkpoint layout)");
 
 /* The model and training configurations of a checkpoint (either layout);
  * LG_EPARSE / LG_EINVAL naming what is missing or of another size. */
