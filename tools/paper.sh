@@ -12,6 +12,8 @@
 # 2-6, 500 epochs at depths 3-5); fig5-trees-res (the same two with residual connections);
 # beyond the paper (issue 10): attentions-cora, attentions-trees, attentions-lipschitz;
 # gt-depth-diagnosis (why GT-Lip fails at depth here: docs/results.md, Fig. 6 on Cora);
+# fig6-cora-1head-gt-pytorch (Fig. 6's GT at one head of 64 with --init pytorch, the
+# authors' code's initialisation);
 # width-lr (8 heads of 64 trained at lr 0.005 / 8: Adam's step against the fan-in);
 # table3-cora-lr8, fig6-cora-gat-lr8 (Table 3 on Cora and Fig. 6's GAT at lr 0.005 / 8, the
 # learning rate for 8 heads of 64).
@@ -104,6 +106,9 @@ for e in "${exps[@]}"; do
         --norms none,pairnorm,lipschitz --hidden 64 --heads 1
       study "$e-gt" --dataset pubmed --model gt --layers 2,5,10,15,20,25,30 \
         --norms none,pairnorm,layernorm,lipschitz --hidden 64 --heads 1 ;;
+    fig6-cora-1head-gt-pytorch) # Fig. 6's GT half at one head of 64, initialised as the authors' code
+      study "$e" --dataset cora --model gt --layers 2,5,10,15,20,25,30 \
+        --norms none,pairnorm,layernorm,lipschitz --hidden 64 --heads 1 --init pytorch ;;
     table3-cora-1000) # Table 3's GAT-Lip at 15 layers trained 1000 epochs, as the authors' example
       study "$e" --dataset cora --model gat --layers 15 --norms lipschitz --hidden 64 --heads 8 \
         --epochs 1000 ;;
