@@ -107,8 +107,10 @@ for e in "${exps[@]}"; do
       study "$e-gt" --dataset pubmed --model gt --layers 2,5,10,15,20,25,30 \
         --norms none,pairnorm,layernorm,lipschitz --hidden 64 --heads 1 ;;
     fig6-cora-1head-gt-pytorch) # Fig. 6's GT half at one head of 64, initialised as the authors' code
-      study "$e" --dataset cora --model gt --layers 2,5,10,15,20,25,30 \
-        --norms none,pairnorm,layernorm,lipschitz --hidden 64 --heads 1 --init pytorch ;;
+      g=(--dataset cora --model gt --layers 2,5,10,15,20,25,30 --hidden 64 --heads 1)
+      study "$e" "${g[@]}" --norms none,pairnorm,layernorm,lipschitz --init pytorch
+      study "$e" "${g[@]}" --norms lipschitz-ref --init pytorch # the reference code's normaliser
+      study "$e-ref-glorot" "${g[@]}" --norms lipschitz-ref ;;
     table3-cora-1000) # Table 3's GAT-Lip at 15 layers trained 1000 epochs, as the authors' example
       study "$e" --dataset cora --model gat --layers 15 --norms lipschitz --hidden 64 --heads 8 \
         --epochs 1000 ;;
