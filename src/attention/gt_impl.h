@@ -108,7 +108,8 @@ lg_status LG_FN(lg_gt_params_init_as)(lg_real *params, const lg_gt_config *cfg, 
             for (lg_idx c = 0; c < cols; c++)
                 params[f * P + c0 + c] = (lg_real)((2.0 * lg_rng_double(rng) - 1.0) * bound);
     }
-    for (lg_idx t = lay.bq; t < lay.gate; t++) params[t] = torch ? (lg_real)((2.0 * lg_rng_double(rng) - 1.0) * bqkv) : 0;
+    for (lg_idx t = lay.bq; t < lay.gate; t++)
+        params[t] = torch ? (lg_real)((2.0 * lg_rng_double(rng) - 1.0) * bqkv) : 0;
     for (lg_idx t = lay.gate; t < lay.count; t++) params[t] = (lg_real)((2.0 * lg_rng_double(rng) - 1.0) * bgate);
     return LG_OK;
 }
