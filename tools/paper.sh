@@ -12,8 +12,8 @@
 # 2-6, 500 epochs at depths 3-5); fig5-trees-res (the same two with residual connections);
 # beyond the paper (issue 10): attentions-cora, attentions-trees, attentions-lipschitz;
 # gt-depth-diagnosis (why GT-Lip fails at depth here: docs/results.md, Fig. 6 on Cora);
-# fig6-cora-1head-gt-pytorch (Fig. 6's GT at one head of 64 with --init pytorch, the
-# authors' code's initialisation);
+# fig6-cora-1head-gt-pytorch, fig6-cora-1head-gat-pytorch (Fig. 6's GT and GAT halves at
+# one head of 64 with --init pytorch, the authors' code's initialisation);
 # width-lr (8 heads of 64 trained at lr 0.005 / 8: Adam's step against the fan-in);
 # table3-cora-lr8, fig6-cora-gat-lr8 (Table 3 on Cora and Fig. 6's GAT at lr 0.005 / 8, the
 # learning rate for 8 heads of 64).
@@ -111,6 +111,9 @@ for e in "${exps[@]}"; do
       study "$e" "${g[@]}" --norms none,pairnorm,layernorm,lipschitz --init pytorch
       study "$e" "${g[@]}" --norms lipschitz-ref --init pytorch # the reference code's normaliser
       study "$e-ref-glorot" "${g[@]}" --norms lipschitz-ref ;;
+    fig6-cora-1head-gat-pytorch) # Fig. 6's GAT half at one head of 64, initialised as the authors' code
+      study "$e" --dataset cora --model gat --layers 2,5,10,15,20,25,30 --norms none,pairnorm,lipschitz \
+        --hidden 64 --heads 1 --init pytorch ;;
     table3-cora-1000) # Table 3's GAT-Lip at 15 layers trained 1000 epochs, as the authors' example
       study "$e" --dataset cora --model gat --layers 15 --norms lipschitz --hidden 64 --heads 8 \
         --epochs 1000 ;;
