@@ -339,15 +339,15 @@ fail:
     return st;
 }
 
-static int lg__name_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int lg__name_cmp(const void *a, const void *b) { return strcmp((const char *)a, (const char *)b); }
 
 /* Writes into out (cap bytes) what data sets root holds, for an error
  * message: "the data sets there: a, b" (the subdirectories holding a
  * labels.txt, sorted; at most 32 of them, and "..." for more or where out is
- * full), or why there are none. An allocation failure shortens the list. */
+ * full), or why there are none. Allocates nothing. */
 static void lg__dataset_names(const char *root, char *out, size_t cap) {
     enum { LG__MAXNAMES = 32 };
-    char *names[LG__MAXNAMES];
+    char names[LG__MAXNAMES][NAME_MAX + 1], file[PATH_MAX];
     int n = 0, more = 0;
     DIR *d = opendir(root);
     if (!d) {
@@ -355,32 +355,20 @@ static void lg__dataset_names(const char *root, char *out, size_t cap) {
         return;
     }
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        if (e->d_name[0] == '.') continue;
-        char *sub = NULL, *file = NULL;
         struct stat sb;
-        const int ok = lg__path_join(&sub, root, e->d_name) == LG_OK &&
-                       lg__path_join(&file, sub, "labels.txt") == LG_OK && stat(file, &sb) == 0 &&
-                       S_ISREG(sb.st_mode);
-        lg__free(file);
-        lg__free(sub);
-        if (!ok) continue;
-        if (n == LG__MAXNAMES) {
-            more = 1;
-            continue;
-        }
-        const size_t len = strlen(e->d_name) + 1;
-        if ((names[n] = lg__malloc(len)) != NULL) memcpy(names[n++], e->d_name, len);
+        if (e->d_name[0] == '.' || strlen(e->d_name) > NAME_MAX) continue;
+        const int w = snprintf(file, sizeof file, "%s/%s/labels.txt", root, e->d_name);
+        if (w < 0 || (size_t)w >= sizeof file || stat(file, &sb) != 0 || !S_ISREG(sb.st_mode)) continue;
+        if (n == LG__MAXNAMES) more = 1;
+        else memcpy(names[n++], e->d_name, strlen(e->d_name) + 1);
     }
     closedir(d);
     qsort(names, (size_t)n, sizeof *names, lg__name_cmp);
     int w = snprintf(out, cap, "%s",
                      n ? "the data sets there:" : "no data set there: no directory of it holds a labels.txt");
     size_t used = w > 0 ? (size_t)w : 0;
-    for (int k = 0; k < n; k++) {
-        if (used < cap && (w = snprintf(out + used, cap - used, "%s %s", k ? "," : "", names[k])) > 0)
-            used += (size_t)w;
-        lg__free(names[k]);
-    }
+    for (int k = 0; k < n && used < cap; k++)
+        if ((w = snprintf(out + used, cap - used, "%s %s", k ? "," : "", names[k])) > 0) used += (size_t)w;
     if (more && used < cap && (w = snprintf(out + used, cap - used, ", ...")) > 0) used += (size_t)w;
     if (used >= cap && cap > 4) memcpy(out + cap - 5, " ...", 5);
 }

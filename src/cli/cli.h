@@ -100,6 +100,9 @@ int lg_cli_exit_for(lg_status st);
  * and a LIPGNN_ISA that names no variant (ignored). */
 void lg_cli_env_notes(FILE *f);
 
+/* The values LIPGNN_ISA understands, as the CLI's messages say them. */
+#define LG_CLI_ISA_VALUES "baseline, avx2, avx512 or auto"
+
 /* JSON output: a string with escapes. */
 void lg_json_string(FILE *f, const char *s);
 

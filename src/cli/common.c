@@ -271,7 +271,7 @@ void lg_cli_env_notes(FILE *f) {
                 "'%s', whose dense products are faster (unset OPENBLAS_CORETYPE, or set it to %s)\n",
                 getenv("OPENBLAS_CORETYPE"), bi.current, bi.best, bi.best);
     if (ii.env && !ii.env_valid)
-        fprintf(f, "note: LIPGNN_ISA=%s is not baseline, avx2, avx512 or auto and was ignored; lipgnn's kernels run %s\n",
+        fprintf(f, "note: LIPGNN_ISA=%s is not " LG_CLI_ISA_VALUES " and was ignored; lipgnn's kernels run %s\n",
                 ii.env, ii.chosen);
 }
 

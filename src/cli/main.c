@@ -79,7 +79,7 @@ static int lg_cli_version(void) {
     if (ii.env && ii.env_valid && strcmp(ii.chosen, ii.cpu) != 0)
         printf("lipgnn kernels: %s (LIPGNN_ISA=%s caps this CPU's %s; same results)\n", ii.chosen, ii.env, ii.cpu);
     else if (ii.env && !ii.env_valid)
-        printf("lipgnn kernels: %s (CPUID; LIPGNN_ISA=%s is not baseline, avx2, avx512 or auto: ignored)\n",
+        printf("lipgnn kernels: %s (CPUID; LIPGNN_ISA=%s is not " LG_CLI_ISA_VALUES ": ignored)\n",
                ii.chosen, ii.env);
     else
         printf("lipgnn kernels: %s (CPUID; LIPGNN_ISA=baseline|avx2 caps it; same results)\n", ii.chosen);
