@@ -32,12 +32,14 @@ static const char lg__usage[] =
     "                     one than the CPU supports (Debian's 0.3.21 on AVX-512 CPUs),\n"
     "                     lipgnn restarts itself with the best one and says so on stderr.\n"
     "                     A type you set is kept; train, demo and depth-study say so\n"
-    "                     when it is slower than the best one for this CPU.\n"
+    "                     when it is slower than the best one for this CPU, or when\n"
+    "                     OpenBLAS did not take it (a name it does not know).\n"
     "  OMP_NUM_THREADS    threads of lipgnn's own kernels (default: all cores)\n"
     "  LIPGNN_ISA         'baseline' or 'avx2' caps the instruction set of lipgnn's own\n"
     "                     kernels (default: the best of baseline, avx2, avx512 that CPUID\n"
-    "                     reports; all give the same results, the wider ones faster);\n"
-    "                     another value is ignored, which train, demo and depth-study note\n"
+    "                     reports; all give the same results, the wider ones faster).\n"
+    "                     avx512 and auto cap nothing; any other value is ignored,\n"
+    "                     which --version, train, demo and depth-study say\n"
     "\n"
     "Exit status: 0 success, 1 failure, 2 bad usage or bad input data.\n";
 
