@@ -17,15 +17,20 @@ OPENBLAS_CORETYPE set to the best core for this CPU (--coretype auto, the
 default: the Prescott trap avoided on both sides; `keep` leaves the
 environment's setting). The peer is skipped on graphs above --peer-max-edges
 directed edges (default 5e6): its per-edge tensors (edges x width floats, a
-few per layer kept by autograd) would not fit in memory. OMP_WAIT_POLICY is
-set to passive for both sides (--omp-wait-policy): on a shared, oversubscribed
-machine, threads that spin at every barrier wait for a partner that is not
-scheduled (measured here at load 20 on 2 cores, DeepGAT 30 layers on Cora at 2
-threads: 87 ms per epoch passive, 8090 ms active).
+few per layer kept by autograd) would not fit in memory. Both sides wait at
+OpenMP barriers as the lipgnn command does (--omp-wait-policy lipgnn, the
+default): OMP_WAIT_POLICY unset and GOMP_SPINCOUNT at the value `lipgnn
+--version` names, a short spin before sleeping. libgomp's own default spins
+300 000 times, which on a shared, oversubscribed machine makes threads wait
+for a partner that is not scheduled (measured here at load 20 on 2 cores,
+DeepGAT 30 layers on Cora at 2 threads: 87 ms per epoch passive, 8090 ms
+spinning); `passive` never spins and pays a wake-up per parallel region;
+`keep` leaves the environment's OMP_WAIT_POLICY and GOMP_SPINCOUNT.
 """
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -47,6 +52,21 @@ def run_json(cmd, env, what):
     return json.loads(lines[-1]), p.stderr.strip()
 
 
+def lipgnn_spincount(build):
+    """The GOMP_SPINCOUNT the lipgnn command gives its computing commands (its --version says)."""
+    exe = os.path.join(build, "lipgnn")
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "LIPGNN_OMP_REEXEC")}
+    try:
+        out = subprocess.run([exe, "--version"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                             env=env).stdout
+    except OSError as e:
+        raise SystemExit(f"run_all: {exe}: {e} (--omp-wait-policy lipgnn reads its --version)")
+    m = re.search(r"run with GOMP_SPINCOUNT=(\d+)", out)
+    if not m:
+        raise SystemExit(f"run_all: {exe} --version names no GOMP_SPINCOUNT: {out!r}")
+    return m.group(1)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(HERE, "..", "build"))
@@ -59,8 +79,9 @@ def main():
     ap.add_argument("--no-peer", action="store_true")
     ap.add_argument("--peer-max-edges", type=float, default=5e6)
     ap.add_argument("--coretype", default="auto")
-    ap.add_argument("--omp-wait-policy", default="passive",
-                    help="OMP_WAIT_POLICY for both sides (passive; 'keep': the environment's)")
+    ap.add_argument("--omp-wait-policy", default="lipgnn",
+                    help="how both sides' OpenMP threads wait: 'lipgnn' (the default: GOMP_SPINCOUNT as the "
+                         "lipgnn command sets it), 'passive', 'active', or 'keep' (the environment's)")
     ap.add_argument("--trees-count", type=int, default=0)
     ap.add_argument("--table", metavar="FILE")
     a = ap.parse_args()
@@ -78,7 +99,11 @@ def main():
             env["OPENBLAS_CORETYPE"] = blas["best"]
     elif a.coretype != "keep":
         env["OPENBLAS_CORETYPE"] = a.coretype
-    if a.omp_wait_policy != "keep":
+    if a.omp_wait_policy == "lipgnn":
+        env.pop("OMP_WAIT_POLICY", None)
+        env["GOMP_SPINCOUNT"] = lipgnn_spincount(a.build)
+    elif a.omp_wait_policy != "keep":
+        env.pop("GOMP_SPINCOUNT", None)
         env["OMP_WAIT_POLICY"] = a.omp_wait_policy
     configs = [l.split() for l in subprocess.run([exe, "--list"], stdout=subprocess.PIPE, text=True).stdout.splitlines()]
     if a.configs:
@@ -95,7 +120,8 @@ def main():
     print(json.dumps({"suite": "lipgnn models", "threads": a.threads, "epochs": a.epochs, "warmup": a.warmup,
                       "infer_passes": a.infer, "peer_epochs": a.peer_epochs or a.epochs, "load_average": os.getloadavg(),
                       "openblas_coretype": env.get("OPENBLAS_CORETYPE", ""),
-                      "omp_wait_policy": env.get("OMP_WAIT_POLICY", ""), "blas_detected": blas,
+                      "omp_wait_policy": env.get("OMP_WAIT_POLICY", ""),
+                      "gomp_spincount": env.get("GOMP_SPINCOUNT", ""), "blas_detected": blas,
                       "cpu": cpu_name(), "cores": os.cpu_count()}), flush=True)
     tmp = tempfile.mkdtemp(prefix="lipgnn-bench-")
     results = []

@@ -148,6 +148,42 @@ blas)
     echo "simulated Prescott: restarted with $best"
   fi
   ;;
+omp)
+  # OpenMP waiting: with OMP_WAIT_POLICY and GOMP_SPINCOUNT unset, the computing
+  # commands restart once with GOMP_SPINCOUNT (a short spin; libgomp reads it
+  # when it loads), which libgomp then uses; a setting of the user's is kept,
+  # and commands that do not compute do not restart. The core type is fixed
+  # here so that only this restart can happen.
+  best=$(env -u OPENBLAS_CORETYPE "$bin" --version | sed -n 's/.*best for this CPU: \([A-Za-z0-9]*\);.*/\1/p')
+  [ -n "$best" ] && [ "$best" != unknown ] || best=$(env -u OPENBLAS_CORETYPE "$bin" --version | sed -n 's/^OpenBLAS core: \([A-Za-z0-9]*\) .*/\1/p')
+  clean="env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u LIPGNN_OMP_REEXEC -u LIPGNN_BLAS_REEXEC OPENBLAS_CORETYPE=$best"
+  $clean "$bin" --version >"$tmp/out" 2>"$tmp/err" || fail "--version: $(cat "$tmp/err")"
+  spin=$(sed -n 's/^OpenMP waiting: libgomp.s default (spin, then sleep); .* run with GOMP_SPINCOUNT=\([0-9]*\) .*/\1/p' "$tmp/out")
+  [ -n "$spin" ] || fail "--version does not name the spin count: $(cat "$tmp/out")"
+  $clean OMP_DISPLAY_ENV=verbose "$bin" train --data "$dir/data/tiny" --layers 2 --epochs 2 --threads 2 --json >"$tmp/out" 2>"$tmp/err" ||
+    fail "train with OpenMP's waiting unset: $(cat "$tmp/err")"
+  # libgomp displays its settings once per process: the first, then the restarted one
+  [ "$(grep -c "GOMP_SPINCOUNT = " "$tmp/err")" = 2 ] || fail "not one restart: $(grep -c "DISPLAY ENVIRONMENT BEGIN" "$tmp/err") processes"
+  [ "$(grep "GOMP_SPINCOUNT = " "$tmp/err" | tail -1)" = "  GOMP_SPINCOUNT = '$spin'" ] ||
+    fail "the restarted process's libgomp does not spin $spin: $(grep "GOMP_SPINCOUNT" "$tmp/err")"
+  grep -q "\"omp_wait\":\"GOMP_SPINCOUNT=$spin, a short spin before sleeping (set by lipgnn)\"" "$tmp/out" ||
+    fail "the JSON does not record lipgnn's setting: $(grep -o '"omp_wait":"[^"]*"' "$tmp/out")"
+  grep -q '"test_acc":0' "$tmp/out" || fail "train after the restart: no results: $(tail -c 300 "$tmp/out")"
+  # the user's settings are kept, without a restart, and recorded as theirs
+  for setting in GOMP_SPINCOUNT=5 OMP_WAIT_POLICY=passive OMP_WAIT_POLICY=active; do
+    $clean $setting OMP_DISPLAY_ENV=verbose "$bin" train --data "$dir/data/tiny" --layers 2 --epochs 2 --threads 2 --json >"$tmp/out" 2>"$tmp/err" ||
+      fail "train under $setting: $(cat "$tmp/err")"
+    [ "$(grep -c "GOMP_SPINCOUNT = " "$tmp/err")" = 1 ] || fail "$setting: restarted"
+    grep -q "\"omp_wait\":\"$setting (from the environment)\"" "$tmp/out" ||
+      fail "$setting: $(grep -o '"omp_wait":"[^"]*"' "$tmp/out")"
+    $clean $setting "$bin" --version >"$tmp/out"
+    grep -q "^OpenMP waiting: $setting (from the environment)$" "$tmp/out" || fail "$setting in --version: $(cat "$tmp/out")"
+  done
+  # a command that does not compute does not restart
+  $clean OMP_DISPLAY_ENV=verbose "$bin" info --trees 2 --trees-count 3 >"$tmp/out" 2>"$tmp/err" || fail "info: $(cat "$tmp/err")"
+  [ "$(grep -c "GOMP_SPINCOUNT = " "$tmp/err")" = 1 ] || fail "info restarted"
+  echo "computing commands spin $spin when unset; the user's settings kept"
+  ;;
 isa)
   # LIPGNN_ISA: a variant name caps lipgnn's kernels, and --version says which
   # and why; a value that names none is ignored, said by --version and in one

@@ -11,7 +11,9 @@ bin=$1 dir=$2
 command -v valgrind >/dev/null || { echo "valgrind is not installed: skipping"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-export OPENBLAS_CORETYPE=Haswell OMP_NUM_THREADS=2
+# OMP_WAIT_POLICY set: lipgnn would otherwise restart itself with GOMP_SPINCOUNT
+# (main.c, lg_cli_env_fix), and the restarted process would run outside memcheck.
+export OPENBLAS_CORETYPE=Haswell OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive
 fails=0 runs=0
 # vg EXPECTED_STATUS ARGS...: lipgnn under memcheck
 vg() {

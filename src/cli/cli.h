@@ -103,6 +103,16 @@ void lg_cli_env_notes(FILE *f);
 /* The values LIPGNN_ISA understands, as the CLI's messages say them. */
 #define LG_CLI_ISA_VALUES "baseline, avx2, avx512 or auto"
 
+/* The spin count lipgnn's computing commands give libgomp when neither
+ * OMP_WAIT_POLICY nor GOMP_SPINCOUNT is set (main.c, lg_cli_env_fix). */
+#define LG_CLI_SPINCOUNT "1000"
+
+/* How this process's OpenMP threads wait at a barrier, in words, into buf
+ * (cap bytes), which it returns: the environment's OMP_WAIT_POLICY and
+ * GOMP_SPINCOUNT, lipgnn's setting, or libgomp's default. long_form adds
+ * what the computing commands do when nothing is set (--version). */
+const char *lg_cli_omp_wait(char *buf, size_t cap, int long_form);
+
 /* JSON output: a string with escapes. */
 void lg_json_string(FILE *f, const char *s);
 

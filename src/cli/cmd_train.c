@@ -285,7 +285,10 @@ static void lg__print_json(const lg_train_opts *o, const lg_dataset *ds, const l
     lg_json_string(stdout, bi.current);
     printf(",\"blas_best\":");
     lg_json_string(stdout, bi.best);
-    printf(",\"kernel_isa\":\"%s\",\"threads\":%d,\"dataset\":", lg_kernel_isa(), omp_get_max_threads());
+    char wait[160];
+    printf(",\"kernel_isa\":\"%s\",\"threads\":%d,\"omp_wait\":", lg_kernel_isa(), omp_get_max_threads());
+    lg_json_string(stdout, lg_cli_omp_wait(wait, sizeof wait, 0));
+    printf(",\"dataset\":");
     lg_json_string(stdout, ds->name);
     printf(",\"model\":\"%s\",\"norm\":\"%s\",\"layers\":%d,\"hidden\":%d,\"heads\":%d,\"epochs\":%d,\"seed\":%llu",
            lg_model_kind_name(m->kind), norm, m->layers, m->hidden, m->heads, t->epochs, (unsigned long long)t->seed);

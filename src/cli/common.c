@@ -275,6 +275,22 @@ void lg_cli_env_notes(FILE *f) {
                 ii.env, ii.chosen);
 }
 
+const char *lg_cli_omp_wait(char *buf, size_t cap, int long_form) {
+    const char *pol = getenv("OMP_WAIT_POLICY"), *spin = getenv("GOMP_SPINCOUNT");
+    if (!cap) return buf;
+    if (!pol && spin && getenv("LIPGNN_OMP_REEXEC") && !strcmp(spin, LG_CLI_SPINCOUNT))
+        snprintf(buf, cap, "GOMP_SPINCOUNT=%s, a short spin before sleeping (set by lipgnn)", spin);
+    else if (pol || spin)
+        snprintf(buf, cap, "%s%.40s%s%s%.40s (from the environment)", pol ? "OMP_WAIT_POLICY=" : "", pol ? pol : "",
+                 pol && spin ? ", " : "", spin ? "GOMP_SPINCOUNT=" : "", spin ? spin : "");
+    else
+        snprintf(buf, cap, "libgomp's default (spin, then sleep)%s",
+                 long_form ? "; train, demo, depth-study, predict and lipschitz run with GOMP_SPINCOUNT=" LG_CLI_SPINCOUNT
+                             " (set by lipgnn when OMP_WAIT_POLICY and GOMP_SPINCOUNT are unset)"
+                           : "");
+    return buf;
+}
+
 void lg_json_string(FILE *f, const char *s) {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {

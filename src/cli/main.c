@@ -1,6 +1,7 @@
 /*
- * lipgnn: the command-line tool. main() fixes the OpenBLAS core type if needed
- * (see lg_cli_blas_fix) and dispatches to the subcommands.
+ * lipgnn: the command-line tool. main() fixes the OpenBLAS core type and
+ * OpenMP's waiting if needed (see lg_cli_env_fix) and dispatches to the
+ * subcommands.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,11 @@ static const char lg__usage[] =
     "                     when it is slower than the best one for this CPU, or when\n"
     "                     OpenBLAS did not take it (a name it does not know).\n"
     "  OMP_NUM_THREADS    threads of lipgnn's own kernels (default: all cores)\n"
+    "  OMP_WAIT_POLICY,   how OpenMP threads wait at a barrier. When both are unset, train,\n"
+    "  GOMP_SPINCOUNT     demo, depth-study, predict and lipschitz restart themselves once\n"
+    "                     with GOMP_SPINCOUNT=" LG_CLI_SPINCOUNT " (a short spin, then sleep: fast on an idle\n"
+    "                     machine, little time lost to a descheduled thread on a busy\n"
+    "                     one); a setting of yours is kept. --version says which applies\n"
     "  LIPGNN_ISA         'baseline' or 'avx2' caps the instruction set of lipgnn's own\n"
     "                     kernels (default: the best of baseline, avx2, avx512 that CPUID\n"
     "                     reports; all give the same results, the wider ones faster).\n"
@@ -47,23 +53,55 @@ static const char lg__usage[] =
  * sgemm 2-5x slower. OPENBLAS_CORETYPE is only read when OpenBLAS loads, which
  * happens before main(): so when it is unset and a better core exists, set it
  * and re-execute this program, once, saying so. A core type the user set is
- * never touched. */
-static void lg_cli_blas_fix(char **argv) {
+ * never touched.
+ *
+ * libgomp reads its wait policy when it loads too. Its default spins 300 000
+ * times at every barrier before sleeping, which on a machine with more
+ * runnable processes than cores makes each of an epoch's short parallel
+ * regions wait for a partner that is not running (a 30-layer epoch 100x
+ * slower); OMP_WAIT_POLICY=passive never spins, and each region then pays for
+ * waking the other thread (a 64-wide epoch 25-40% slower on an idle machine).
+ * So when neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT is set, the commands
+ * that compute (lg_cli_computes) run with GOMP_SPINCOUNT=LG_CLI_SPINCOUNT, a
+ * short spin, set by the same single restart (quietly: --version and the
+ * JSON results say so). Results do not depend on it. */
+static int lg_cli_computes(int argc, char **argv) {
+    static const char *const cmds[] = {"train", "demo", "depth-study", "predict", "lipschitz"};
+    if (argc < 2) return 0;
+    for (size_t k = 0; k < sizeof cmds / sizeof *cmds; k++)
+        if (!strcmp(argv[1], cmds[k])) return 1;
+    return 0;
+}
+
+static void lg_cli_env_fix(int argc, char **argv) {
     lg_blas_info bi;
     lg_blas_check(&bi);
-    if (!bi.recommend || getenv("LIPGNN_BLAS_REEXEC")) return;
-    fprintf(stderr,
-            "lipgnn: OpenBLAS selected its '%s' kernels, but this CPU runs '%s' (sgemm up to 5x "
-            "faster); restarting with OPENBLAS_CORETYPE=%s (set OPENBLAS_CORETYPE yourself to "
-            "choose another)\n",
-            bi.current, bi.best, bi.best);
-    fflush(stderr);
-    if (setenv("OPENBLAS_CORETYPE", bi.best, 1) != 0 || setenv("LIPGNN_BLAS_REEXEC", bi.current, 1) != 0)
+    const int blas = bi.recommend && !getenv("LIPGNN_BLAS_REEXEC");
+    const int spin = lg_cli_computes(argc, argv) && !getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT") &&
+                     !getenv("LIPGNN_OMP_REEXEC");
+    if (!blas && !spin) return;
+    if (blas) {
+        fprintf(stderr,
+                "lipgnn: OpenBLAS selected its '%s' kernels, but this CPU runs '%s' (sgemm up to 5x "
+                "faster); restarting with OPENBLAS_CORETYPE=%s (set OPENBLAS_CORETYPE yourself to "
+                "choose another)\n",
+                bi.current, bi.best, bi.best);
+        fflush(stderr);
+        if (setenv("OPENBLAS_CORETYPE", bi.best, 1) != 0 || setenv("LIPGNN_BLAS_REEXEC", bi.current, 1) != 0)
+            return;
+    }
+    if (spin && (setenv("GOMP_SPINCOUNT", LG_CLI_SPINCOUNT, 1) != 0 || setenv("LIPGNN_OMP_REEXEC", "1", 1) != 0))
         return;
     execv("/proc/self/exe", argv);
-    /* exec failed: carry on with the slower kernels rather than fail */
-    fprintf(stderr, "lipgnn: could not restart (continuing with OpenBLAS '%s')\n", bi.current);
-    unsetenv("OPENBLAS_CORETYPE");
+    /* exec failed: carry on with the slower kernels and libgomp's default rather than fail */
+    if (blas) {
+        fprintf(stderr, "lipgnn: could not restart (continuing with OpenBLAS '%s')\n", bi.current);
+        unsetenv("OPENBLAS_CORETYPE");
+    }
+    if (spin) {
+        unsetenv("GOMP_SPINCOUNT");
+        unsetenv("LIPGNN_OMP_REEXEC");
+    }
 }
 
 static int lg_cli_version(void) {
@@ -85,11 +123,13 @@ static int lg_cli_version(void) {
                ii.chosen, ii.env);
     else
         printf("lipgnn kernels: %s (CPUID; LIPGNN_ISA=baseline|avx2 caps it; same results)\n", ii.chosen);
+    char wait[256];
+    printf("OpenMP waiting: %s\n", lg_cli_omp_wait(wait, sizeof wait, 1));
     return LG_EXIT_OK;
 }
 
 int main(int argc, char **argv) {
-    lg_cli_blas_fix(argv);
+    lg_cli_env_fix(argc, argv);
     if (argc < 2) {
         fputs(lg__usage, stderr);
         return LG_EXIT_USAGE;
