@@ -60,7 +60,7 @@ static const char lg__usage[] =
  * runnable processes than cores makes each of an epoch's short parallel
  * regions wait for a partner that is not running (a 30-layer epoch 100x
  * slower); OMP_WAIT_POLICY=passive never spins, and each region then pays for
- * waking the other thread (a 64-wide epoch 25-40% slower on an idle machine).
+ * waking the other thread (a 64-wide epoch 25-60% slower on an idle machine).
  * So when neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT is set, the commands
  * that compute (lg_cli_computes) run with GOMP_SPINCOUNT=LG_CLI_SPINCOUNT, a
  * short spin, set by the same single restart (quietly: --version and the
