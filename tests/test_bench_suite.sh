@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# bench/run_all.py on gat-classic-cora, one epoch, without the peer: under the
+# suite's default wait setting (the spin count `lipgnn --version` names, for
+# both sides) and under --omp-wait-policy passive, the header line records the
+# setting and the configuration's line has its figures.
+#   test_bench_suite.sh BUILD_DIR SOURCE_DIR     exit 0 pass, 1 fail, 77 skip
+set -u
+build=$1 src=$2
+if [ -z "${LIPGNN_DATA:-}" ] || [ ! -d "$LIPGNN_DATA/cora" ]; then
+  echo "LIPGNN_DATA is unset or holds no cora/: skipping"; exit 77
+fi
+[ -x /usr/bin/python3 ] || { echo "no /usr/bin/python3: skipping"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+clean="env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u LIPGNN_OMP_REEXEC"
+spin=$($clean "$build/lipgnn" --version | sed -n 's/.* run with GOMP_SPINCOUNT=\([0-9]*\) .*/\1/p')
+[ -n "$spin" ] || fail "lipgnn --version names no spin count: $($clean "$build/lipgnn" --version)"
+for policy in lipgnn passive; do
+  $clean /usr/bin/python3 "$src/bench/run_all.py" --build "$build" --configs gat-classic-cora --epochs 1 --warmup 0 \
+    --infer 1 --no-peer --omp-wait-policy $policy >"$tmp/out" 2>"$tmp/err" ||
+    fail "run_all.py --omp-wait-policy $policy: $(tail -c 600 "$tmp/err")"
+  head -1 "$tmp/out" >"$tmp/head"
+  if [ $policy = lipgnn ]; then
+    grep -q "\"omp_wait_policy\": \"\", \"gomp_spincount\": \"$spin\"" "$tmp/head" || fail "lipgnn: $(cat "$tmp/head")"
+  else
+    grep -q '"omp_wait_policy": "passive", "gomp_spincount": ""' "$tmp/head" || fail "passive: $(cat "$tmp/head")"
+  fi
+  grep -q '^{"bench": "models", "name": "gat-classic-cora".*"epoch_ms": [0-9.]*,.*"floor_ms": [0-9.]*,' "$tmp/out" ||
+    fail "$policy: no figures for gat-classic-cora: $(cat "$tmp/out")"
+done
+echo "run_all.py: both sides at GOMP_SPINCOUNT=$spin by default, passive on request"
