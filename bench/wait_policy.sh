@@ -24,16 +24,16 @@ busy_pids=""
 stop_busy() { [ -n "$busy_pids" ] && kill $busy_pids 2>/dev/null; wait $busy_pids 2>/dev/null; busy_pids=""; }
 trap stop_busy EXIT
 run() { # BUSY POLICY CONFIG EPOCHS
-  local busy=$1 pol=$2 cfg=$3 ep=$4 setting
+  local busy=$1 pol=$2 cfg=$3 ep=$4 setting=()
   case $pol in
-    passive) setting=OMP_WAIT_POLICY=passive ;;
-    default) setting=LIPGNN_WAIT_POLICY_BENCH=default ;; # nothing libgomp reads
-    *) setting=GOMP_SPINCOUNT=$pol ;;
+    passive) setting=(OMP_WAIT_POLICY=passive) ;;
+    default) ;; # neither variable: libgomp's default
+    *) setting=(GOMP_SPINCOUNT=$pol) ;;
   esac
   for ((i = 0; i < busy; i++)); do sh -c 'while :; do :; done' & busy_pids="$busy_pids $!"; done
   sleep 0.5
   local line
-  line=$(timeout 900 env "$setting" "$exe" --config "$cfg" --threads 2 --epochs "$ep" --warmup 1 --infer 1) ||
+  line=$(timeout 900 env "${setting[@]}" "$exe" --config "$cfg" --threads 2 --epochs "$ep" --warmup 1 --infer 1) ||
     line='{"epoch_ms":null,"epoch_cpu_ms":null}'
   stop_busy
   local ms cpu xc

@@ -104,8 +104,14 @@ void lg_cli_env_notes(FILE *f);
 #define LG_CLI_ISA_VALUES "baseline, avx2, avx512 or auto"
 
 /* The spin count lipgnn's computing commands give libgomp when neither
- * OMP_WAIT_POLICY nor GOMP_SPINCOUNT is set (main.c, lg_cli_env_fix). */
+ * OMP_WAIT_POLICY nor GOMP_SPINCOUNT is set (main.c, lg_cli_env_fix), and
+ * those commands as the messages name them (main.c's lg_cli_computes holds
+ * the same list). */
 #define LG_CLI_SPINCOUNT "1000"
+#define LG_CLI_COMPUTING "train, demo, depth-study, predict and lipschitz"
+
+/* Bytes enough for lg_cli_omp_wait's longest text. */
+#define LG_CLI_OMP_WAIT_CAP 256
 
 /* How this process's OpenMP threads wait at a barrier, in words, into buf
  * (cap bytes), which it returns: the environment's OMP_WAIT_POLICY and

@@ -285,7 +285,7 @@ static void lg__print_json(const lg_train_opts *o, const lg_dataset *ds, const l
     lg_json_string(stdout, bi.current);
     printf(",\"blas_best\":");
     lg_json_string(stdout, bi.best);
-    char wait[160];
+    char wait[LG_CLI_OMP_WAIT_CAP];
     printf(",\"kernel_isa\":\"%s\",\"threads\":%d,\"omp_wait\":", lg_kernel_isa(), omp_get_max_threads());
     lg_json_string(stdout, lg_cli_omp_wait(wait, sizeof wait, 0));
     printf(",\"dataset\":");

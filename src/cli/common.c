@@ -285,7 +285,7 @@ const char *lg_cli_omp_wait(char *buf, size_t cap, int long_form) {
                  pol && spin ? ", " : "", spin ? "GOMP_SPINCOUNT=" : "", spin ? spin : "");
     else
         snprintf(buf, cap, "libgomp's default (spin, then sleep)%s",
-                 long_form ? "; train, demo, depth-study, predict and lipschitz run with GOMP_SPINCOUNT=" LG_CLI_SPINCOUNT
+                 long_form ? "; " LG_CLI_COMPUTING " run with GOMP_SPINCOUNT=" LG_CLI_SPINCOUNT
                              " (set by lipgnn when OMP_WAIT_POLICY and GOMP_SPINCOUNT are unset)"
                            : "");
     return buf;

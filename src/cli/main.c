@@ -36,11 +36,12 @@ static const char lg__usage[] =
     "                     when it is slower than the best one for this CPU, or when\n"
     "                     OpenBLAS did not take it (a name it does not know).\n"
     "  OMP_NUM_THREADS    threads of lipgnn's own kernels (default: all cores)\n"
-    "  OMP_WAIT_POLICY,   how OpenMP threads wait at a barrier. When both are unset, train,\n"
-    "  GOMP_SPINCOUNT     demo, depth-study, predict and lipschitz restart themselves once\n"
-    "                     with GOMP_SPINCOUNT=" LG_CLI_SPINCOUNT " (a short spin, then sleep: fast on an idle\n"
-    "                     machine, little time lost to a descheduled thread on a busy\n"
-    "                     one); a setting of yours is kept. --version says which applies\n"
+    "  OMP_WAIT_POLICY,   how OpenMP threads wait at a barrier. When both are unset,\n"
+    "  GOMP_SPINCOUNT     " LG_CLI_COMPUTING "\n"
+    "                     restart themselves once with GOMP_SPINCOUNT=" LG_CLI_SPINCOUNT " (a short\n"
+    "                     spin, then sleep: fast on an idle machine, little time lost to\n"
+    "                     a descheduled thread on a busy one); a setting of yours is\n"
+    "                     kept. --version says which applies\n"
     "  LIPGNN_ISA         'baseline' or 'avx2' caps the instruction set of lipgnn's own\n"
     "                     kernels (default: the best of baseline, avx2, avx512 that CPUID\n"
     "                     reports; all give the same results, the wider ones faster).\n"
@@ -66,6 +67,7 @@ static const char lg__usage[] =
  * short spin, set by the same single restart (quietly: --version and the
  * JSON results say so). Results do not depend on it. */
 static int lg_cli_computes(int argc, char **argv) {
+    /* the commands LG_CLI_COMPUTING names */
     static const char *const cmds[] = {"train", "demo", "depth-study", "predict", "lipschitz"};
     if (argc < 2) return 0;
     for (size_t k = 0; k < sizeof cmds / sizeof *cmds; k++)
@@ -123,7 +125,7 @@ static int lg_cli_version(void) {
                ii.chosen, ii.env);
     else
         printf("lipgnn kernels: %s (CPUID; LIPGNN_ISA=baseline|avx2 caps it; same results)\n", ii.chosen);
-    char wait[256];
+    char wait[LG_CLI_OMP_WAIT_CAP];
     printf("OpenMP waiting: %s\n", lg_cli_omp_wait(wait, sizeof wait, 1));
     return LG_EXIT_OK;
 }
