@@ -669,12 +669,13 @@ static void test_threads_bitwise(void **state) {
 }
 
 /* The instruction-set variants of forward and backward (gat_impl.h,
- * LG__ISA_FILE) give the baseline's bits: outputs and every gradient, each
- * norm, concat or mean, dropout on, head widths with and without a tail after
+ * LG__ISA_FILE) and, at one head of 64, the shape variants (LG__ATT_SHAPE)
+ * give the general baseline's bits: outputs and every gradient, each norm,
+ * concat or mean, dropout on, head widths with and without a tail after
  * lg__adot's 8 partial sums. A variant the CPU lacks is not compared (said). */
 static void test_isa_variants_bitwise(void **state) {
     (void)state;
-    const char *isa[3] = {"baseline", "avx2", "avx512"};
+    enum { NV = LG_TEST_KERNEL_VARIANTS };
     const lg_idx shapes[3][3] = {{16, 4, 8}, {24, 2, 13}, {64, 1, 64}}; /* in_dim, heads, head_dim */
     const int compared = lg_test_isa_variants("test_isa_variants_bitwise");
     for (int sh = 0; sh < 3; sh++)
@@ -689,15 +690,15 @@ static void test_isa_variants_bitwise(void **state) {
                 prob_init(&pr, &cfg, random_graph(700, 6, 501 + (uint64_t)(sh * 10 + mi), 1), 3, 1.0, 1.0);
                 lg_idx nin = pr.n * F, no = pr.n * pr.D;
                 float *in = to_f32(pr.in, nin), *par = to_f32(pr.params, pr.P), *R = to_f32(pr.R, no);
-                float *out[3], *din[3], *dp[3];
+                float *out[NV], *din[NV], *dp[NV];
                 lg_gat_cache *c = NULL;
                 assert_ok(lg_gat_cache_init_f32(&c, &cfg, pr.n, pr.gp.g->nnz));
-                for (int v = 0; v < 3; v++) {
+                for (int v = 0; v < NV; v++) {
                     out[v] = malloc(sizeof(float) * (size_t)no);
                     din[v] = calloc((size_t)nin, sizeof(float));
                     dp[v] = calloc((size_t)pr.P, sizeof(float));
                     assert_true(out[v] && din[v] && dp[v]);
-                    if (!lg_test_use_isa(isa[v])) continue;
+                    if (!lg_test_use_kernel_variant(v)) continue;
                     assert_ok(lg_gat_forward_f32(out[v], c, in, par, pr.gp.g, &cfg, 1, 99, 7));
                     assert_ok(lg_gat_backward_f32(din[v], dp[v], R, c, in, par, pr.gp.g, pr.gp.gT, &cfg));
                     if (v == 0) continue;
@@ -705,13 +706,15 @@ static void test_isa_variants_bitwise(void **state) {
                     assert_memory_equal(din[0], din[v], sizeof(float) * (size_t)nin);
                     assert_memory_equal(dp[0], dp[v], sizeof(float) * (size_t)pr.P);
                 }
-                for (int v = 0; v < 3; v++) free(out[v]), free(din[v]), free(dp[v]);
+                for (int v = 0; v < NV; v++) free(out[v]), free(din[v]), free(dp[v]);
                 lg_gat_cache_free(c);
                 free(in), free(par), free(R);
                 prob_free(&pr);
             }
+    lg_test_use_kernel_variant(0);
     assert_ok(lg_set_kernel_isa("auto"));
-    print_message("test_isa_variants_bitwise: %d variant(s) compared with the baseline\n", compared);
+    print_message("test_isa_variants_bitwise: %d instruction-set variant(s), with and without the shape variants, "
+                  "compared with the general baseline\n", compared);
 }
 
 /* Attention dropout: training only, fixed by (seed, counter), fraction ~p,

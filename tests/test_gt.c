@@ -571,13 +571,14 @@ static void test_threads_bitwise(void **state) {
 }
 
 /* The instruction-set variants of forward and backward (gt_impl.h,
- * LG__ISA_FILE) give the baseline's bits: outputs, attention, every gradient,
+ * LG__ISA_FILE) and, at one head of 64, the shape variants (LG__ATT_SHAPE)
+ * give the general baseline's bits: outputs, attention, every gradient,
  * each norm, with and without concat and gate, dropout on, head widths with
  * and without a tail after lg__adot's 8 partial sums. A variant the CPU lacks
  * is not compared (said). */
 static void test_isa_variants_bitwise(void **state) {
     (void)state;
-    const char *isa[3] = {"baseline", "avx2", "avx512"};
+    enum { NV = LG_TEST_KERNEL_VARIANTS };
     const lg_idx shapes[3][3] = {{16, 4, 8}, {24, 2, 13}, {64, 1, 64}}; /* in_dim, heads, head_dim */
     const int compared = lg_test_isa_variants("test_isa_variants_bitwise");
     lg_rng r;
@@ -593,11 +594,11 @@ static void test_isa_variants_bitwise(void **state) {
                 float *in, *prm, *G;
                 const lg_gt_config cfg = gt_bitwise_case(&r, F, K, shapes[sh][2], mode, v, g->n, &lay, &in, &prm, &G);
                 const lg_idx n = g->n, D = lg_gt_out_dim(&cfg);
-                float *o[3], *di[3], *dp[3], *at[3];
-                for (int s = 0; s < 3; s++) {
+                float *o[NV], *di[NV], *dp[NV], *at[NV];
+                for (int s = 0; s < NV; s++) {
                     o[s] = lg_test_fvec(n * D), di[s] = lg_test_fvec(n * F), dp[s] = lg_test_fvec(lay.count),
                     at[s] = lg_test_fvec(g->nnz * K);
-                    if (!lg_test_use_isa(isa[s])) continue;
+                    if (!lg_test_use_kernel_variant(s)) continue;
                     run_f32(threads, &cfg, g, gT, in, prm, G, o[s], di[s], dp[s], at[s]);
                     if (s == 0) continue;
                     assert_memory_equal(o[0], o[s], sizeof(float) * (size_t)(n * D));
@@ -605,14 +606,16 @@ static void test_isa_variants_bitwise(void **state) {
                     assert_memory_equal(dp[0], dp[s], sizeof(float) * (size_t)lay.count);
                     assert_memory_equal(at[0], at[s], sizeof(float) * (size_t)(g->nnz * K));
                 }
-                for (int s = 0; s < 3; s++) free(o[s]), free(di[s]), free(dp[s]), free(at[s]);
+                for (int s = 0; s < NV; s++) free(o[s]), free(di[s]), free(dp[s]), free(at[s]);
                 free(in), free(prm), free(G);
             }
+    lg_test_use_kernel_variant(0);
     assert_ok(lg_set_kernel_isa("auto"));
     omp_set_num_threads(threads);
     lg_graph_free(g);
     lg_graph_free(gT);
-    print_message("test_isa_variants_bitwise: %d variant(s) compared with the baseline\n", compared);
+    print_message("test_isa_variants_bitwise: %d instruction-set variant(s), with and without the shape variants, "
+                  "compared with the general baseline\n", compared);
 }
 
 /* ------------------------------------------------------------------------- */

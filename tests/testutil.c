@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/isa.h"
 #include "train/batch.h"
 #include "train/model.h"
 
@@ -168,6 +169,12 @@ float *lg_test_fvec(lg_idx n) {
 
 int lg_test_use_isa(const char *name) {
     return lg_set_kernel_isa(name) == LG_OK && strcmp(lg_kernel_isa(), name) == 0;
+}
+
+int lg_test_use_kernel_variant(int v) {
+    static const char *const isa[3] = {"baseline", "avx2", "avx512"};
+    lg__set_shape_variants(v >= 3);
+    return lg_test_use_isa(isa[v % 3]);
 }
 
 int lg_test_isa_variants(const char *test) {

@@ -110,6 +110,15 @@ void lg_test_in_place_backward(lg_test_backward_fn backward, void *ctx, lg_idx n
 int lg_test_use_isa(const char *name);
 int lg_test_isa_variants(const char *test);
 
+/* The attention kernels' variants, v = 0..LG_TEST_KERNEL_VARIANTS-1: the
+ * instruction set v % 3 (baseline, avx2, avx512) with the shape variants
+ * (core/isa.h; one head of 64) off for v < 3 and on from 3. Selects variant v
+ * and returns 1 if this CPU has its instruction set, else 0. v = 0, the
+ * general baseline, is what the others are compared with. End with
+ * lg_test_use_kernel_variant(0) and lg_set_kernel_isa("auto"). */
+#define LG_TEST_KERNEL_VARIANTS 6
+int lg_test_use_kernel_variant(int v);
+
 /* sum_c x[c]^2 and sum_c a[c] b[c] over c = 0..n-1, summed in that order
  * (for the naive oracles). */
 double lg_test_sq(const double *x, lg_idx n);

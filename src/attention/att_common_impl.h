@@ -6,15 +6,38 @@
 #ifndef LG_ATT_COMMON_IMPL_H
 #define LG_ATT_COMMON_IMPL_H
 
+/* Shape variants (core/isa.h): a file that defines LG__ATT_SHAPE (the name
+ * suffix, _k1c64) with LG__ATT_FIX_K and LG__ATT_FIX_C before including an
+ * impl compiles its forward and backward with K heads of C values fixed (and
+ * D = C, a single head's output width, concatenated or averaged); the
+ * dispatcher calls it when LG__ATT_K1C64(cfg) holds. One head of 64 is the
+ * deep models' width (the paper's and the suite's narrow configurations),
+ * where the loops per edge are short enough for their overhead to count
+ * (bench/README.md: DeepGAT 30's epoch ~15% shorter). Elsewhere the sizes are
+ * the configuration's. */
+#ifdef LG__ATT_SHAPE
+#define LG__ATT_FN(name) LG__ISA_FN(LG__CAT(name, LG__ATT_SHAPE))
+#define LG__ATT_K(k) ((lg_idx)(LG__ATT_FIX_K))
+#define LG__ATT_C(c) ((lg_idx)(LG__ATT_FIX_C))
+#define LG__ATT_D(d) ((LG__ATT_FIX_K) == 1 ? (lg_idx)(LG__ATT_FIX_C) : (d))
+#else
+#define LG__ATT_FN(name) LG__ISA_FN(name)
+#define LG__ATT_K(k) (k)
+#define LG__ATT_C(c) (c)
+#define LG__ATT_D(d) (d)
+#endif
+#define LG__ATT_K1C64(cfg) ((cfg) && (cfg)->heads == 1 && (cfg)->head_dim == 64)
+
 /* sum_c a[c] b[c] in a fixed order (8 interleaved partial sums, then the
  * tail), which the compiler can vectorise without reordering. O(n). */
 static inline lg_real lg__adot(const lg_real *restrict a, const lg_real *restrict b, lg_idx n) {
     lg_real s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    lg_idx c = 0;
-    for (; c + 8 <= n; c += 8)
+    const lg_idx m = n - n % 8; /* (the tail's bounds written so that a
+                                   constant n leaves no loop to analyse) */
+    for (lg_idx c = 0; c < m; c += 8)
         for (int l = 0; l < 8; l++) s[l] += a[c + l] * b[c + l];
     lg_real r = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-    for (; c < n; c++) r += a[c] * b[c];
+    for (lg_idx c = m; c < n; c++) r += a[c] * b[c];
     return r;
 }
 

@@ -49,7 +49,9 @@
  * Forward and backward are compiled per instruction set (core/isa.h,
  * LG__ISA_FN): gt_f32.c (LG__ISA_DISPATCH: everything, the baseline variant
  * and the dispatchers), gt_f32_avx2.c and gt_f32_avx512.c (LG__ISA_FILE:
- * forward and backward only); test_gt compares the variants bitwise.
+ * forward and backward only), and each of the three again at one head of 64
+ * (gt_f32*_k1c64.c: LG__ATT_SHAPE, att_common_impl.h; the dispatchers call
+ * them for that shape); test_gt compares the variants bitwise.
  */
 #include <string.h>
 
@@ -120,7 +122,7 @@ lg_status LG_FN(lg_gt_params_init)(lg_real *params, const lg_gt_config *cfg, lg_
 
 #endif
 
-lg_status LG__ISA_FN(LG_FN(lg__gt_forward))(lg_real *out, lg_gt_cache *cache, const lg_real *in,
+lg_status LG__ATT_FN(LG_FN(lg__gt_forward))(lg_real *out, lg_gt_cache *cache, const lg_real *in,
                                             const lg_real *params, const lg_graph *g, const lg_gt_config *cfg,
                                             int training, uint64_t seed, uint64_t counter) {
     static const char fn[] = "lg_gt_forward";
@@ -129,8 +131,8 @@ lg_status LG__ISA_FN(LG_FN(lg__gt_forward))(lg_real *out, lg_gt_cache *cache, co
     LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
     cache->have_fwd = 0;
 
-    const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C;
-    const lg_idx D = lg_gt_out_dim(cfg), P = 3 * KC + D;
+    const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim, K = LG__ATT_K(cfg->heads), C = LG__ATT_C(cfg->head_dim), KC = K * C;
+    const lg_idx D = LG__ATT_D(lg_gt_out_dim(cfg)), P = 3 * KC + D;
     const int concat = cfg->concat, gate = cfg->gate;
     const lg_att_norm mode = cfg->norm;
     const int lip = mode != LG_ATT_NORM_NONE, ref = mode == LG_ATT_NORM_LIPSCHITZ_REF;
@@ -252,7 +254,7 @@ lg_status LG__ISA_FN(LG_FN(lg__gt_forward))(lg_real *out, lg_gt_cache *cache, co
     return LG_OK;
 }
 
-lg_status LG__ISA_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, const lg_real *d_out,
+lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, const lg_real *d_out,
                                              lg_gt_cache *cache, const lg_real *in, const lg_real *params,
                                              const lg_graph *g, const lg_graph *gT, const lg_gt_config *cfg) {
     static const char fn[] = "lg_gt_backward";
@@ -267,8 +269,8 @@ lg_status LG__ISA_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
     /* gT's shape here, its entries by the transpose map (B0) */
     LG_CHECK(lg__att_check_backward_graphs(g, gT, cache->n, cache->nnz, fn));
 
-    const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C;
-    const lg_idx D = lg_gt_out_dim(cfg), P = 3 * KC + D, PW = lg__gt_part_width(cfg);
+    const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim, K = LG__ATT_K(cfg->heads), C = LG__ATT_C(cfg->head_dim), KC = K * C;
+    const lg_idx D = LG__ATT_D(lg_gt_out_dim(cfg)), P = 3 * KC + D, PW = lg__gt_part_width(cfg);
     const int concat = cfg->concat, gate = cfg->gate;
     const lg_att_norm mode = cfg->norm;
     const int lip = mode != LG_ATT_NORM_NONE, paper = mode == LG_ATT_NORM_LIPSCHITZ,
@@ -504,11 +506,13 @@ lg_status LG_FN(lg_gt_gate)(lg_real *b, const lg_gt_cache *cache) {
 }
 
 /* the public forward and backward: the variant of this CPU (core/isa.h) */
-LG__ISA_PUBLIC(lg_status, LG_FN(lg_gt_forward), LG_FN(lg__gt_forward),
+LG__ISA_PUBLIC_SHAPE(lg_status, LG_FN(lg_gt_forward), LG_FN(lg__gt_forward),
+                     LG__CAT(LG_FN(lg__gt_forward), _k1c64), LG__ATT_K1C64(cfg),
                (lg_real *out, lg_gt_cache *cache, const lg_real *in, const lg_real *params, const lg_graph *g,
                 const lg_gt_config *cfg, int training, uint64_t seed, uint64_t counter),
                (out, cache, in, params, g, cfg, training, seed, counter))
-LG__ISA_PUBLIC(lg_status, LG_FN(lg_gt_backward), LG_FN(lg__gt_backward),
+LG__ISA_PUBLIC_SHAPE(lg_status, LG_FN(lg_gt_backward), LG_FN(lg__gt_backward),
+                     LG__CAT(LG_FN(lg__gt_backward), _k1c64), LG__ATT_K1C64(cfg),
                (lg_real *d_in, lg_real *d_params, const lg_real *d_out, lg_gt_cache *cache, const lg_real *in,
                 const lg_real *params, const lg_graph *g, const lg_graph *gT, const lg_gt_config *cfg),
                (d_in, d_params, d_out, cache, in, params, g, gT, cfg))

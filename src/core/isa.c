@@ -62,3 +62,10 @@ lg_status lg_set_kernel_isa(const char *name) {
     __atomic_store_n(&lg__isa, v, __ATOMIC_RELAXED);
     return LG_OK;
 }
+
+/* 1: the attention layers' shape variants run where they apply (core/isa.h) */
+static int lg__shapes_on = 1;
+
+int lg__shape_variants(void) { return __atomic_load_n(&lg__shapes_on, __ATOMIC_RELAXED); }
+
+void lg__set_shape_variants(int on) { __atomic_store_n(&lg__shapes_on, on ? 1 : 0, __ATOMIC_RELAXED); }

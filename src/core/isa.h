@@ -73,14 +73,43 @@ int lg__isa_level(void);
     ret LG__CAT(impl, _avx2) params;                 \
     ret LG__CAT(impl, _avx512) params;               \
     ret pub params { return LG__ISA_PICK(impl) args; }
+#define LG__ISA_PUBLIC_SHAPE(ret, pub, impl, shaped, cond, params, args)             \
+    ret LG__CAT(impl, _avx2) params;                                                 \
+    ret LG__CAT(impl, _avx512) params;                                               \
+    ret LG__CAT(shaped, _base) params;                                               \
+    ret LG__CAT(shaped, _avx2) params;                                               \
+    ret LG__CAT(shaped, _avx512) params;                                             \
+    ret pub params {                                                                 \
+        return (cond) && lg__shape_variants() ? LG__ISA_PICK(shaped) args : LG__ISA_PICK(impl) args; \
+    }
 #else
 #define LG__ISA_PUBLIC(ret, pub, impl, params, args) \
     ret pub params { return LG__ISA_PICK(impl) args; }
+#define LG__ISA_PUBLIC_SHAPE(ret, pub, impl, shaped, cond, params, args)             \
+    ret LG__CAT(shaped, _base) params;                                               \
+    ret pub params {                                                                 \
+        return (cond) && lg__shape_variants() ? LG__ISA_PICK(shaped) args : LG__ISA_PICK(impl) args; \
+    }
 #endif
 #else
 #define LG__ISA_FN(name) name
 #define LG__ISA_PUBLIC(ret, pub, impl, params, args) \
     ret pub params { return impl args; }
+#define LG__ISA_PUBLIC_SHAPE(ret, pub, impl, shaped, cond, params, args) \
+    ret pub params { return impl args; }
 #endif
+
+/* Shape variants: a kernel file compiled once more per instruction set with
+ * some of its run-time sizes fixed at compile time (the attention layers at
+ * one head of 64, src/attention/att_common_impl.h: LG__ATT_SHAPE), so that
+ * the compiler unrolls the per-edge loops over a row and drops the loops over
+ * heads. The same source and the same order of every operation: the same
+ * bits as the general variant (test_gat, test_gt). LG__ISA_PUBLIC_SHAPE(ret,
+ * pub, impl, shaped, cond, params, args) is LG__ISA_PUBLIC that calls the
+ * shaped variant when cond (an expression of the arguments) holds.
+ * lg__shape_variants() is 1 unless lg__set_shape_variants(0) turned them off
+ * (tests, to compare the two; not thread-safe: set before the calls). */
+int lg__shape_variants(void);
+void lg__set_shape_variants(int on);
 
 #endif /* LG_CORE_ISA_H */
