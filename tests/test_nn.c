@@ -1242,6 +1242,82 @@ static void test_elu_backward_inplace(void **state) {
     free(x), free(y), free(g), free(ref), free(xd), free(yd), free(gd), free(refd);
 }
 
+/* The fused ELU + dropout forward and its in-place backward give the bits of
+ * the two operations in turn (lg_elu_forward then lg_dropout_forward;
+ * lg_dropout_forward in place then lg_elu_backward_inplace): every
+ * instruction-set variant, both precisions, training with two rates, p = 0
+ * and evaluation; values with zeros, huge negatives, subnormals and a NaN. */
+#define LG_TEST_ELU_DROP(T, SFX, N, X, G, P, TRAIN, CTR)                                              \
+    do {                                                                                             \
+        T *z1 = malloc(sizeof(T) * (size_t)(N)), *z2 = malloc(sizeof(T) * (size_t)(N));              \
+        T *d1 = malloc(sizeof(T) * (size_t)(N)), *d2 = malloc(sizeof(T) * (size_t)(N));              \
+        T *g1 = malloc(sizeof(T) * (size_t)(N)), *g2 = malloc(sizeof(T) * (size_t)(N));              \
+        assert_true(z1 && z2 && d1 && d2 && g1 && g2);                                               \
+        memcpy(z1, X, sizeof(T) * (size_t)(N));                                                      \
+        memcpy(z2, X, sizeof(T) * (size_t)(N));                                                      \
+        assert_ok(lg_elu_forward_##SFX(z1, z1, N));                                                  \
+        assert_ok(lg_dropout_forward_##SFX(d1, z1, N, P, 31, CTR, TRAIN));                           \
+        assert_ok(lg_elu_dropout_forward_##SFX(z2, d2, N, P, 31, CTR, TRAIN));                       \
+        assert_memory_equal(z1, z2, sizeof(T) * (size_t)(N));                                        \
+        assert_memory_equal(d1, d2, sizeof(T) * (size_t)(N));                                        \
+        memcpy(g1, G, sizeof(T) * (size_t)(N));                                                      \
+        memcpy(g2, G, sizeof(T) * (size_t)(N));                                                      \
+        assert_ok(lg_dropout_forward_##SFX(g1, g1, N, P, 31, CTR, TRAIN));                           \
+        assert_ok(lg_elu_backward_inplace_##SFX(g1, z1, N));                                         \
+        assert_ok(lg_dropout_elu_backward_inplace_##SFX(g2, z1, N, P, 31, CTR, TRAIN));              \
+        assert_memory_equal(g1, g2, sizeof(T) * (size_t)(N));                                        \
+        free(z1), free(z2), free(d1), free(d2), free(g1), free(g2);                                  \
+    } while (0)
+
+static void test_elu_dropout_fused(void **state) {
+    (void)state;
+    const lg_idx n = 3 * 4096 + 57;
+    lg_rng r;
+    lg_rng_seed(&r, 91);
+    float *xf = malloc(sizeof(float) * (size_t)n), *gf = malloc(sizeof(float) * (size_t)n);
+    double *xd = malloc(sizeof(double) * (size_t)n), *gd = malloc(sizeof(double) * (size_t)n);
+    assert_true(xf && gf && xd && gd);
+    for (lg_idx k = 0; k < n; k++) {
+        double v = (lg_rng_double(&r) - 0.5) * 12;
+        if (k % 89 == 0) v = 0;
+        if (k % 101 == 0) v = -1e30;
+        if (k % 103 == 0) v = -1e-40;
+        xd[k] = v;
+        xf[k] = (float)v;
+        gd[k] = lg_rng_double(&r) - 0.5;
+        gf[k] = (float)gd[k];
+    }
+    xf[7] = NAN;
+    xd[7] = NAN;
+    const double ps[4] = {0.3, 0.6, 0.3, 0.0};
+    const int train[4] = {1, 1, 0, 1};
+    const char *isa[3] = {"baseline", "avx2", "avx512"};
+    int compared = 0;
+    for (int v = 0; v < 3; v++) {
+        if (!lg_test_use_isa(isa[v])) continue;
+        compared++;
+        for (int c = 0; c < 4; c++) {
+            LG_TEST_ELU_DROP(float, f32, n, xf, gf, ps[c], train[c], (uint64_t)(c + 1));
+            LG_TEST_ELU_DROP(double, f64, n, xd, gd, ps[c], train[c], (uint64_t)(c + 1));
+        }
+    }
+    assert_ok(lg_set_kernel_isa("auto"));
+    assert_true(compared >= 1);
+    /* refusals: overlap, NULL, negative count, a rate outside [0, 1) */
+    assert_int_equal(lg_elu_dropout_forward_f32(xf, xf + 5, 100, 0.5, 1, 1, 1), LG_EINVAL);
+    assert_int_equal(lg_elu_dropout_forward_f32(xf, xf, 100, 0.5, 1, 1, 1), LG_EINVAL);
+    assert_int_equal(lg_elu_dropout_forward_f32(NULL, gf, 100, 0.5, 1, 1, 1), LG_EINVAL);
+    assert_int_equal(lg_elu_dropout_forward_f64(xd, gd, -1, 0.5, 1, 1, 1), LG_EINVAL);
+    assert_int_equal(lg_elu_dropout_forward_f64(xd, gd, 10, 1.0, 1, 1, 1), LG_EINVAL);
+    assert_int_equal(lg_dropout_elu_backward_inplace_f32(gf, gf + 3, 100, 0.5, 1, 1, 1), LG_EINVAL);
+    assert_int_equal(lg_dropout_elu_backward_inplace_f32(gf, NULL, 100, 0.5, 1, 1, 1), LG_EINVAL);
+    assert_int_equal(lg_dropout_elu_backward_inplace_f64(gd, xd, 10, NAN, 1, 1, 1), LG_EINVAL);
+    assert_int_equal(lg_dropout_elu_backward_inplace_f64(gd, xd, -2, 0.5, 1, 1, 1), LG_EINVAL);
+    assert_ok(lg_elu_dropout_forward_f32(NULL, NULL, 0, 0.5, 1, 1, 1));
+    assert_ok(lg_dropout_elu_backward_inplace_f64(NULL, NULL, 0, 0.5, 1, 1, 1));
+    free(xf), free(gf), free(xd), free(gd);
+}
+
 int main(void) {
     lg_rng_seed(&rng, 20240611);
     const struct CMUnitTest tests[] = {
@@ -1252,6 +1328,7 @@ int main(void) {
         cmocka_unit_test(test_isa_variants_bitwise),
         cmocka_unit_test(test_isa_sparse_linear_bitwise),
         cmocka_unit_test(test_elu_backward_inplace),
+        cmocka_unit_test(test_elu_dropout_fused),
         cmocka_unit_test(test_fd_checker_catches_bugs),
         cmocka_unit_test(test_fd_dropout),
         cmocka_unit_test(test_fd_pairnorm),

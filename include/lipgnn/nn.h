@@ -167,6 +167,26 @@ lg_status lg_dropout_backward_f32(float *dx, const float *dy, lg_idx count, doub
 lg_status lg_dropout_backward_f64(double *dx, const double *dy, lg_idx count, double p,
                                   uint64_t seed, uint64_t counter, int training);
 
+/* ELU and the next layer's input dropout fused (one pass over the data
+ * instead of two; what DeepGAT and DeepGT blocks without residual or PairNorm
+ * do between layers). Forward: z[k] = ELU(z[k]) in place, then d[k] =
+ * dropout(z[k]) with (p, seed, counter, training): the bits of
+ * lg_elu_forward(z, z, count) followed by lg_dropout_forward(d, z, ...). z and d
+ * must not overlap (LG_EINVAL). O(count). */
+lg_status lg_elu_dropout_forward_f32(float *z, float *d, lg_idx count, double p, uint64_t seed, uint64_t counter,
+                                     int training);
+lg_status lg_elu_dropout_forward_f64(double *z, double *d, lg_idx count, double p, uint64_t seed,
+                                     uint64_t counter, int training);
+
+/* Backward in place, from g = dL/d d to dL/d(the ELU's input), z the ELU's
+ * output: the bits of lg_dropout_forward(g, g, ...) (the mask times 1/(1-p),
+ * which is the dropout's backward) followed by lg_elu_backward_inplace(g, z).
+ * g and z must not overlap (LG_EINVAL). O(count). */
+lg_status lg_dropout_elu_backward_inplace_f32(float *g, const float *z, lg_idx count, double p, uint64_t seed,
+                                              uint64_t counter, int training);
+lg_status lg_dropout_elu_backward_inplace_f64(double *g, const double *z, lg_idx count, double p, uint64_t seed,
+                                              uint64_t counter, int training);
+
 /* ------------------------------------------------------------------------- */
 /* PairNorm (Zhao & Akoglu 2020), per graph of a batch                        */
 /* ------------------------------------------------------------------------- */

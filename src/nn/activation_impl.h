@@ -243,5 +243,95 @@ lg_status LG_FN(lg_dropout_backward)(lg_real *dx, const lg_real *dy, lg_idx coun
     return LG_OK;
 }
 
+/* ELU then the next layer's input dropout, in one pass (lipgnn/nn.h):
+ * z[k] = ELU(z[k]), d[k] = dropout(z[k]) (a copy when drop is 0). */
+LG__ALWAYS_INLINE void LG__CAT(LG_FN(lg__elu_drop), _body)(lg_real *restrict z, lg_real *restrict d, lg_idx k0, lg_idx n,
+                                                uint64_t stream, uint64_t thr, lg_real scale, int drop) {
+    if (drop) {
+#pragma omp simd
+        for (lg_idx k = 0; k < n; k++) {
+            const lg_real v = z[k], e = LG__NN_ELU_NEG(v), y = v <= 0 ? e : v;
+            z[k] = y;
+            d[k] = LG_FN(lg__nn_keep_or_zero)(y * scale, lg__nn_dropout_keep(stream, thr, k0 + k));
+        }
+    } else {
+#pragma omp simd
+        for (lg_idx k = 0; k < n; k++) {
+            const lg_real v = z[k], e = LG__NN_ELU_NEG(v), y = v <= 0 ? e : v;
+            z[k] = y;
+            d[k] = y;
+        }
+    }
+}
+LG__ISA_VARIANTS(LG_FN(lg__elu_drop),
+                 (lg_real *restrict z, lg_real *restrict d, lg_idx k0, lg_idx n, uint64_t stream, uint64_t thr,
+                  lg_real scale, int drop),
+                 (z, d, k0, n, stream, thr, scale, drop))
+
+/* z[k] = ELU(z[k]), then d[k] = kept(k) ? z[k] / (1 - p) : 0 (d = z when not
+ * training or p = 0): lg_elu_forward(z, z) then lg_dropout_forward(d, z) */
+lg_status LG_FN(lg_elu_dropout_forward)(lg_real *z, lg_real *d, lg_idx count, double p, uint64_t seed, uint64_t counter,
+                                        int training) {
+    if (count < 0) return lg__error(LG_EINVAL, "%s: negative count", __func__);
+    LG_CHECK(lg__nn_dropout_p(__func__, p));
+    LG__NN_NEED(z, count > 0, "z");
+    LG__NN_NEED(d, count > 0, "d");
+    if (count > 0 && lg__nn_overlap(z, d, count, sizeof(lg_real))) return lg__error(LG_EINVAL, "%s: z and d overlap", __func__);
+    const int drop = training && p != 0.0;
+    const uint64_t stream = lg__nn_dropout_stream(seed, counter), thr = lg__nn_dropout_threshold(p);
+    const lg_real scale = (lg_real)(1.0 / (1.0 - p));
+    void (*f)(lg_real *restrict, lg_real *restrict, lg_idx, lg_idx, uint64_t, uint64_t, lg_real, int) =
+        LG__ISA_PICK(LG_FN(lg__elu_drop));
+    const lg_idx nc = (count + LG__NN_CHUNK - 1) / LG__NN_CHUNK;
+#pragma omp parallel for schedule(static) if (count >= LG__NN_PAR_MIN)
+    for (lg_idx c = 0; c < nc; c++) {
+        const lg_idx k0 = c * LG__NN_CHUNK;
+        f(z + k0, d + k0, k0, LG_MIN(LG__NN_CHUNK, count - k0), stream, thr, scale, drop);
+    }
+    return LG_OK;
+}
+
+/* Their backward in place: g[k] = (kept(k) ? g[k] / (1 - p) : 0) * ELU'
+ * from the output z (the mask skipped when not training or p = 0). */
+LG__ALWAYS_INLINE void LG__CAT(LG_FN(lg__drop_elu_bwd), _body)(lg_real *restrict g, const lg_real *restrict z, lg_idx k0,
+                                                    lg_idx n, uint64_t stream, uint64_t thr, lg_real scale, int drop) {
+    if (drop) {
+#pragma omp simd
+        for (lg_idx k = 0; k < n; k++) {
+            const lg_real t = LG_FN(lg__nn_keep_or_zero)(g[k] * scale, lg__nn_dropout_keep(stream, thr, k0 + k));
+            g[k] = t * (z[k] > 0 ? LG_R(1) : z[k] + LG_R(1));
+        }
+    } else {
+#pragma omp simd
+        for (lg_idx k = 0; k < n; k++) g[k] *= z[k] > 0 ? LG_R(1) : z[k] + LG_R(1);
+    }
+}
+LG__ISA_VARIANTS(LG_FN(lg__drop_elu_bwd),
+                 (lg_real *restrict g, const lg_real *restrict z, lg_idx k0, lg_idx n, uint64_t stream, uint64_t thr,
+                  lg_real scale, int drop),
+                 (g, z, k0, n, stream, thr, scale, drop))
+
+/* lg_dropout_forward(g, g) then lg_elu_backward_inplace(g, z) */
+lg_status LG_FN(lg_dropout_elu_backward_inplace)(lg_real *g, const lg_real *z, lg_idx count, double p, uint64_t seed,
+                                                 uint64_t counter, int training) {
+    if (count < 0) return lg__error(LG_EINVAL, "%s: negative count", __func__);
+    LG_CHECK(lg__nn_dropout_p(__func__, p));
+    LG__NN_NEED(g, count > 0, "g");
+    LG__NN_NEED(z, count > 0, "z");
+    if (count > 0 && lg__nn_overlap(g, z, count, sizeof(lg_real))) return lg__error(LG_EINVAL, "%s: g and z overlap", __func__);
+    const int drop = training && p != 0.0;
+    const uint64_t stream = lg__nn_dropout_stream(seed, counter), thr = lg__nn_dropout_threshold(p);
+    const lg_real scale = (lg_real)(1.0 / (1.0 - p));
+    void (*f)(lg_real *restrict, const lg_real *restrict, lg_idx, lg_idx, uint64_t, uint64_t, lg_real, int) =
+        LG__ISA_PICK(LG_FN(lg__drop_elu_bwd));
+    const lg_idx nc = (count + LG__NN_CHUNK - 1) / LG__NN_CHUNK;
+#pragma omp parallel for schedule(static) if (count >= LG__NN_PAR_MIN)
+    for (lg_idx c = 0; c < nc; c++) {
+        const lg_idx k0 = c * LG__NN_CHUNK;
+        f(g + k0, z + k0, k0, LG_MIN(LG__NN_CHUNK, count - k0), stream, thr, scale, drop);
+    }
+    return LG_OK;
+}
+
 #undef LG__NN_EXPM1
 #undef LG__NN_ELU_NEG

@@ -49,6 +49,12 @@ lg_status lg__nn_segments(const char *fn, const lg_idx *ptr, lg_idx n_graphs, lg
  * O(n + nnz). LG_EINVAL naming fn and the first violation otherwise. */
 lg_status lg__nn_csr_check(const char *fn, const lg_features *x);
 
+/* 1 if the arrays a and b of count elements of size bytes each overlap. */
+static inline int lg__nn_overlap(const void *a, const void *b, lg_idx count, size_t size) {
+    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b, len = (uintptr_t)count * size;
+    return x < y + len && y < x + len;
+}
+
 /* Checks a dropout rate: p in [0, 1). LG_EINVAL otherwise. */
 lg_status lg__nn_dropout_p(const char *fn, double p);
 

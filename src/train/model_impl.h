@@ -204,6 +204,23 @@ static int LG_FN(lg__block_in_place)(const LG_FN(lg__layer) *y, int need_din) {
            (y->actf == LG__ACT_ELU || y->actf == LG__ACT_NONE);
 }
 
+/* 1 if the model's forward runs block l's ELU and block l + 1's input
+ * dropout as one pass (lg_elu_dropout_forward): block l ends with the ELU
+ * (its output is z: no residual, PairNorm or cosine block). */
+static int LG_FN(lg__fwd_fused)(const LG_MODEL *m, int l) {
+    const LG_FN(lg__layer) *y = &m->layer[l];
+    return l + 1 < m->L && y->actf == LG__ACT_ELU && !y->cos && y->out == y->z;
+}
+
+/* 1 if the model's backward runs block l + 1's input dropout backward and
+ * block l's ELU backward as one pass (lg_dropout_elu_backward_inplace): both
+ * blocks' backward run in place (lg__block_in_place) and block l has an ELU. */
+static int LG_FN(lg__bwd_fused)(const LG_MODEL *m, int l) {
+    const int need_din = !(l == 0 && !m->io);
+    return l + 1 < m->L && m->layer[l].actf == LG__ACT_ELU && LG_FN(lg__block_in_place)(&m->layer[l + 1], 1) &&
+           LG_FN(lg__block_in_place)(&m->layer[l], need_din);
+}
+
 /* Directed edges of g once self-loops are added (add) or removed. O(nnz). */
 static lg_idx LG_FN(lg__loops_nnz)(const lg_graph *g, int add) {
     lg_idx loops = 0;
@@ -649,13 +666,17 @@ static lg_pairnorm_mode LG_FN(lg__pn_mode)(const LG_MODEL *m) {
 
 /* Block l of the stack (the header's per-layer steps: dropout, layer,
  * LayerNorm, activation, residual, PairNorm) from its input cur (n x w_in)
- * to y->out (n x w_out). One function for the model's forward and for
- * lg__model_block_forward. */
+ * to y->out (n x w_out). One function for the model's forward (fused: 1 when
+ * lg__fwd_fused(m, l - 1), block l's input dropout already written by block
+ * l - 1, and block l writes block l + 1's when lg__fwd_fused(m, l)) and for
+ * lg__model_block_forward (fused 0: each block alone). */
 static lg_status LG_FN(lg__block_forward)(LG_MODEL *m, int l, const lg_real *cur, int training, uint64_t seed,
-                                          uint64_t epoch) {
+                                          uint64_t epoch, int fused) {
     const lg_idx n = m->n;
     LG_FN(lg__layer) *y = &m->layer[l];
-    LG_CHECK(LG_FN(lg_dropout_forward)(y->drop, cur, n * y->w_in, m->c.dropout, seed, LG_FN(lg__ctr)(epoch, l, 0), training));
+    if (!(fused && l > 0 && LG_FN(lg__fwd_fused)(m, l - 1)))
+        LG_CHECK(LG_FN(lg_dropout_forward)(y->drop, cur, n * y->w_in, m->c.dropout, seed, LG_FN(lg__ctr)(epoch, l, 0),
+                                           training));
     if (y->cos) { /* out = cur + alpha (*) SCSA(CenterNorm(drop)) */
         LG_CHECK(LG_FN(lg_centernorm_forward)(y->cn, y->drop, m->params + y->cn_gain, m->params + y->cn_bias, n,
                                               y->w_in));
@@ -676,6 +697,9 @@ static lg_status LG_FN(lg__block_forward)(LG_MODEL *m, int l, const lg_real *cur
     if (y->ln)
         LG_CHECK(LG_FN(lg_layernorm_forward)(y->ln, y->ln_mean, y->ln_rstd, y->act, m->params + y->ln_gain,
                                              m->params + y->ln_bias, n, y->w_out));
+    if (fused && LG_FN(lg__fwd_fused)(m, l)) /* and block l + 1's input dropout */
+        return LG_FN(lg_elu_dropout_forward)(y->z, m->layer[l + 1].drop, n * y->w_out, m->c.dropout, seed,
+                                             LG_FN(lg__ctr)(epoch, l + 1, 0), training);
     if (y->actf == LG__ACT_ELU) LG_CHECK(LG_FN(lg_elu_forward)(y->z, y->z, n * y->w_out));
     if (y->actf == LG__ACT_RELU) LG_CHECK(LG_FN(lg_relu_forward)(y->z, y->z, n * y->w_out));
     if (y->out != y->z) memcpy(y->out, y->z, sizeof(lg_real) * (size_t)(n * y->w_out));
@@ -704,7 +728,7 @@ lg_status LG_FN(lg__model_forward)(LG_MODEL *m, int training, uint64_t seed, uin
     }
     const lg_real *cur = m->h0;
     for (int l = 0; l < m->L; l++) {
-        LG_CHECK(LG_FN(lg__block_forward)(m, l, cur, training, seed, epoch));
+        LG_CHECK(LG_FN(lg__block_forward)(m, l, cur, training, seed, epoch, 1));
         cur = m->layer[l].out;
     }
     const LG_FN(lg__layer) *last = &m->layer[m->L - 1];
@@ -740,9 +764,12 @@ lg_status LG_FN(lg__model_eval)(const LG_MODEL *m, const lg_idx *nodes, lg_idx c
  * gradients to grads. Scratch: dprev itself (until the end), buf[4], and
  * buf[2] (PairNorm, cosine) and buf[3] (LayerNorm, cosine), which exist only
  * in models that have them (dcur and dprev must be buf[0] and buf[1], or
- * both buf[0] when one_grad). */
+ * both buf[0] when one_grad). With fused (the model's backward), when
+ * lg__bwd_fused(m, l) dcur is still dL/d(block l + 1's dropped input), the
+ * mask not applied, and when lg__bwd_fused(m, l - 1) dprev is left so for
+ * block l - 1; lg__model_block_backward passes 0. */
 static lg_status LG_FN(lg__block_backward)(LG_MODEL *m, int l, lg_real *dcur, lg_real *dprev, int training,
-                                           uint64_t seed, uint64_t epoch) {
+                                           uint64_t seed, uint64_t epoch, int fused) {
     const lg_idx n = m->n;
     LG_FN(lg__layer) *y = &m->layer[l];
     const size_t out_sz = sizeof(lg_real) * (size_t)(n * y->w_out), in_sz = sizeof(lg_real) * (size_t)(n * y->w_in);
@@ -767,7 +794,11 @@ static lg_status LG_FN(lg__block_backward)(LG_MODEL *m, int l, lg_real *dcur, lg
          * needed afterwards: no residual), the layer writes dL/d drop_l to
          * dprev, and the dropout's backward (its mask times 1/(1-p), which is
          * its forward) runs there in place */
-        if (y->actf == LG__ACT_ELU) LG_CHECK(LG_FN(lg_elu_backward_inplace)(dcur, y->z, n * y->w_out));
+        if (fused && LG_FN(lg__bwd_fused)(m, l)) /* with block l + 1's input dropout backward */
+            LG_CHECK(LG_FN(lg_dropout_elu_backward_inplace)(dcur, y->z, n * y->w_out, m->c.dropout, seed,
+                                                            LG_FN(lg__ctr)(epoch, l + 1, 0), training));
+        else if (y->actf == LG__ACT_ELU)
+            LG_CHECK(LG_FN(lg_elu_backward_inplace)(dcur, y->z, n * y->w_out));
         /* one_grad: dprev is dcur, which the layer's backward overwrites */
         if (dprev != dcur) memset(dprev, 0, in_sz);
         if (y->gt)
@@ -779,6 +810,7 @@ static lg_status LG_FN(lg__block_backward)(LG_MODEL *m, int l, lg_real *dcur, lg
         else
             LG_CHECK(LG_FN(lg_gat_backward)(dprev, m->grads + y->off, dcur, y->cache, y->drop, m->params + y->off, m->g,
                                             m->gT, &y->gc));
+        if (fused && l > 0 && LG_FN(lg__bwd_fused)(m, l - 1)) return LG_OK; /* block l - 1 applies the mask */
         return LG_FN(lg_dropout_forward)(dprev, dprev, n * y->w_in, m->c.dropout, seed, LG_FN(lg__ctr)(epoch, l, 0),
                                          training);
     }
@@ -873,7 +905,7 @@ lg_status LG_FN(lg__model_backward)(LG_MODEL *m, const lg_idx *nodes, lg_idx cou
     }
     for (int l = m->L - 1; l >= 0; l--) {
         const int need_din = !(l == 0 && !m->io);
-        LG_CHECK(LG_FN(lg__block_backward)(m, l, dcur, need_din ? dprev : NULL, training, seed, epoch));
+        LG_CHECK(LG_FN(lg__block_backward)(m, l, dcur, need_din ? dprev : NULL, training, seed, epoch, 1));
         if (!need_din) break;
         lg_real *t = dcur;
         dcur = dprev;
@@ -989,7 +1021,7 @@ lg_status LG_FN(lg__model_block_forward)(LG_MODEL *m, int l, const lg_real *in, 
         return lg__error(LG_EINVAL, "lg__model_block_forward: bad argument (layer %d)", l);
     const LG_FN(lg__layer) *y = &m->layer[l];
     if (in == y->out || in == y->drop) return lg__error(LG_EINVAL, "lg__model_block_forward: input aliases the model's");
-    LG_CHECK(LG_FN(lg__block_forward)(m, l, in, 0, 0, 0));
+    LG_CHECK(LG_FN(lg__block_forward)(m, l, in, 0, 0, 0, 0));
     memcpy(out, y->out, sizeof(lg_real) * (size_t)(m->n * y->w_out));
     return LG_OK;
 }
@@ -1019,7 +1051,7 @@ lg_status LG_FN(lg__model_block_backward)(LG_MODEL *m, int l, const lg_real *d_o
     if (m->dh0) memset(m->dh0, 0, sizeof(lg_real) * (size_t)(m->n * m->hid));
     lg_real *din = m->one_grad ? m->buf[0] : m->buf[1];
     memcpy(m->buf[0], d_out, sizeof(lg_real) * (size_t)(m->n * y->w_out));
-    LG_CHECK(LG_FN(lg__block_backward)(m, l, m->buf[0], din, 0, 0, 0));
+    LG_CHECK(LG_FN(lg__block_backward)(m, l, m->buf[0], din, 0, 0, 0, 0));
     memcpy(d_in, din, sizeof(lg_real) * (size_t)(m->n * y->w_in));
     return LG_OK;
 }
