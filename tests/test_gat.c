@@ -1283,7 +1283,7 @@ static void test_lent_edge_map(void **state) {
     assert_true(lg__graph_transpose_map(tpos, tedge, tnext, pr.gp.g, pr.gp.gT));
     lg_graph *gT2 = NULL; /* an equal transpose, but another graph */
     assert_ok(lg_graph_transpose(pr.gp.g, &gT2));
-    const lg__att_tmap map = {pr.gp.g, pr.gp.gT, tpos, tedge}, other = {pr.gp.g, gT2, tpos, tedge};
+    const lg__att_tmap map = {pr.gp.g, pr.gp.gT, tpos, tedge, 0}, other = {pr.gp.g, gT2, tpos, tedge, 0};
     lg_gat_cache *own_cache = pr.cache, *c = NULL;
     assert_ok(lg__gat_cache_alloc(&c, &cfg, n, nnz, sizeof(double), NULL, 0, 1));
     assert_null(c->tpos);
@@ -1297,6 +1297,24 @@ static void test_lent_edge_map(void **state) {
     prob_grad(&pr, d_in, d_p);
     assert_memory_equal(d_in, ref_in, sizeof(double) * (size_t)(n * F));
     assert_memory_equal(d_p, ref_p, sizeof(double) * (size_t)pr.P);
+    /* a checked map (its lender checked g and keeps the pair unchanged): the
+     * same results without the layer's own graph checks; any other graph is
+     * still checked, an invalid one refused */
+    const lg__att_tmap checked = {pr.gp.g, pr.gp.gT, tpos, tedge, 1};
+    lg__gat_cache_lend_tmap(c, &checked);
+    prob_grad(&pr, d_in, d_p);
+    assert_memory_equal(d_in, ref_in, sizeof(double) * (size_t)(n * F));
+    assert_memory_equal(d_p, ref_p, sizeof(double) * (size_t)pr.P);
+    lg_graph *bad = NULL;
+    assert_ok(lg_graph_transpose(pr.gp.gT, &bad)); /* g's equal, another object */
+    bad->j[bad->p[1] > 0 ? 0 : bad->nnz - 1] = n;  /* a node id outside [0, n) */
+    double *o = malloc(sizeof(double) * (size_t)(n * pr.D));
+    assert_non_null(o);
+    assert_int_equal(lg_gat_forward_f64(o, c, pr.in, pr.params, bad, &cfg, 1, 3, 4), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "outside"));
+    assert_int_equal(lg_gat_backward_f64(d_in, d_p, pr.R, c, pr.in, pr.params, bad, pr.gp.gT, &cfg), LG_EINVAL);
+    free(o);
+    lg_graph_free(bad);
     pr.cache = own_cache;
     lg__gat_cache_lend_tmap(own_cache, &other);
     prob_grad(&pr, d_in, d_p);

@@ -1553,7 +1553,7 @@ static void test_lent_edge_map(void **state) {
     lg__epos *tpos = malloc(sizeof(lg__epos) * (size_t)nnz), *tedge = malloc(sizeof(lg__epos) * (size_t)nnz);
     lg_idx *tnext = malloc(sizeof(lg_idx) * (size_t)n);
     assert_true(tpos && tedge && tnext && lg__graph_transpose_map(tpos, tedge, tnext, g, gT));
-    const lg__att_tmap map = {g, gT, tpos, tedge}, other = {g, gT2, tpos, tedge};
+    const lg__att_tmap map = {g, gT, tpos, tedge, 0}, other = {g, gT2, tpos, tedge, 0};
     lg_gt_cache *oc = NULL, *c = NULL;
     assert_ok(lg_gt_cache_init_f64(&oc, &cf, n, nnz));
     assert_ok(lg__gt_cache_alloc(&c, &cf, n, nnz, sizeof(double), NULL, 0, 1));

@@ -849,7 +849,7 @@ static void test_lent_edge_map(void **state) {
     assert_true(tpos && tedge && tnext && lg__graph_transpose_map(tpos, tedge, tnext, pr.gp.g, pr.gp.gT));
     lg_graph *gT2 = NULL; /* an equal transpose, but another graph */
     assert_ok(lg_graph_transpose(pr.gp.g, &gT2));
-    const lg__att_tmap map = {pr.gp.g, pr.gp.gT, tpos, tedge}, other = {pr.gp.g, gT2, tpos, tedge};
+    const lg__att_tmap map = {pr.gp.g, pr.gp.gT, tpos, tedge, 0}, other = {pr.gp.g, gT2, tpos, tedge, 0};
     lg__l2att_cache_lend_tmap(pr.cache, &other); /* ignored: the cache has its own map */
     prob_grad(&pr, din[0], dp[0]);
     lg_l2att_cache *c = NULL;

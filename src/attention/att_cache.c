@@ -71,7 +71,8 @@ lg_status lg__att_after_fwd(int present, size_t cache_rs, size_t rs, int have_fw
     return LG_OK;
 }
 
-lg_status lg__att_check_backward_graphs(const lg_graph *g, const lg_graph *gT, lg_idx n, lg_idx nnz, const char *fn) {
+lg_status lg__att_check_backward_graphs(const lg__att_head *h, const lg_graph *g, const lg_graph *gT, lg_idx n,
+                                        lg_idx nnz, const char *fn) {
     if (!gT) return lg__error(LG_EINVAL, "%s: transposed graph is NULL", fn);
     if (g->n != n || g->nnz != nnz)
         return lg__error(LG_EINVAL, "%s: graph (%lld nodes, %lld edges) is not the forward's (%lld, %lld)", fn,
@@ -79,6 +80,7 @@ lg_status lg__att_check_backward_graphs(const lg_graph *g, const lg_graph *gT, l
     if (gT->n != g->n || gT->nnz != g->nnz || !gT->p || (gT->nnz > 0 && !gT->j))
         return lg__error(LG_EINVAL, "%s: transposed graph (%lld nodes, %lld edges) does not match the graph (%lld, %lld)",
                          fn, (long long)gT->n, (long long)gT->nnz, (long long)g->n, (long long)g->nnz);
+    if (h->lent.checked && g == h->lent.g && gT == h->lent.gT) return LG_OK; /* the lender's pair */
     if (gT->p[0] != 0 || gT->p[gT->n] != gT->nnz)
         return lg__error(LG_EINVAL, "%s: the transposed graph's row pointers do not span [0, nnz)", fn);
     for (lg_idx j = 0; j < gT->n; j++)
@@ -196,7 +198,7 @@ lg_status lg__att_check_head(const lg__att_head *h, size_t rs, const char *fn) {
 }
 
 lg_status lg__att_check_graph(const lg__att_head *h, const lg_graph *g, const char *what, const char *fn) {
-    LG_CHECK(lg__graph_check_arg(g, what, fn));
+    if (!(h->lent.checked && g && g == h->lent.g)) LG_CHECK(lg__graph_check_arg(g, what, fn));
     if (g->n > h->n_cap || g->nnz > h->nnz_cap)
         return lg__error(LG_EINVAL, "%s: %s has %lld nodes and %lld edges, the cache was made for at most %lld and %lld",
                          fn, what, (long long)g->n, (long long)g->nnz, (long long)h->n_cap, (long long)h->nnz_cap);

@@ -38,6 +38,10 @@ typedef struct lg__att_tmap {
     const lg_graph *g, *gT; /* the pair it was made for (identity)           */
     const lg__epos *tpos;   /* nnz: position in gT of each edge of g          */
     const lg__epos *tedge;  /* nnz: the edge of g at each position of gT      */
+    int checked;            /* 1: the lender has checked g (lg_graph_check) and
+                               keeps g and gT unchanged while lent, so the
+                               layers skip their O(n + nnz) checks of exactly
+                               these two graphs (a model's own full graph)    */
 } lg__att_tmap;
 
 /* One entry of a layer's buffer table: the void * field `field` of the cache
@@ -126,7 +130,8 @@ void lg__att_cache_free(const lg__att_kind *k, void *c);
 lg_status lg__att_check_head(const lg__att_head *h, size_t rs, const char *fn);
 
 /* LG_EINVAL naming fn and what (e.g. "graph") unless g is a valid graph
- * (lg__graph_check_arg) within the cache's capacity. O(n + nnz). */
+ * (lg__graph_check_arg) within the cache's capacity. O(n + nnz); O(1) for
+ * the graph of a checked lent map (h->lent.checked: its lender checked it). */
 lg_status lg__att_check_graph(const lg__att_head *h, const lg_graph *g, const char *what, const char *fn);
 
 /* Dimensions of the attention layers' configs lie in [1, LG__ATT_DIM_MAX], so
@@ -153,8 +158,9 @@ lg_status lg__att_after_fwd(int present, size_t cache_rs, size_t rs, int have_fw
 /* The graphs of a backward: g of the forward's size (n, nnz) and gT not NULL,
  * of g's size, with row pointers spanning [0, nnz) without a negative row
  * (its entries are checked by lg__graph_transpose_map). LG_EINVAL naming fn.
- * O(n). */
-lg_status lg__att_check_backward_graphs(const lg_graph *g, const lg_graph *gT, lg_idx n, lg_idx nnz, const char *fn);
+ * O(n); O(1) for the pair of a checked lent map (h->lent.checked). */
+lg_status lg__att_check_backward_graphs(const lg__att_head *h, const lg_graph *g, const lg_graph *gT, lg_idx n,
+                                        lg_idx nnz, const char *fn);
 
 /* lg__att_after_fwd on a layer's cache (any struct with real_size and
  * have_fwd), for the kernels' scalar type. */

@@ -144,7 +144,7 @@ lg_status LG_FN(lg_cosatt_backward)(lg_real *d_in, lg_real *d_params, const lg_r
         return lg__error(LG_EINVAL, "%s: d_params, d_out, in or params is NULL", fn);
     LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
     /* gT's shape here, its entries by the transpose map (B0) */
-    LG_CHECK(lg__att_check_backward_graphs(g, gT, cache->n, cache->nnz, fn));
+    LG_CHECK(lg__att_check_backward_graphs(&cache->head, g, gT, cache->n, cache->nnz, fn));
 
     const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C;
     const lg_idx P = 3 * KC, D = cfg->out_dim, PW = P + D;

@@ -270,7 +270,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
     /* g was checked by the forward if it is the same graph; gT's rows are
      * checked here (O(n)) and its entries by B0 */
     if (g != cache->fgraph) LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
-    LG_CHECK(lg__att_check_backward_graphs(g, gT, cache->n, cache->nnz, fn));
+    LG_CHECK(lg__att_check_backward_graphs(&cache->head, g, gT, cache->n, cache->nnz, fn));
 
     const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim, K = LG__ATT_K(cfg->heads), C = LG__ATT_C(cfg->head_dim), KC = K * C;
     const lg_idx D = LG__ATT_D(lg_gat_out_dim(cfg)), PW = 2 * KC + K + D;

@@ -267,7 +267,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
                          cache->fcfg.att_dropout);
     LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
     /* gT's shape here, its entries by the transpose map (B0) */
-    LG_CHECK(lg__att_check_backward_graphs(g, gT, cache->n, cache->nnz, fn));
+    LG_CHECK(lg__att_check_backward_graphs(&cache->head, g, gT, cache->n, cache->nnz, fn));
 
     const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim, K = LG__ATT_K(cfg->heads), C = LG__ATT_C(cfg->head_dim), KC = K * C;
     const lg_idx D = LG__ATT_D(lg_gt_out_dim(cfg)), P = 3 * KC + D, PW = lg__gt_part_width(cfg);

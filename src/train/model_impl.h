@@ -253,9 +253,11 @@ static int LG_FN(lg__model_lends)(const LG_MODEL *m) {
     return 0;
 }
 
-/* Lends the edge map of (m->g, m->gT) to every GAT, GT and L2 layer's cache. */
+/* Lends the edge map of (m->g, m->gT) to every GAT, GT and L2 layer's cache;
+ * a full-graph model's graphs, checked at its build and never changed, are
+ * marked checked (a batch's are not: the layers check them). */
 static void LG_FN(lg__model_lend_map)(LG_MODEL *m) {
-    const lg__att_tmap map = {m->g, m->gT, m->tpos, m->tedge};
+    const lg__att_tmap map = {m->g, m->gT, m->tpos, m->tedge, !m->batch};
     for (int l = 0; l < m->L; l++) {
         if (m->layer[l].cache) lg__gat_cache_lend_tmap(m->layer[l].cache, &map);
         if (m->layer[l].tcache) lg__gt_cache_lend_tmap(m->layer[l].tcache, &map);
@@ -312,6 +314,9 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
     }
     if (!plan && !m->batch) {
         LG_TRY(lg_graph_self_loops(ds->graph, c->self_loops, &m->g));
+        /* checked once here: the layers then skip their per-call checks of
+         * this graph (its lent edge map says so: lg__model_lend_map) */
+        LG_TRY(lg_graph_check(m->g));
         if (m->sym) m->gT = m->g;
         else LG_TRY(lg_graph_transpose(m->g, &m->gT));
     }
