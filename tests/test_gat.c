@@ -1025,11 +1025,11 @@ static void test_memory(void **state) {
     lg_gat_mem mem;
     lg_idx nch = (n + 127) / 128, pw = 2 * KC + K + KC;
     assert_ok(lg_gat_memory(&c, n, nnz, 4, &mem));
-    assert_int_equal(mem.activations, 4 * (n * KC + nnz * K + 2 * n * K + 2 * KC + K));
+    assert_int_equal(mem.activations, 4 * (n * KC + 2 * nnz * K + 2 * n * K + 2 * KC + K));
     assert_int_equal(mem.workspace, 4 * (n * KC + nnz * K + 3 * n * K + (nch + 1) * pw) + 4 * 2 * nnz + 8 * n);
     c.norm = LG_ATT_NORM_LIPSCHITZ;
     assert_ok(lg_gat_memory(&c, n, nnz, 8, &mem));
-    assert_int_equal(mem.activations, 8 * (n * KC + nnz * K + 5 * n * K + 2 * KC + K) + 8 * n * K);
+    assert_int_equal(mem.activations, 8 * (n * KC + 2 * nnz * K + 5 * n * K + 2 * KC + K) + 8 * n * K);
     assert_int_equal(mem.workspace, 8 * (n * KC + 2 * nnz * K + 4 * n * K + (nch + 1) * pw) + 4 * 2 * nnz + 8 * n);
     c.norm = LG_ATT_NORM_LIPSCHITZ_REF;
     assert_ok(lg_gat_memory(&c, n, nnz, 4, &mem));

@@ -117,7 +117,9 @@ typedef struct lg_gat_cache lg_gat_cache; /* opaque */
 /* Bytes of a cache for graphs of up to n nodes and nnz edges. */
 typedef struct lg_gat_mem {
     size_t activations; /* what backward needs from forward: X W (n x K*C),
-                           attention (nnz x K), per-node scores and norms     */
+                           attention and scores (nnz x K each; the scores
+                           not in the reference form), per-node scores and
+                           norms                                              */
     size_t workspace;   /* backward's scratch: d(X W) (n x K*C), per-edge and
                            per-node gradients, reduction partials            */
 } lg_gat_mem;

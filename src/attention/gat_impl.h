@@ -147,8 +147,9 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
     const lg_real eps = LG_R(LG__GAT_EPS), invK = LG_R(1.0) / (lg_real)K;
     const lg_real *W = params, *a_dst = params + F * KC, *a_src = a_dst + KC, *bias = a_src + KC;
     lg_real *xp = cache->xp, *att = cache->att, *sd = cache->sd, *ss = cache->ss, *nrm = cache->nrm;
-    lg_real *q = cache->q, *aeff = cache->aeff, *anorm = cache->anorm, *nmax = cache->nmax;
+    lg_real *q = cache->q, *aeff = cache->aeff, *anorm = cache->anorm, *nmax = cache->nmax, *tsc = cache->tsc;
     lg_idx *amax = cache->amax;
+    const int keep_t = mode != LG_ATT_NORM_LIPSCHITZ_REF; /* tsc kept for B2 */
 
     /* per head: ||a_k|| and the effective vectors (a_k / ||a_k|| in the paper's form) */
     for (lg_idx k = 0; k < K; k++) {
@@ -226,6 +227,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
                     lg_real t = lg__gscore(mode, sdi + ss[j * K + k], sc, qi, m, lip ? nrm[j * K + k] : 0, a4, &qr, &cij);
                     lg_real v = t * lr[t > 0]; /* LeakyReLU, without a branch */
                     att[e * K + k] = v;
+                    if (keep_t) tsc[e * K + k] = t;
                 }
                 lg__asoftmax(att, e0, e1, K, k);
             }
@@ -282,7 +284,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
     const lg_real invK = LG_R(1.0) / (lg_real)K;
     const lg_real *W = params, *a_dst = params + F * KC, *a_src = a_dst + KC;
     const lg_real *xp = cache->xp, *att = cache->att, *sd = cache->sd, *ss = cache->ss, *nrm = cache->nrm;
-    const lg_real *q = cache->q, *aeff = cache->aeff, *anorm = cache->anorm, *nmax = cache->nmax;
+    const lg_real *q = cache->q, *aeff = cache->aeff, *anorm = cache->anorm, *nmax = cache->nmax, *tsc = cache->tsc;
     const lg_idx *amax = cache->amax;
     lg_real *dxp = cache->dxp, *rec = cache->rec, *nsd = cache->nsd, *nss = cache->nss;
     lg_real *ncoef = cache->ncoef, *ncw = cache->ncw, *ndan = cache->ndan, *part = cache->part;
@@ -349,9 +351,9 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
             const lg_real *gi = d_out + i * D;
             lg_real *Sd = nsd + i * K, *cf = lip ? ncoef + i * K : NULL, *dA = ref ? ndan + i * K : NULL;
             for (lg_idx c = 0; c < D; c++) pb[c] += gi[c];
-            if (i + 1 < n) { /* the next row's records and per-node scalars */
+            if (i + 1 < n) { /* the next row's records (and, reference form, per-node scalars) */
                 for (lg_idx e = g->p[i + 1]; e < g->p[i + 2]; e++) __builtin_prefetch(rec + tpos[e] * RW);
-                lg__gprefetch_sources(g, i + 1, ss, lip ? nrm : NULL, K);
+                if (ref) lg__gprefetch_sources(g, i + 1, ss, nrm, K);
             }
             for (lg_idx k = 0; k < K; k++) { /* per head: tight loops over the row */
                 const lg_real sdi = sd[i * K + k], a4 = 4 * anorm[k];
@@ -362,7 +364,9 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
                     const lg_idx j = g->j[e];
                     lg_real *r = rec + tpos[e] * RW;
                     lg_real de = att[e * K + k] * (r[k] - S); /* softmax backward */
-                    lg_real t = lg__gscore(mode, sdi + ss[j * K + k], sc, qi, m, lip ? nrm[j * K + k] : 0, a4, &qr, &cij);
+                    /* t as the forward computed it: kept, or (reference form) recomputed with q_ij, c_ij */
+                    lg_real t = ref ? lg__gscore(mode, sdi + ss[j * K + k], sc, qi, m, nrm[j * K + k], a4, &qr, &cij)
+                                    : tsc[e * K + k];
                     lg_real dt = de * lr[t > 0]; /* LeakyReLU backward */
                     lg_real ds;
                     if (mode == LG_ATT_NORM_NONE) {

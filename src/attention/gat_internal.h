@@ -34,6 +34,9 @@ struct lg_gat_cache {
     /* activations (kept for backward) */
     void *xp;     /* n x KC: X W                                              */
     void *att;    /* nnz x K: softmax weights, before dropout                 */
+    void *tsc;    /* nnz x K: the scaled normalised scores t (before the
+                     LeakyReLU), for B2 (not the reference form: it
+                     recomputes them with their per-edge q_ij and c_ij)     */
     void *sd;     /* n x K: aeff_dst_k . x_ik                                 */
     void *ss;     /* n x K: aeff_src_k . x_ik                                 */
     void *nrm;    /* n x K: ||x_ik|| (Lipschitz modes)                        */
