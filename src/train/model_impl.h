@@ -204,6 +204,11 @@ static int LG_FN(lg__block_in_place)(const LG_FN(lg__layer) *y, int need_din) {
            (y->actf == LG__ACT_ELU || y->actf == LG__ACT_NONE);
 }
 
+/* 1 if the backward needs block l's input gradient: every block's but the
+ * first's when there is no input linear (gat-classic, gcn: the features'
+ * gradient is never used). */
+static int LG_FN(lg__need_din)(const LG_MODEL *m, int l) { return !(l == 0 && !m->io); }
+
 /* 1 if the model's forward runs block l's ELU and block l + 1's input
  * dropout as one pass (lg_elu_dropout_forward): block l ends with the ELU
  * (its output is z: no residual, PairNorm or cosine block). */
@@ -216,9 +221,8 @@ static int LG_FN(lg__fwd_fused)(const LG_MODEL *m, int l) {
  * block l's ELU backward as one pass (lg_dropout_elu_backward_inplace): both
  * blocks' backward run in place (lg__block_in_place) and block l has an ELU. */
 static int LG_FN(lg__bwd_fused)(const LG_MODEL *m, int l) {
-    const int need_din = !(l == 0 && !m->io);
     return l + 1 < m->L && m->layer[l].actf == LG__ACT_ELU && LG_FN(lg__block_in_place)(&m->layer[l + 1], 1) &&
-           LG_FN(lg__block_in_place)(&m->layer[l], need_din);
+           LG_FN(lg__block_in_place)(&m->layer[l], LG_FN(lg__need_din)(m, l));
 }
 
 /* Directed edges of g once self-loops are added (add) or removed. O(nnz). */
@@ -571,7 +575,7 @@ buffers:
     int any_pn = 0, any_ln = 0, any_scratch = 0; /* (cosine blocks use buf[2], buf[3], buf[4]) */
     for (int l = 0; l < m->L; l++) {
         any_pn |= m->layer[l].pn || m->layer[l].cos, any_ln |= m->layer[l].ln_gain >= 0 || m->layer[l].cos;
-        any_scratch |= !LG_FN(lg__block_in_place)(&m->layer[l], !(l == 0 && !m->io));
+        any_scratch |= !LG_FN(lg__block_in_place)(&m->layer[l], LG_FN(lg__need_din)(m, l));
     }
     /* one gradient buffer between blocks when every block that passes a
      * gradient on does it in place (GAT, GT and L2 backward passes may write
@@ -581,7 +585,7 @@ buffers:
     m->one_grad = 1;
     for (int l = 0; l < m->L; l++) {
         const LG_FN(lg__layer) *y = &m->layer[l];
-        if (l == 0 && !m->io) continue; /* passes nothing on */
+        if (!LG_FN(lg__need_din)(m, l)) continue; /* passes nothing on */
         m->one_grad &= LG_FN(lg__block_in_place)(y, 1);
     }
     for (int k = 0; k < 5; k++)
@@ -909,7 +913,7 @@ lg_status LG_FN(lg__model_backward)(LG_MODEL *m, const lg_idx *nodes, lg_idx cou
                                             training));
     }
     for (int l = m->L - 1; l >= 0; l--) {
-        const int need_din = !(l == 0 && !m->io);
+        const int need_din = LG_FN(lg__need_din)(m, l);
         LG_CHECK(LG_FN(lg__block_backward)(m, l, dcur, need_din ? dprev : NULL, training, seed, epoch, 1));
         if (!need_din) break;
         lg_real *t = dcur;
