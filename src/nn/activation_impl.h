@@ -268,29 +268,6 @@ LG__ISA_VARIANTS(LG_FN(lg__elu_drop),
                   lg_real scale, int drop),
                  (z, d, k0, n, stream, thr, scale, drop))
 
-/* z[k] = ELU(z[k]), then d[k] = kept(k) ? z[k] / (1 - p) : 0 (d = z when not
- * training or p = 0): lg_elu_forward(z, z) then lg_dropout_forward(d, z) */
-lg_status LG_FN(lg_elu_dropout_forward)(lg_real *z, lg_real *d, lg_idx count, double p, uint64_t seed, uint64_t counter,
-                                        int training) {
-    if (count < 0) return lg__error(LG_EINVAL, "%s: negative count", __func__);
-    LG_CHECK(lg__nn_dropout_p(__func__, p));
-    LG__NN_NEED(z, count > 0, "z");
-    LG__NN_NEED(d, count > 0, "d");
-    if (count > 0 && lg__nn_overlap(z, d, count, sizeof(lg_real))) return lg__error(LG_EINVAL, "%s: z and d overlap", __func__);
-    const int drop = training && p != 0.0;
-    const uint64_t stream = lg__nn_dropout_stream(seed, counter), thr = lg__nn_dropout_threshold(p);
-    const lg_real scale = (lg_real)(1.0 / (1.0 - p));
-    void (*f)(lg_real *restrict, lg_real *restrict, lg_idx, lg_idx, uint64_t, uint64_t, lg_real, int) =
-        LG__ISA_PICK(LG_FN(lg__elu_drop));
-    const lg_idx nc = (count + LG__NN_CHUNK - 1) / LG__NN_CHUNK;
-#pragma omp parallel for schedule(static) if (count >= LG__NN_PAR_MIN)
-    for (lg_idx c = 0; c < nc; c++) {
-        const lg_idx k0 = c * LG__NN_CHUNK;
-        f(z + k0, d + k0, k0, LG_MIN(LG__NN_CHUNK, count - k0), stream, thr, scale, drop);
-    }
-    return LG_OK;
-}
-
 /* Their backward in place: g[k] = (kept(k) ? g[k] / (1 - p) : 0) * ELU'
  * from the output z (the mask skipped when not training or p = 0). */
 LG__ALWAYS_INLINE void LG__CAT(LG_FN(lg__drop_elu_bwd), _body)(lg_real *restrict g, const lg_real *restrict z, lg_idx k0,
@@ -311,6 +288,39 @@ LG__ISA_VARIANTS(LG_FN(lg__drop_elu_bwd),
                   lg_real scale, int drop),
                  (g, z, k0, n, stream, thr, scale, drop))
 
+/* Their loops over chunks, spread over the threads: the forward on (x = z,
+ * d) when d is not NULL, else the backward on (x = g, zr = z). */
+static void LG_FN(lg__elu_drop_run)(lg_real *x, lg_real *d, const lg_real *zr, lg_idx count, double p, uint64_t seed,
+                                    uint64_t counter, int training) {
+    const int drop = training && p != 0.0;
+    const uint64_t stream = lg__nn_dropout_stream(seed, counter), thr = lg__nn_dropout_threshold(p);
+    const lg_real scale = (lg_real)(1.0 / (1.0 - p));
+    void (*ff)(lg_real *restrict, lg_real *restrict, lg_idx, lg_idx, uint64_t, uint64_t, lg_real, int) =
+        LG__ISA_PICK(LG_FN(lg__elu_drop));
+    void (*fb)(lg_real *restrict, const lg_real *restrict, lg_idx, lg_idx, uint64_t, uint64_t, lg_real, int) =
+        LG__ISA_PICK(LG_FN(lg__drop_elu_bwd));
+    const lg_idx nc = (count + LG__NN_CHUNK - 1) / LG__NN_CHUNK;
+#pragma omp parallel for schedule(static) if (count >= LG__NN_PAR_MIN)
+    for (lg_idx c = 0; c < nc; c++) {
+        const lg_idx k0 = c * LG__NN_CHUNK, len = LG_MIN(LG__NN_CHUNK, count - k0);
+        if (d) ff(x + k0, d + k0, k0, len, stream, thr, scale, drop);
+        else fb(x + k0, zr + k0, k0, len, stream, thr, scale, drop);
+    }
+}
+
+/* z[k] = ELU(z[k]), then d[k] = kept(k) ? z[k] / (1 - p) : 0 (d = z when not
+ * training or p = 0): lg_elu_forward(z, z) then lg_dropout_forward(d, z) */
+lg_status LG_FN(lg_elu_dropout_forward)(lg_real *z, lg_real *d, lg_idx count, double p, uint64_t seed, uint64_t counter,
+                                        int training) {
+    if (count < 0) return lg__error(LG_EINVAL, "%s: negative count", __func__);
+    LG_CHECK(lg__nn_dropout_p(__func__, p));
+    LG__NN_NEED(z, count > 0, "z");
+    LG__NN_NEED(d, count > 0, "d");
+    if (count > 0 && lg__nn_overlap(z, d, count, sizeof(lg_real))) return lg__error(LG_EINVAL, "%s: z and d overlap", __func__);
+    LG_FN(lg__elu_drop_run)(z, d, NULL, count, p, seed, counter, training);
+    return LG_OK;
+}
+
 /* lg_dropout_forward(g, g) then lg_elu_backward_inplace(g, z) */
 lg_status LG_FN(lg_dropout_elu_backward_inplace)(lg_real *g, const lg_real *z, lg_idx count, double p, uint64_t seed,
                                                  uint64_t counter, int training) {
@@ -319,17 +329,7 @@ lg_status LG_FN(lg_dropout_elu_backward_inplace)(lg_real *g, const lg_real *z, l
     LG__NN_NEED(g, count > 0, "g");
     LG__NN_NEED(z, count > 0, "z");
     if (count > 0 && lg__nn_overlap(g, z, count, sizeof(lg_real))) return lg__error(LG_EINVAL, "%s: g and z overlap", __func__);
-    const int drop = training && p != 0.0;
-    const uint64_t stream = lg__nn_dropout_stream(seed, counter), thr = lg__nn_dropout_threshold(p);
-    const lg_real scale = (lg_real)(1.0 / (1.0 - p));
-    void (*f)(lg_real *restrict, const lg_real *restrict, lg_idx, lg_idx, uint64_t, uint64_t, lg_real, int) =
-        LG__ISA_PICK(LG_FN(lg__drop_elu_bwd));
-    const lg_idx nc = (count + LG__NN_CHUNK - 1) / LG__NN_CHUNK;
-#pragma omp parallel for schedule(static) if (count >= LG__NN_PAR_MIN)
-    for (lg_idx c = 0; c < nc; c++) {
-        const lg_idx k0 = c * LG__NN_CHUNK;
-        f(g + k0, z + k0, k0, LG_MIN(LG__NN_CHUNK, count - k0), stream, thr, scale, drop);
-    }
+    LG_FN(lg__elu_drop_run)(g, NULL, z, count, p, seed, counter, training);
     return LG_OK;
 }
 
