@@ -1030,9 +1030,9 @@ static void test_alloc_failures(void **state) {
             cfg.gate = gate;
             long failures = lg_test_alloc_sweep(cache_attempt, &cfg, 0);
             /* allocations: the struct; z, att, dz, dm, eds, rec, tpos, tnext,
-             * part; nrm, den, amax, ncf (Lipschitz); u, dun (reference form); msg,
-             * gb, ga (gate) */
-            assert_int_equal(failures, 10 + (mode != LG_ATT_NORM_NONE ? 4 : 0) +
+             * part; nrm, den, amax, ncf, tsc (Lipschitz); u, dun (reference form);
+             * msg, gb, ga (gate) */
+            assert_int_equal(failures, 10 + (mode != LG_ATT_NORM_NONE ? 5 : 0) +
                                            (mode == LG_ATT_NORM_LIPSCHITZ_REF ? 2 : 0) + (gate ? 3 : 0));
         }
 }
@@ -1329,7 +1329,7 @@ static void test_memory(void **state) {
                 lg_gt_mem mem;
                 assert_ok(lg_gt_memory(&c, n, nnz, rs, &mem));
                 int lip = mode != LG_ATT_NORM_NONE, ref = mode == LG_ATT_NORM_LIPSCHITZ_REF;
-                lg_idx act = n * P + nnz * K + (lip ? 4 * n * K : 0) + (ref ? K : 0) + (gate ? n * D + n : 0);
+                lg_idx act = n * P + nnz * K + (lip ? nnz * K + 4 * n * K : 0) + (ref ? K : 0) + (gate ? n * D + n : 0);
                 lg_idx pw = P + (gate ? 3 * D : 0);
                 lg_idx work = n * P + n * D + nnz * K + nnz * (lip ? 4 : 2) * K + (lip ? 2 * n * K : 0) +
                               (ref ? (n + 1) * K : 0) + (gate ? n : 0) + (nch + 1) * pw;

@@ -121,7 +121,8 @@ typedef struct lg_gt_cache lg_gt_cache; /* opaque */
 /* Bytes of a cache for graphs of up to n nodes and nnz edges. */
 typedef struct lg_gt_mem {
     size_t activations; /* what backward needs from forward: Z = H W + b (n x P),
-                           attention (nnz x K), norms, arg-maxima, normalisers,
+                           attention (nnz x K; and the scores, nnz x K, in the
+                           Lipschitz modes), norms, arg-maxima, normalisers,
                            and with the gate the messages (n x D) and b_i     */
     size_t workspace;   /* backward's scratch: dZ (n x P), d message (n x D),
                            per-edge and per-node coefficients, partials       */

@@ -71,7 +71,7 @@ lg_idx lg__gt_part_width(const lg_gt_config *c) {
  * the allocation, so the documented bytes are the allocated ones. */
 enum { LG__GT_ACT = LG__ATT_ACT, LG__GT_WORK = LG__ATT_WORK };
 
-#define LG__GT_NBUF 18
+#define LG__GT_NBUF 19
 
 /* Fills the table for cfg and capacities (n, nnz); *nchunk = reduction chunks. */
 static lg_status lg__gt_bufs(const void *cfg, lg_idx n, lg_idx nnz, int lent_map, lg__att_buf *b, lg_idx *nchunk) {
@@ -86,6 +86,7 @@ static lg_status lg__gt_bufs(const void *cfg, lg_idx n, lg_idx nnz, int lent_map
 #define LG__B(field, kind_, idx_, cnt) LG__ATT_BUF(b, k, lg_gt_cache, field, kind_, idx_, cnt)
     LG__B(z, LG__GT_ACT, 0, n * p);
     LG__B(att, LG__GT_ACT, 0, nnz * K);
+    LG__B(tsc, LG__GT_ACT, 0, lip ? nnz * K : 0);
     LG__B(nrm, LG__GT_ACT, 0, lip ? 3 * n * K : 0);
     LG__B(den, LG__GT_ACT, 0, lip ? n * K : 0);
     LG__B(amax, LG__GT_ACT, 1, lip ? 3 * n * K : 0);

@@ -139,7 +139,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_forward))(lg_real *out, lg_gt_cache *cache, co
     const lg_real eps = LG_R(LG__GT_EPS), invK = LG_R(1.0) / (lg_real)K;
     const lg_real isc = LG_R(1.0) / LG_SQRT((lg_real)C);
     const lg_real *W = params, *bias = params + F * P, *gw = bias + P;
-    lg_real *z = cache->z, *att = cache->att, *nrm = cache->nrm, *den = cache->den, *u = cache->u;
+    lg_real *z = cache->z, *att = cache->att, *nrm = cache->nrm, *den = cache->den, *u = cache->u, *tsc = cache->tsc;
     lg_real *msg = cache->msg, *gb = cache->gb;
     lg_idx *amax = cache->amax;
 
@@ -205,13 +205,15 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_forward))(lg_real *out, lg_gt_cache *cache, co
                     den[i * K + k] = dn;
                 }
             if (e1 > e0) {
-                /* scores, edge-major over whole key rows */
+                /* scores, edge-major over whole key rows (kept for B1 in the Lipschitz modes) */
                 for (lg_idx e = e0; e < e1; e++) {
                     const lg_real *kj = z + g->j[e] * P + KC;
                     if (e + LG__ATT_PF_DIST < nnz) lg__aprefetch(z + g->j[e + LG__ATT_PF_DIST] * P + KC, 2 * KC);
-                    for (lg_idx k = 0; k < K; k++)
-                        att[e * K + k] = lg__adot(zi + k * C, kj + k * C, C) *
-                                         lg__tcoef(mode, isc, lip ? den[i * K + k] : 1);
+                    for (lg_idx k = 0; k < K; k++) {
+                        const lg_real t = lg__adot(zi + k * C, kj + k * C, C) * lg__tcoef(mode, isc, lip ? den[i * K + k] : 1);
+                        att[e * K + k] = t;
+                        if (lip) tsc[e * K + k] = t;
+                    }
                 }
                 /* softmax per head, maximum subtracted */
                 for (lg_idx k = 0; k < K; k++) lg__asoftmax(att, e0, e1, K, k);
@@ -277,7 +279,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
               ref = mode == LG_ATT_NORM_LIPSCHITZ_REF;
     const lg_real invK = LG_R(1.0) / (lg_real)K, isc = LG_R(1.0) / LG_SQRT((lg_real)C);
     const lg_real *W = params, *gw = params + F * P + P;
-    const lg_real *z = cache->z, *att = cache->att, *nrm = cache->nrm, *den = cache->den, *u = cache->u;
+    const lg_real *z = cache->z, *att = cache->att, *nrm = cache->nrm, *den = cache->den, *u = cache->u, *tsc = cache->tsc;
     const lg_real *msg = cache->msg, *gb = cache->gb;
     const lg_idx *amax = cache->amax;
     lg_real *dz = cache->dz, *dm = cache->dm, *eds = cache->eds, *rec = cache->rec, *ncf = cache->ncf;
@@ -351,7 +353,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
                 if (e + LG__ATT_PF_DIST < e1) lg__aprefetch(z + g->j[e + LG__ATT_PF_DIST] * P + KC + k * C, C);
                 lg_real dt = att[e * K + k] * (eds[e * K + k] - S); /* softmax backward */
                 if (lip) {
-                    T += dt * (lg__adot(qi, kj, C) * cs); /* sum_j dt_ij t_ij */
+                    T += dt * tsc[e * K + k]; /* sum_j dt_ij t_ij (t as the forward kept it) */
                     if (j == ak) eak = e;
                     if (j == av) eav = e;
                 }

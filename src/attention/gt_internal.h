@@ -38,6 +38,8 @@ struct lg_gt_cache {
     /* activations (kept for backward) */
     void *z;     /* n x P: Z = H W + b = [q | k | v | r]                         */
     void *att;   /* nnz x K: softmax weights, before dropout                     */
+    void *tsc;   /* nnz x K: the scores t_ij before the softmax, for B1's
+                    normaliser term (Lipschitz modes)                          */
     void *nrm;   /* n x 3 x K: ||q_ik||, ||k_ik||, ||v_ik|| (lip)                */
     void *den;   /* n x K: the normaliser's max(...) + eps, 0 if N(i) empty (lip) */
     void *amax;  /* n x 3 x K lg_idx: arg-max neighbour of ||k||, of ||v|| (-1 if
