@@ -6,27 +6,30 @@
 #ifndef LG_ATT_COMMON_IMPL_H
 #define LG_ATT_COMMON_IMPL_H
 
-/* Shape variants (core/isa.h): a file that defines LG__ATT_SHAPE (the name
- * suffix, _k1c64) with LG__ATT_FIX_K and LG__ATT_FIX_C before including an
- * impl compiles its forward and backward with K heads of C values fixed (and
- * D = C, a single head's output width, concatenated or averaged); the
- * dispatcher calls it when LG__ATT_K1C64(cfg) holds. One head of 64 is the
- * deep models' width (the paper's and the suite's narrow configurations),
- * where the loops per edge are short enough for their overhead to count
- * (bench/README.md: DeepGAT 30's epoch ~15% shorter). Elsewhere the sizes are
- * the configuration's. */
-#ifdef LG__ATT_SHAPE
-#define LG__ATT_FN(name) LG__ISA_FN(LG__CAT(name, LG__ATT_SHAPE))
-#define LG__ATT_K(k) ((lg_idx)(LG__ATT_FIX_K))
-#define LG__ATT_C(c) ((lg_idx)(LG__ATT_FIX_C))
-#define LG__ATT_D(d) ((LG__ATT_FIX_K) == 1 ? (lg_idx)(LG__ATT_FIX_C) : (d))
+/* Shape variants (core/isa.h): a file that defines LG__ATT_SHAPED before
+ * including an impl compiles its forward and backward with the shape below
+ * fixed: LG__ATT_SHAPE_K heads of LG__ATT_SHAPE_C values (and D = C, one
+ * head's output width, concatenated or averaged), named with the suffix
+ * LG__ATT_SHAPE_SUFFIX; the dispatchers call them when LG__ATT_SHAPE_OF(cfg)
+ * holds. One head of 64 is the deep models' width (the paper's and the
+ * suite's narrow configurations), where the loops per edge are short enough
+ * for their overhead to count (bench/README.md: DeepGAT 30's epoch 13-16%
+ * shorter). Elsewhere the sizes are the configuration's. */
+#define LG__ATT_SHAPE_K 1
+#define LG__ATT_SHAPE_C 64
+#define LG__ATT_SHAPE_SUFFIX _k1c64
+#define LG__ATT_SHAPE_OF(cfg) ((cfg) && (cfg)->heads == LG__ATT_SHAPE_K && (cfg)->head_dim == LG__ATT_SHAPE_C)
+#ifdef LG__ATT_SHAPED
+#define LG__ATT_FN(name) LG__ISA_FN(LG__CAT(name, LG__ATT_SHAPE_SUFFIX))
+#define LG__ATT_K(k) ((lg_idx)LG__ATT_SHAPE_K)
+#define LG__ATT_C(c) ((lg_idx)LG__ATT_SHAPE_C)
+#define LG__ATT_D(d) (LG__ATT_SHAPE_K == 1 ? (lg_idx)LG__ATT_SHAPE_C : (d))
 #else
 #define LG__ATT_FN(name) LG__ISA_FN(name)
 #define LG__ATT_K(k) (k)
 #define LG__ATT_C(c) (c)
 #define LG__ATT_D(d) (d)
 #endif
-#define LG__ATT_K1C64(cfg) ((cfg) && (cfg)->heads == 1 && (cfg)->head_dim == 64)
 
 /* sum_c a[c] b[c] in a fixed order (8 interleaved partial sums, then the
  * tail), which the compiler can vectorise without reordering. O(n). */

@@ -1,9 +1,7 @@
 /* The GAT forward and backward in float at one head of 64 (the shape
- * variant, att_common_impl.h: LG__ATT_SHAPE), baseline instruction set;
+ * variant, att_common_impl.h: LG__ATT_SHAPED), baseline instruction set;
  * gat_f32.c dispatches. */
 #define LG_REAL_F32
 #define LG__ISA_FILE _base
-#define LG__ATT_SHAPE _k1c64
-#define LG__ATT_FIX_K 1
-#define LG__ATT_FIX_C 64
+#define LG__ATT_SHAPED
 #include "attention/gat_impl.h"

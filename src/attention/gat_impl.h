@@ -48,7 +48,7 @@
  * LG__ISA_FN): gat_f32.c (LG__ISA_DISPATCH: everything, the baseline variant
  * and the dispatchers), gat_f32_avx2.c and gat_f32_avx512.c (LG__ISA_FILE:
  * forward and backward only), and each of the three again at one head of 64
- * (gat_f32*_k1c64.c: LG__ATT_SHAPE, att_common_impl.h; the dispatchers call
+ * (gat_f32*_k1c64.c: LG__ATT_SHAPED, att_common_impl.h; the dispatchers call
  * them for that shape); test_gat compares the variants bitwise. */
 #if defined(LG_REAL_F32)
 #define LG__GAT_BIG 1e18f /* squares of values below this cannot overflow */
@@ -138,7 +138,8 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
     LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
     cache->have_fwd = 0;
 
-    const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim, K = LG__ATT_K(cfg->heads), C = LG__ATT_C(cfg->head_dim), KC = K * C;
+    const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim;
+    const lg_idx K = LG__ATT_K(cfg->heads), C = LG__ATT_C(cfg->head_dim), KC = K * C;
     const lg_idx D = LG__ATT_D(lg_gat_out_dim(cfg));
     const int concat = cfg->concat;
     const lg_att_norm mode = cfg->norm;
@@ -274,7 +275,8 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
     if (g != cache->fgraph) LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
     LG_CHECK(lg__att_check_backward_graphs(&cache->head, g, gT, cache->n, cache->nnz, fn));
 
-    const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim, K = LG__ATT_K(cfg->heads), C = LG__ATT_C(cfg->head_dim), KC = K * C;
+    const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim;
+    const lg_idx K = LG__ATT_K(cfg->heads), C = LG__ATT_C(cfg->head_dim), KC = K * C;
     const lg_idx D = LG__ATT_D(lg_gat_out_dim(cfg)), PW = 2 * KC + K + D;
     const int concat = cfg->concat;
     const lg_att_norm mode = cfg->norm;
@@ -533,13 +535,13 @@ lg_status LG_FN(lg_gat_scores)(lg_real *e, const lg_gat_cache *cache, const lg_g
 
 /* the public forward and backward: the variant of this CPU (core/isa.h) */
 LG__ISA_PUBLIC_SHAPE(lg_status, LG_FN(lg_gat_forward), LG_FN(lg__gat_forward),
-                     LG__CAT(LG_FN(lg__gat_forward), _k1c64), LG__ATT_K1C64(cfg),
-               (lg_real *out, lg_gat_cache *cache, const lg_real *in, const lg_real *params, const lg_graph *g,
-                const lg_gat_config *cfg, int training, uint64_t seed, uint64_t counter),
-               (out, cache, in, params, g, cfg, training, seed, counter))
+                     LG__CAT(LG_FN(lg__gat_forward), LG__ATT_SHAPE_SUFFIX), LG__ATT_SHAPE_OF(cfg),
+                     (lg_real *out, lg_gat_cache *cache, const lg_real *in, const lg_real *params, const lg_graph *g,
+                      const lg_gat_config *cfg, int training, uint64_t seed, uint64_t counter),
+                     (out, cache, in, params, g, cfg, training, seed, counter))
 LG__ISA_PUBLIC_SHAPE(lg_status, LG_FN(lg_gat_backward), LG_FN(lg__gat_backward),
-                     LG__CAT(LG_FN(lg__gat_backward), _k1c64), LG__ATT_K1C64(cfg),
-               (lg_real *d_in, lg_real *d_params, const lg_real *d_out, lg_gat_cache *cache, const lg_real *in,
-                const lg_real *params, const lg_graph *g, const lg_graph *gT, const lg_gat_config *cfg),
-               (d_in, d_params, d_out, cache, in, params, g, gT, cfg))
+                     LG__CAT(LG_FN(lg__gat_backward), LG__ATT_SHAPE_SUFFIX), LG__ATT_SHAPE_OF(cfg),
+                     (lg_real *d_in, lg_real *d_params, const lg_real *d_out, lg_gat_cache *cache, const lg_real *in,
+                      const lg_real *params, const lg_graph *g, const lg_graph *gT, const lg_gat_config *cfg),
+                     (d_in, d_params, d_out, cache, in, params, g, gT, cfg))
 #endif /* LG__ISA_FILE */

@@ -50,7 +50,7 @@
  * LG__ISA_FN): gt_f32.c (LG__ISA_DISPATCH: everything, the baseline variant
  * and the dispatchers), gt_f32_avx2.c and gt_f32_avx512.c (LG__ISA_FILE:
  * forward and backward only), and each of the three again at one head of 64
- * (gt_f32*_k1c64.c: LG__ATT_SHAPE, att_common_impl.h; the dispatchers call
+ * (gt_f32*_k1c64.c: LG__ATT_SHAPED, att_common_impl.h; the dispatchers call
  * them for that shape); test_gt compares the variants bitwise.
  */
 #include <string.h>
@@ -131,7 +131,8 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_forward))(lg_real *out, lg_gt_cache *cache, co
     LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
     cache->have_fwd = 0;
 
-    const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim, K = LG__ATT_K(cfg->heads), C = LG__ATT_C(cfg->head_dim), KC = K * C;
+    const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim;
+    const lg_idx K = LG__ATT_K(cfg->heads), C = LG__ATT_C(cfg->head_dim), KC = K * C;
     const lg_idx D = LG__ATT_D(lg_gt_out_dim(cfg)), P = 3 * KC + D;
     const int concat = cfg->concat, gate = cfg->gate;
     const lg_att_norm mode = cfg->norm;
@@ -210,7 +211,8 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_forward))(lg_real *out, lg_gt_cache *cache, co
                     const lg_real *kj = z + g->j[e] * P + KC;
                     if (e + LG__ATT_PF_DIST < nnz) lg__aprefetch(z + g->j[e + LG__ATT_PF_DIST] * P + KC, 2 * KC);
                     for (lg_idx k = 0; k < K; k++) {
-                        const lg_real t = lg__adot(zi + k * C, kj + k * C, C) * lg__tcoef(mode, isc, lip ? den[i * K + k] : 1);
+                        const lg_real t =
+                            lg__adot(zi + k * C, kj + k * C, C) * lg__tcoef(mode, isc, lip ? den[i * K + k] : 1);
                         att[e * K + k] = t;
                         if (lip) tsc[e * K + k] = t;
                     }
@@ -271,7 +273,8 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
     /* gT's shape here, its entries by the transpose map (B0) */
     LG_CHECK(lg__att_check_backward_graphs(&cache->head, g, gT, cache->n, cache->nnz, fn));
 
-    const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim, K = LG__ATT_K(cfg->heads), C = LG__ATT_C(cfg->head_dim), KC = K * C;
+    const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim;
+    const lg_idx K = LG__ATT_K(cfg->heads), C = LG__ATT_C(cfg->head_dim), KC = K * C;
     const lg_idx D = LG__ATT_D(lg_gt_out_dim(cfg)), P = 3 * KC + D, PW = lg__gt_part_width(cfg);
     const int concat = cfg->concat, gate = cfg->gate;
     const lg_att_norm mode = cfg->norm;
@@ -279,7 +282,8 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
               ref = mode == LG_ATT_NORM_LIPSCHITZ_REF;
     const lg_real invK = LG_R(1.0) / (lg_real)K, isc = LG_R(1.0) / LG_SQRT((lg_real)C);
     const lg_real *W = params, *gw = params + F * P + P;
-    const lg_real *z = cache->z, *att = cache->att, *nrm = cache->nrm, *den = cache->den, *u = cache->u, *tsc = cache->tsc;
+    const lg_real *z = cache->z, *att = cache->att, *nrm = cache->nrm, *den = cache->den, *u = cache->u;
+    const lg_real *tsc = cache->tsc;
     const lg_real *msg = cache->msg, *gb = cache->gb;
     const lg_idx *amax = cache->amax;
     lg_real *dz = cache->dz, *dm = cache->dm, *eds = cache->eds, *rec = cache->rec, *ncf = cache->ncf;
@@ -509,13 +513,13 @@ lg_status LG_FN(lg_gt_gate)(lg_real *b, const lg_gt_cache *cache) {
 
 /* the public forward and backward: the variant of this CPU (core/isa.h) */
 LG__ISA_PUBLIC_SHAPE(lg_status, LG_FN(lg_gt_forward), LG_FN(lg__gt_forward),
-                     LG__CAT(LG_FN(lg__gt_forward), _k1c64), LG__ATT_K1C64(cfg),
-               (lg_real *out, lg_gt_cache *cache, const lg_real *in, const lg_real *params, const lg_graph *g,
-                const lg_gt_config *cfg, int training, uint64_t seed, uint64_t counter),
-               (out, cache, in, params, g, cfg, training, seed, counter))
+                     LG__CAT(LG_FN(lg__gt_forward), LG__ATT_SHAPE_SUFFIX), LG__ATT_SHAPE_OF(cfg),
+                     (lg_real *out, lg_gt_cache *cache, const lg_real *in, const lg_real *params, const lg_graph *g,
+                      const lg_gt_config *cfg, int training, uint64_t seed, uint64_t counter),
+                     (out, cache, in, params, g, cfg, training, seed, counter))
 LG__ISA_PUBLIC_SHAPE(lg_status, LG_FN(lg_gt_backward), LG_FN(lg__gt_backward),
-                     LG__CAT(LG_FN(lg__gt_backward), _k1c64), LG__ATT_K1C64(cfg),
-               (lg_real *d_in, lg_real *d_params, const lg_real *d_out, lg_gt_cache *cache, const lg_real *in,
-                const lg_real *params, const lg_graph *g, const lg_graph *gT, const lg_gt_config *cfg),
-               (d_in, d_params, d_out, cache, in, params, g, gT, cfg))
+                     LG__CAT(LG_FN(lg__gt_backward), LG__ATT_SHAPE_SUFFIX), LG__ATT_SHAPE_OF(cfg),
+                     (lg_real *d_in, lg_real *d_params, const lg_real *d_out, lg_gt_cache *cache, const lg_real *in,
+                      const lg_real *params, const lg_graph *g, const lg_graph *gT, const lg_gt_config *cfg),
+                     (d_in, d_params, d_out, cache, in, params, g, gT, cfg))
 #endif /* LG__ISA_FILE */

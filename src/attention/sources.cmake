@@ -6,7 +6,7 @@ list(APPEND LG_SOURCES src/attention/cosatt.c src/attention/cosatt_f32.c src/att
 # the attention layers' forward and backward in instruction-set variants (core/isa.h, LG__ISA_FILE)
 list(APPEND LG_SOURCES src/attention/gat_f32_avx2.c src/attention/gat_f32_avx512.c)
 list(APPEND LG_SOURCES src/attention/gt_f32_avx2.c src/attention/gt_f32_avx512.c)
-# and again at one head of 64 (the shape variants, att_common_impl.h: LG__ATT_SHAPE)
+# and again at one head of 64 (the shape variants, att_common_impl.h: LG__ATT_SHAPED)
 list(APPEND LG_SOURCES src/attention/gat_f32_k1c64.c src/attention/gat_f32_avx2_k1c64.c
                        src/attention/gat_f32_avx512_k1c64.c)
 list(APPEND LG_SOURCES src/attention/gt_f32_k1c64.c src/attention/gt_f32_avx2_k1c64.c

@@ -101,7 +101,7 @@ int lg__isa_level(void);
 
 /* Shape variants: a kernel file compiled once more per instruction set with
  * some of its run-time sizes fixed at compile time (the attention layers at
- * one head of 64, src/attention/att_common_impl.h: LG__ATT_SHAPE), so that
+ * one head of 64, src/attention/att_common_impl.h: LG__ATT_SHAPED), so that
  * the compiler unrolls the per-edge loops over a row and drops the loops over
  * heads. The same source and the same order of every operation: the same
  * bits as the general variant (test_gat, test_gt). LG__ISA_PUBLIC_SHAPE(ret,

@@ -216,10 +216,7 @@ static void LG_FN(lg__dropout_run)(lg_real *y, const lg_real *x, lg_idx count, d
 /* y[k] = kept(k) ? x[k] / (1 - p) : 0 (y = x when not training or p = 0) */
 lg_status LG_FN(lg_dropout_forward)(lg_real *y, const lg_real *x, lg_idx count, double p, uint64_t seed,
                                     uint64_t counter, int training) {
-    if (count < 0) return lg__error(LG_EINVAL, "%s: negative count", __func__);
-    LG_CHECK(lg__nn_dropout_p(__func__, p));
-    LG__NN_NEED(y, count > 0, "y");
-    LG__NN_NEED(x, count > 0, "x");
+    LG_CHECK(lg__nn_dropout_args(__func__, count, p, y, "y", x, "x", 0));
     if (!training || p == 0.0) {
         if (y != x) {
 #pragma omp parallel for simd schedule(static) if (count >= LG__NN_PAR_MIN)
@@ -234,10 +231,7 @@ lg_status LG_FN(lg_dropout_forward)(lg_real *y, const lg_real *x, lg_idx count, 
 /* dx[k] += kept(k) ? dy[k] / (1 - p) : 0 (dx += dy when not training or p = 0) */
 lg_status LG_FN(lg_dropout_backward)(lg_real *dx, const lg_real *dy, lg_idx count, double p, uint64_t seed,
                                      uint64_t counter, int training) {
-    if (count < 0) return lg__error(LG_EINVAL, "%s: negative count", __func__);
-    LG_CHECK(lg__nn_dropout_p(__func__, p));
-    LG__NN_NEED(dx, count > 0, "dx");
-    LG__NN_NEED(dy, count > 0, "dy");
+    LG_CHECK(lg__nn_dropout_args(__func__, count, p, dx, "dx", dy, "dy", 0));
     if (!training || p == 0.0) return LG_FN(lg_add)(dx, dy, count);
     LG_FN(lg__dropout_run)(dx, dy, count, p, seed, counter, 1);
     return LG_OK;
@@ -312,11 +306,7 @@ static void LG_FN(lg__elu_drop_run)(lg_real *x, lg_real *d, const lg_real *zr, l
  * training or p = 0): lg_elu_forward(z, z) then lg_dropout_forward(d, z) */
 lg_status LG_FN(lg_elu_dropout_forward)(lg_real *z, lg_real *d, lg_idx count, double p, uint64_t seed, uint64_t counter,
                                         int training) {
-    if (count < 0) return lg__error(LG_EINVAL, "%s: negative count", __func__);
-    LG_CHECK(lg__nn_dropout_p(__func__, p));
-    LG__NN_NEED(z, count > 0, "z");
-    LG__NN_NEED(d, count > 0, "d");
-    if (count > 0 && lg__nn_overlap(z, d, count, sizeof(lg_real))) return lg__error(LG_EINVAL, "%s: z and d overlap", __func__);
+    LG_CHECK(lg__nn_dropout_args(__func__, count, p, z, "z", d, "d", sizeof(lg_real)));
     LG_FN(lg__elu_drop_run)(z, d, NULL, count, p, seed, counter, training);
     return LG_OK;
 }
@@ -324,11 +314,7 @@ lg_status LG_FN(lg_elu_dropout_forward)(lg_real *z, lg_real *d, lg_idx count, do
 /* lg_dropout_forward(g, g) then lg_elu_backward_inplace(g, z) */
 lg_status LG_FN(lg_dropout_elu_backward_inplace)(lg_real *g, const lg_real *z, lg_idx count, double p, uint64_t seed,
                                                  uint64_t counter, int training) {
-    if (count < 0) return lg__error(LG_EINVAL, "%s: negative count", __func__);
-    LG_CHECK(lg__nn_dropout_p(__func__, p));
-    LG__NN_NEED(g, count > 0, "g");
-    LG__NN_NEED(z, count > 0, "z");
-    if (count > 0 && lg__nn_overlap(g, z, count, sizeof(lg_real))) return lg__error(LG_EINVAL, "%s: g and z overlap", __func__);
+    LG_CHECK(lg__nn_dropout_args(__func__, count, p, g, "g", z, "z", sizeof(lg_real)));
     LG_FN(lg__elu_drop_run)(g, NULL, z, count, p, seed, counter, training);
     return LG_OK;
 }

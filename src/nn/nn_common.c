@@ -58,6 +58,23 @@ lg_status lg__nn_dropout_p(const char *fn, double p) {
     return LG_OK;
 }
 
+/* 1 if the arrays a and b of count elements of size bytes each overlap. */
+static int lg__nn_overlap(const void *a, const void *b, lg_idx count, size_t size) {
+    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b, len = (uintptr_t)count * size;
+    return x < y + len && y < x + len;
+}
+
+lg_status lg__nn_dropout_args(const char *fn, lg_idx count, double p, const void *a, const char *an, const void *b,
+                              const char *bn, size_t distinct) {
+    if (count < 0) return lg__error(LG_EINVAL, "%s: negative count", fn);
+    LG_CHECK(lg__nn_dropout_p(fn, p));
+    if (count > 0 && !a) return lg__error(LG_EINVAL, "%s: %s is NULL", fn, an);
+    if (count > 0 && !b) return lg__error(LG_EINVAL, "%s: %s is NULL", fn, bn);
+    if (distinct && count > 0 && lg__nn_overlap(a, b, count, distinct))
+        return lg__error(LG_EINVAL, "%s: %s and %s overlap", fn, an, bn);
+    return LG_OK;
+}
+
 uint64_t lg__nn_dropout_stream(uint64_t seed, uint64_t counter) { return lg_hash64(seed ^ lg_hash64(counter)); }
 
 uint64_t lg__nn_dropout_threshold(double p) {

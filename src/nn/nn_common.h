@@ -49,14 +49,16 @@ lg_status lg__nn_segments(const char *fn, const lg_idx *ptr, lg_idx n_graphs, lg
  * O(n + nnz). LG_EINVAL naming fn and the first violation otherwise. */
 lg_status lg__nn_csr_check(const char *fn, const lg_features *x);
 
-/* 1 if the arrays a and b of count elements of size bytes each overlap. */
-static inline int lg__nn_overlap(const void *a, const void *b, lg_idx count, size_t size) {
-    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b, len = (uintptr_t)count * size;
-    return x < y + len && y < x + len;
-}
-
 /* Checks a dropout rate: p in [0, 1). LG_EINVAL otherwise. */
 lg_status lg__nn_dropout_p(const char *fn, double p);
+
+/* The arguments of a dropout operation fn on arrays a and b (named an, bn)
+ * of count elements: count >= 0, the rate p in [0, 1) (lg__nn_dropout_p),
+ * neither array NULL when count > 0, and, when distinct is the element size
+ * (0: aliasing allowed), the two not overlapping. LG_EINVAL naming fn and
+ * the first violation otherwise. */
+lg_status lg__nn_dropout_args(const char *fn, lg_idx count, double p, const void *a, const char *an, const void *b,
+                              const char *bn, size_t distinct);
 
 /* The dropout stream of (seed, counter) and the drop threshold of p (see
  * lipgnn/nn.h). */
