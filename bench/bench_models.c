@@ -311,7 +311,8 @@ static double train_step(lg__model_f32 *m, const lg_dataset *ds, const lg_train_
     const uint64_t seed = tc->seed;
     lg_status st;
     double loss = 0;
-    if ((st = lg__model_forward_f32(m, 1, seed, (uint64_t)step))) die("forward", st);
+    /* as lg_trainer_epoch: the log-softmax of the training rows only */
+    if ((st = lg__model_forward_rows_f32(m, 1, seed, (uint64_t)step, ds->train, ds->n_train))) die("forward", st);
     if ((st = lg__model_eval_f32(m, ds->train, ds->n_train, &loss, NULL))) die("loss", st);
     if ((st = lg__model_backward_f32(m, ds->train, ds->n_train, 1, seed, (uint64_t)step))) die("backward", st);
     lg_adam a = {tc->lr, 0.9, 0.999, 1e-8, tc->weight_decay};

@@ -501,6 +501,49 @@ static void test_fd_log_softmax_nll(void **state) {
     free(c.z); free(c.lp); free(ref); free(dz); free(dz2);
 }
 
+/* The listed rows only: each with the bits of the full log-softmax, every
+ * other row left as it was; a row listed twice is the same; the refusals. */
+static void test_log_softmax_rows(void **state) {
+    (void)state;
+    const lg_idx n = 9, c = 6, nr = 4;
+    static const lg_idx rows[] = {6, 0, 3, 6};
+    static const int listed[] = {1, 0, 0, 1, 0, 0, 1, 0, 0};
+    double *z = drand(n * c), *full = dvec(n * c), *part = dvec(n * c);
+    float *zf = fvec(n * c), *fullf = fvec(n * c), *partf = fvec(n * c);
+    for (lg_idx k = 0; k < n * c; k++) zf[k] = (float)(z[k] *= 4.0);
+    for (lg_idx k = 0; k < n * c; k++) part[k] = 7.0, partf[k] = 7.0f;
+    assert_ok(lg_log_softmax_forward_f64(full, z, n, c));
+    assert_ok(lg_log_softmax_forward_f32(fullf, zf, n, c));
+    assert_ok(lg_log_softmax_rows_forward_f64(part, z, n, c, rows, nr));
+    assert_ok(lg_log_softmax_rows_forward_f32(partf, zf, n, c, rows, nr));
+    for (lg_idx i = 0; i < n; i++)
+        for (lg_idx q = 0; q < c; q++) {
+            const lg_idx k = i * c + q;
+            if (listed[i]) {
+                assert_memory_equal(&part[k], &full[k], sizeof(double));
+                assert_memory_equal(&partf[k], &fullf[k], sizeof(float));
+            } else {
+                assert_true(part[k] == 7.0 && partf[k] == 7.0f);
+            }
+        }
+    /* in place, as lg_log_softmax_forward allows */
+    assert_ok(lg_log_softmax_rows_forward_f64(z, z, n, c, rows, nr));
+    assert_memory_equal(&z[6 * c], &full[6 * c], sizeof(double) * (size_t)c);
+    /* no rows: nothing to read */
+    assert_ok(lg_log_softmax_rows_forward_f32(NULL, NULL, n, c, NULL, 0));
+    static const lg_idx low[] = {2, -1}, high[] = {9};
+    assert_int_equal(lg_log_softmax_rows_forward_f32(partf, zf, n, c, low, 2), LG_EINVAL);
+    assert_int_equal(lg_log_softmax_rows_forward_f32(partf, zf, n, c, high, 1), LG_EINVAL);
+    assert_int_equal(lg_log_softmax_rows_forward_f64(part, z, n, c, rows, -1), LG_EINVAL);
+    assert_int_equal(lg_log_softmax_rows_forward_f64(part, z, n, c, NULL, 2), LG_EINVAL);
+    assert_int_equal(lg_log_softmax_rows_forward_f64(NULL, z, n, c, rows, 2), LG_EINVAL);
+    assert_int_equal(lg_log_softmax_rows_forward_f64(part, z, n, 0, rows, 2), LG_EINVAL);
+    assert_int_equal(lg_log_softmax_rows_forward_f64(part, z, -1, c, rows, 2), LG_EINVAL);
+    for (lg_idx i = 0; i < n; i++) /* a refused call writes nothing */
+        if (!listed[i]) assert_true(partf[i * c] == 7.0f && part[i * c] == 7.0);
+    free(z); free(full); free(part); free(zf); free(fullf); free(partf);
+}
+
 /* ------------------------------------------------------------------------- */
 /* Properties                                                                 */
 /* ------------------------------------------------------------------------- */
@@ -1334,6 +1377,7 @@ int main(void) {
         cmocka_unit_test(test_fd_pairnorm),
         cmocka_unit_test(test_fd_layernorm),
         cmocka_unit_test(test_fd_log_softmax_nll),
+        cmocka_unit_test(test_log_softmax_rows),
         cmocka_unit_test(test_pairnorm_properties),
         cmocka_unit_test(test_layernorm_constant_row),
         cmocka_unit_test(test_dropout),

@@ -1255,13 +1255,135 @@ static void test_nonfinite_located(void **state) {
     lg_dataset_free(ds);
 }
 
+/* A loss that stops being finite at the output only (finite logits whose
+ * spread overflows the log-softmax: the output bias 3e38 for class 0 and
+ * -3e38 for the others) is reported as such, with no layer named, in a batch
+ * model (its logits have the read-out rows only: the search for the first
+ * non-finite value must stay inside them) and in a full-graph one (only the
+ * training rows' log-probabilities computed). */
+static void test_nonfinite_output(void **state) {
+    (void)state;
+    for (int batch = 0; batch < 2; batch++) {
+        lg_dataset *ds = lg_test_trees(2, 12, 8);
+        lg_model_config mc;
+        lg_train_config tc;
+        trees_config(&mc, &tc, 2, batch ? 4 : 0);
+        tc.stop_on_explosion = 1;
+        tc.plateau = 0;
+        char path[] = "/tmp/lg_nonfinite_out_XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        close(fd);
+        lg_trainer *t = run(ds, &mc, &tc, 2, NULL);
+        assert_ok(lg_trainer_save(t, path));
+        lg_trainer_free(t);
+        /* the output linear's block, last in the layout: W_out (D x C), b_out (C) */
+        lg__model_f32 *m = NULL;
+        lg_rng rng;
+        lg_rng_seed(&rng, 1);
+        assert_ok(lg__model_init_f32(&m, &mc, ds, ds->features, &rng));
+        const lg_idx np = lg__model_nparams_f32(m), D = lg__model_hidden_width_f32(m), C = ds->n_classes;
+        lg__model_free_f32(m);
+        float *blk = calloc((size_t)(D * C + C), sizeof(float));
+        for (lg_idx c = 0; c < C; c++) blk[D * C + c] = c == 0 ? 3e38f : -3e38f;
+        patch_section(path, 4 /* parameters */, sizeof(float) * (size_t)(np - D * C - C), blk,
+                      sizeof(float) * (size_t)(D * C + C));
+        free(blk);
+        int nonzero = 0; /* some training root has a label other than 0 */
+        for (lg_idx k = 0; k < ds->n_train; k++) nonzero |= ds->labels[ds->train[k]] != 0;
+        assert_true(nonzero);
+        assert_ok(lg_trainer_init(&t, &mc, &tc, ds));
+        assert_ok(lg_trainer_load(t, path));
+        lg_epoch_stats es;
+        assert_ok(lg_trainer_epoch(t, &es));
+        assert_true(es.train_loss_step == INFINITY);
+        assert_int_equal(es.exploded_now, 1);
+        lg_train_summary s;
+        lg_trainer_summary(t, &s);
+        assert_int_equal(s.explosion_layer, -1);
+        assert_string_equal(s.explosion_reason, "loss is inf");
+        lg_trainer_free(t);
+        unlink(path);
+        lg_dataset_free(ds);
+    }
+}
+
+/* lg__model_forward_rows: the log-softmax of a few listed rows gives the
+ * same loss, log-probabilities and gradients, bit for bit, as the full
+ * forward; eval and backward then refuse another list; the logit gradients
+ * of one backward do not leak into the next (they are zeroed by their rows). */
+static void test_forward_rows(void **state) {
+    (void)state;
+    lg_dataset *ds = lg_test_random_dataset(60, 7, 4, 1, 21);
+    static const lg_idx rows[] = {3, 41, 17, 58, 0}, other[] = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19};
+    const lg_idx nr = 5, no = 14;
+    const lg_model_kind kinds[] = {LG_MODEL_GAT, LG_MODEL_GT, LG_MODEL_GAT_CLASSIC};
+    for (int q = 0; q < 3; q++) {
+        lg_model_config mc;
+        lg_model_config_default(&mc, kinds[q]);
+        mc.layers = kinds[q] == LG_MODEL_GAT_CLASSIC ? 2 : 3;
+        mc.hidden = 5;
+        mc.att_norm = LG_ATT_NORM_LIPSCHITZ;
+        lg__model_f32 *a = NULL, *b = NULL;
+        lg_rng ra, rb;
+        lg_rng_seed(&ra, 5);
+        lg_rng_seed(&rb, 5);
+        assert_ok(lg__model_init_f32(&a, &mc, ds, ds->features, &ra));
+        assert_ok(lg__model_init_f32(&b, &mc, ds, ds->features, &rb));
+        const lg_idx np = lg__model_nparams_f32(a), C = ds->n_classes;
+        float *ga = malloc(sizeof(float) * (size_t)np);
+        double la, lb;
+        /* a: the listed rows only; b: every row */
+        assert_ok(lg__model_forward_rows_f32(a, 1, 9, 2, rows, nr));
+        assert_ok(lg__model_forward_f32(b, 1, 9, 2));
+        assert_int_equal(lg__model_first_nonfinite_f32(a), -1);
+        assert_ok(lg__model_eval_f32(a, rows, nr, &la, NULL));
+        assert_ok(lg__model_eval_f32(b, rows, nr, &lb, NULL));
+        assert_memory_equal(&la, &lb, sizeof la);
+        for (lg_idx k = 0; k < nr; k++)
+            assert_memory_equal(lg__model_logp_f32(a) + rows[k] * C, lg__model_logp_f32(b) + rows[k] * C,
+                                sizeof(float) * (size_t)C);
+        /* the same list only: another pointer or count is refused */
+        lg_idx copy[5];
+        memcpy(copy, rows, sizeof copy);
+        assert_int_equal(lg__model_eval_f32(a, copy, nr, &la, NULL), LG_EINVAL);
+        assert_int_equal(lg__model_backward_f32(a, rows, nr - 1, 1, 9, 2), LG_EINVAL);
+        assert_ok(lg__model_backward_f32(a, rows, nr, 1, 9, 2));
+        assert_ok(lg__model_backward_f32(b, rows, nr, 1, 9, 2));
+        assert_memory_equal(lg__model_grads_f32(a), lg__model_grads_f32(b), sizeof(float) * (size_t)np);
+        /* a full forward and another list: a's previous rows must not remain in
+         * its logit gradients (b's last backward had the same rows) */
+        assert_ok(lg__model_forward_f32(a, 1, 9, 3));
+        assert_ok(lg__model_backward_f32(a, other, no, 1, 9, 3));
+        memcpy(ga, lg__model_grads_f32(a), sizeof(float) * (size_t)np);
+        lg__model_free_f32(b);
+        lg_rng_seed(&rb, 5);
+        assert_ok(lg__model_init_f32(&b, &mc, ds, ds->features, &rb));
+        assert_ok(lg__model_forward_f32(b, 1, 9, 3));
+        assert_ok(lg__model_backward_f32(b, other, no, 1, 9, 3));
+        assert_memory_equal(ga, lg__model_grads_f32(b), sizeof(float) * (size_t)np);
+        /* a quarter of the rows or more: all rows are computed, any list goes */
+        assert_ok(lg__model_forward_rows_f32(a, 0, 9, 4, ds->train, 15));
+        assert_ok(lg__model_eval_f32(a, other, no, &la, NULL));
+        /* rows outside the model: refused */
+        static const lg_idx bad[] = {60};
+        assert_int_equal(lg__model_forward_rows_f32(a, 0, 9, 4, bad, 1), LG_EINVAL);
+        free(ga);
+        lg__model_free_f32(a);
+        lg__model_free_f32(b);
+    }
+    lg_dataset_free(ds);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model_gradients), cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_resume_bit_identical), cmocka_unit_test(test_missing_features),
         cmocka_unit_test(test_configs), cmocka_unit_test(test_init_pytorch), cmocka_unit_test(test_memory_estimate), cmocka_unit_test(test_features_borrowed), cmocka_unit_test(test_act_rms), cmocka_unit_test(test_symmetric_graph_shared),
         cmocka_unit_test(test_out_of_memory), cmocka_unit_test(test_restored_values),
-        cmocka_unit_test(test_nonfinite_located), cmocka_unit_test(test_batch_deterministic),
+        cmocka_unit_test(test_nonfinite_located),
+        cmocka_unit_test(test_nonfinite_output),
+        cmocka_unit_test(test_forward_rows), cmocka_unit_test(test_batch_deterministic),
         cmocka_unit_test(test_batch_matches_full), cmocka_unit_test(test_batch_roots_only),
         cmocka_unit_test(test_batch_resume), cmocka_unit_test(test_batch_errors),
         cmocka_unit_test(test_batch_model_gradients), cmocka_unit_test(test_batch_bind_checks_transpose),

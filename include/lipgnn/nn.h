@@ -271,6 +271,16 @@ lg_status lg_nll_check(const int32_t *labels, lg_idx n, lg_idx n_classes, const 
 lg_status lg_log_softmax_forward_f32(float *logp, const float *logits, lg_idx n, lg_idx c);
 lg_status lg_log_softmax_forward_f64(double *logp, const double *logits, lg_idx n, lg_idx c);
 
+/* The same for the listed rows only (rows[k] in [0, n); a row listed twice is
+ * computed twice, with the same values): each row's bits are those
+ * lg_log_softmax_forward gives it; the other rows of logp are not written.
+ * For a loss over a few labelled nodes of a large graph (the full-graph
+ * trainer: the training nodes). Serial over the list. O(m c). */
+lg_status lg_log_softmax_rows_forward_f32(float *logp, const float *logits, lg_idx n, lg_idx c,
+                                          const lg_idx *rows, lg_idx m);
+lg_status lg_log_softmax_rows_forward_f64(double *logp, const double *logits, lg_idx n, lg_idx c,
+                                          const lg_idx *rows, lg_idx m);
+
 /* *loss = -(1/m) sum over k < m of logp[nodes[k], labels[nodes[k]]], summed
  * in double in list order (0 when m = 0). Checks the list (lg_nll_check).
  * O(m). */

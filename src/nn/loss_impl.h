@@ -14,6 +14,17 @@ static lg_status LG_FN(lg__loss_args)(const char *fn, const void *a, lg_idx n, l
     return lg_nll_check(labels, n, c, nodes, m);
 }
 
+/* li (c) = log_softmax(zi (c)), the row maximum subtracted: the one row
+ * kernel of both forwards below */
+static inline void LG_FN(lg__log_softmax_row)(lg_real *li, const lg_real *zi, lg_idx c) {
+    lg_real mx = zi[0];
+    for (lg_idx k = 1; k < c; k++) mx = zi[k] > mx ? zi[k] : mx;
+    lg_real sum = 0;
+    for (lg_idx k = 0; k < c; k++) sum += LG_EXP(zi[k] - mx);
+    lg_real lse = LG_LOG(sum);
+    for (lg_idx k = 0; k < c; k++) li[k] = (zi[k] - mx) - lse;
+}
+
 /* logp (n x c) = log_softmax(logits (n x c)) row by row */
 lg_status LG_FN(lg_log_softmax_forward)(lg_real *logp, const lg_real *logits, lg_idx n, lg_idx c) {
     LG_CHECK(lg__nn_shape(__func__, n, c));
@@ -21,16 +32,24 @@ lg_status LG_FN(lg_log_softmax_forward)(lg_real *logp, const lg_real *logits, lg
     LG__NN_NEED(logp, n > 0, "logp");
     LG__NN_NEED(logits, n > 0, "logits");
 #pragma omp parallel for schedule(static) if (n * c >= LG__NN_PAR_MIN / 4)
-    for (lg_idx i = 0; i < n; i++) {
-        const lg_real *zi = logits + i * c;
-        lg_real *li = logp + i * c;
-        lg_real mx = zi[0];
-        for (lg_idx k = 1; k < c; k++) mx = zi[k] > mx ? zi[k] : mx;
-        lg_real sum = 0;
-        for (lg_idx k = 0; k < c; k++) sum += LG_EXP(zi[k] - mx);
-        lg_real lse = LG_LOG(sum);
-        for (lg_idx k = 0; k < c; k++) li[k] = (zi[k] - mx) - lse;
-    }
+    for (lg_idx i = 0; i < n; i++) LG_FN(lg__log_softmax_row)(logp + i * c, logits + i * c, c);
+    return LG_OK;
+}
+
+/* the listed rows of logp = log_softmax of those rows of logits, serially */
+lg_status LG_FN(lg_log_softmax_rows_forward)(lg_real *logp, const lg_real *logits, lg_idx n, lg_idx c,
+                                             const lg_idx *rows, lg_idx m) {
+    LG_CHECK(lg__nn_shape(__func__, n, c));
+    if (m < 0) return lg__error(LG_EINVAL, "%s: negative row count %lld", __func__, (long long)m);
+    if (m > 0 && c < 1) return lg__error(LG_EINVAL, "%s: no classes", __func__);
+    LG__NN_NEED(rows, m > 0, "rows");
+    LG__NN_NEED(logp, m > 0, "logp");
+    LG__NN_NEED(logits, m > 0, "logits");
+    for (lg_idx k = 0; k < m; k++)
+        if (rows[k] < 0 || rows[k] >= n)
+            return lg__error(LG_EINVAL, "%s: rows[%lld] = %lld is outside 0..%lld", __func__, (long long)k,
+                             (long long)rows[k], (long long)n - 1);
+    for (lg_idx k = 0; k < m; k++) LG_FN(lg__log_softmax_row)(logp + rows[k] * c, logits + rows[k] * c, c);
     return LG_OK;
 }
 

@@ -120,6 +120,11 @@ struct LG_MODEL {
     int32_t *rlabels;      /* batch model: r_cap labels of the nodes read out     */
     lg_real *hread, *dhread; /* batch model: r_cap x D, their last hidden rows and gradient */
     lg_real *dlog;         /* r_cap x classes: dL/d logits                        */
+    int dlog_zero;         /* 1: dlog is all zero (as allocated; backward zeroes
+                              the rows it wrote once it is done with them)     */
+    const lg_idx *lrows;   /* the rows of logp the last forward computed
+                              (lg__model_forward_rows), NULL: all of them    */
+    lg_idx nlrows;
 };
 
 /* A linear map's weights w (fan_in x fan_out) and bias b (fan_out), in scheme
@@ -572,6 +577,7 @@ buffers:
         m->maxw = LG_MAX(m->maxw, m->classes);
     }
     LG_TRY(LG_FN(lg__buf)(m, &m->dlog, m->r_cap, m->classes, &m->work_bytes, "logit gradients"));
+    m->dlog_zero = 1; /* calloc'd */
     int any_pn = 0, any_ln = 0, any_scratch = 0; /* (cosine blocks use buf[2], buf[3], buf[4]) */
     for (int l = 0; l < m->L; l++) {
         any_pn |= m->layer[l].pn || m->layer[l].cos, any_ln |= m->layer[l].ln_gain >= 0 || m->layer[l].cos;
@@ -720,7 +726,14 @@ static lg_status LG_FN(lg__block_forward)(LG_MODEL *m, int l, const lg_real *cur
 }
 
 lg_status LG_FN(lg__model_forward)(LG_MODEL *m, int training, uint64_t seed, uint64_t epoch) {
+    return LG_FN(lg__model_forward_rows)(m, training, seed, epoch, NULL, 0);
+}
+
+lg_status LG_FN(lg__model_forward_rows)(LG_MODEL *m, int training, uint64_t seed, uint64_t epoch, const lg_idx *rows,
+                                        lg_idx count) {
     const lg_idx n = m->n;
+    m->lrows = NULL; /* until the log-softmax below */
+    m->nlrows = 0;
     if (m->w_in_off >= 0) {
         if (m->sparse_in)
             LG_CHECK(LG_FN(lg_linear_sparse_forward)(m->h0, m->x, m->params + m->w_in_off, m->params + m->b_in_off, m->hid));
@@ -758,10 +771,25 @@ lg_status LG_FN(lg__model_forward)(LG_MODEL *m, int training, uint64_t seed, uin
                                           last->w_out, m->classes));
     else if (!m->batch)
         memcpy(m->logits, cur, sizeof(lg_real) * (size_t)(n * m->classes));
-    return LG_FN(lg_log_softmax_forward)(m->logp, m->logits, no, m->classes);
+    if (!rows || 4 * count >= no) return LG_FN(lg_log_softmax_forward)(m->logp, m->logits, no, m->classes);
+    /* a few rows of many (TREES: the roots of 511 000 nodes, 256 classes) */
+    LG_CHECK(LG_FN(lg_log_softmax_rows_forward)(m->logp, m->logits, no, m->classes, rows, count));
+    m->lrows = rows;
+    m->nlrows = count;
+    return LG_OK;
+}
+
+/* After a forward restricted to some rows, only those rows' logp exist:
+ * eval and backward must take that same list. */
+static lg_status LG_FN(lg__model_rows_match)(const LG_MODEL *m, const lg_idx *nodes, lg_idx count, const char *fn) {
+    if (m->lrows && (nodes != m->lrows || count != m->nlrows))
+        return lg__error(LG_EINVAL, "%s: the last forward computed the log-probabilities of %lld listed rows "
+                         "only; pass that list", fn, (long long)m->nlrows);
+    return LG_OK;
 }
 
 lg_status LG_FN(lg__model_eval)(const LG_MODEL *m, const lg_idx *nodes, lg_idx count, double *loss, double *acc) {
+    LG_CHECK(LG_FN(lg__model_rows_match)(m, nodes, count, "lg__model_eval"));
     if (loss) LG_CHECK(LG_FN(lg_nll_forward)(loss, m->logp, m->nout, m->classes, m->olabels, nodes, count));
     if (acc) LG_CHECK(LG_FN(lg_accuracy)(acc, m->logp, m->nout, m->classes, m->olabels, nodes, count));
     return LG_OK;
@@ -878,11 +906,13 @@ static lg_status LG_FN(lg__block_backward)(LG_MODEL *m, int l, lg_real *dcur, lg
 lg_status LG_FN(lg__model_backward)(LG_MODEL *m, const lg_idx *nodes, lg_idx count, int training, uint64_t seed,
                                     uint64_t epoch) {
     const lg_idx n = m->n;
+    LG_CHECK(LG_FN(lg__model_rows_match)(m, nodes, count, "lg__model_backward"));
     memset(m->grads, 0, sizeof(lg_real) * (size_t)m->n_params);
     if (m->dh0) memset(m->dh0, 0, sizeof(lg_real) * (size_t)(n * m->hid));
     const lg_idx no = m->nout;
     lg_real *dlog = m->dlog, *dcur = m->buf[0], *dprev = m->one_grad ? m->buf[0] : m->buf[1];
-    memset(dlog, 0, sizeof(lg_real) * (size_t)(no * m->classes));
+    if (!m->dlog_zero) memset(dlog, 0, sizeof(lg_real) * (size_t)(no * m->classes));
+    m->dlog_zero = 0;
     LG_CHECK(LG_FN(lg_log_softmax_nll_backward)(dlog, m->logp, no, m->classes, m->olabels, nodes, count, 1.0));
     const LG_FN(lg__layer) *last = &m->layer[m->L - 1];
     const lg_idx D = last->w_out;
@@ -907,6 +937,9 @@ lg_status LG_FN(lg__model_backward)(LG_MODEL *m, const lg_idx *nodes, lg_idx cou
     } else {
         memcpy(dh, dlog, sizeof(lg_real) * (size_t)(n * m->classes));
     }
+    /* dlog is done with: back to zero by the rows written (TREES: 800 rows, not 511 000) */
+    for (lg_idx k = 0; k < count; k++) memset(dlog + nodes[k] * m->classes, 0, sizeof(lg_real) * (size_t)m->classes);
+    m->dlog_zero = 1;
     if (m->odrop) { /* (gcnii: never one_grad) */
         memset(dcur, 0, sizeof(lg_real) * (size_t)(n * D));
         LG_CHECK(LG_FN(lg_dropout_backward)(dcur, dh, n * D, m->c.dropout, seed, LG_FN(lg__ctr)(epoch, m->L, 0),
@@ -974,8 +1007,10 @@ int LG_FN(lg__model_first_nonfinite)(const LG_MODEL *m) {
     if (m->w_in_off >= 0 && !LG_FN(lg__all_finite)(m->h0, m->n * m->hid)) return -2;
     for (int l = 0; l < m->L; l++)
         if (!LG_FN(lg__all_finite)(m->layer[l].out, m->n * m->layer[l].w_out)) return l;
-    if (!LG_FN(lg__all_finite)(m->logits, m->n * m->classes) || !LG_FN(lg__all_finite)(m->logp, m->n * m->classes))
-        return m->L;
+    if (!LG_FN(lg__all_finite)(m->logits, m->nout * m->classes)) return m->L;
+    if (!m->lrows) return LG_FN(lg__all_finite)(m->logp, m->nout * m->classes) ? -1 : m->L;
+    for (lg_idx k = 0; k < m->nlrows; k++) /* the rows the forward computed */
+        if (!LG_FN(lg__all_finite)(m->logp + m->lrows[k] * m->classes, m->classes)) return m->L;
     return -1;
 }
 lg_idx LG_FN(lg__model_layer_heads)(const LG_MODEL *m, int l) {
