@@ -971,6 +971,58 @@ static void test_threads_bitwise_f32(void **state) {
     run_free(&r1);
 }
 
+/* lg__gemm_ep's contract, on each of lg__gemm's partitions (one call, panels
+ * of rows, panels of columns, no product) and at 1 and 2 threads: the
+ * epilogue sees every row of C exactly once, in ranges of at most
+ * LG__GEMM_PANEL rows, each only once those rows of C are complete; and C is
+ * the bits of lg__gemm. */
+typedef struct {
+    const float *c, *ref; /* C as the call writes it; the product made alone */
+    lg_idx n;             /* columns                                         */
+    int *seen;            /* per row: times the epilogue was given it         */
+    int bad;              /* a range too long, or rows not yet complete       */
+} ep_probe;
+
+static void ep_record(void *v, lg_idx r0, lg_idx r1) {
+    ep_probe *p = v;
+    if (r1 - r0 > LG__GEMM_PANEL || r1 <= r0) p->bad = 1;
+    if (p->n > 0 && memcmp(p->c + r0 * p->n, p->ref + r0 * p->n, sizeof(float) * (size_t)((r1 - r0) * p->n)) != 0)
+        p->bad = 1;
+    for (lg_idx r = r0; r < r1; r++) {
+#pragma omp atomic
+        p->seen[r]++;
+    }
+}
+
+static void test_gemm_epilogue(void **state) {
+    (void)state;
+    const int saved = omp_get_max_threads(), saved_blas = openblas_get_num_threads();
+    openblas_set_num_threads(1);
+    static const lg_idx shapes[][3] = {{600, 64, 64}, {100, 600, 64}, {10, 5, 3}, {700, 9, 700}, {50, 0, 4}};
+    for (size_t q = 0; q < sizeof shapes / sizeof *shapes; q++) {
+        const lg_idx M = shapes[q][0], N = shapes[q][1], K = shapes[q][2];
+        float *a = fvec(M * K), *b = fvec(K * (N > 0 ? N : 1)), *ref = fvec(M * (N > 0 ? N : 1));
+        float *c = fvec(M * (N > 0 ? N : 1));
+        for (lg_idx k = 0; k < M * K; k++) a[k] = (float)((k * 7919) % 101) / 50.0f - 1.0f;
+        for (lg_idx k = 0; k < K * N; k++) b[k] = (float)((k * 104729) % 97) / 48.0f - 1.0f;
+        lg__gemm_f32(CblasNoTrans, CblasNoTrans, M, N, K, a, K, b, N, 0.0f, ref, N);
+        for (int t = 1; t <= 2; t++) {
+            omp_set_num_threads(t);
+            int *seen = calloc((size_t)M, sizeof(int));
+            for (lg_idx k = 0; k < M * N; k++) c[k] = NAN;
+            ep_probe p = {c, ref, N, seen, 0};
+            lg__gemm_ep_f32(CblasNoTrans, CblasNoTrans, M, N, K, a, K, b, N, 0.0f, c, N, ep_record, &p);
+            assert_false(p.bad);
+            for (lg_idx r = 0; r < M; r++) assert_int_equal(seen[r], 1);
+            assert_memory_equal(c, ref, sizeof(float) * (size_t)(M * N));
+            free(seen);
+        }
+        free(a); free(b); free(ref); free(c);
+    }
+    omp_set_num_threads(saved);
+    openblas_set_num_threads(saved_blas);
+}
+
 /* The float kernels against the double ones on the same inputs. */
 static void test_f32_matches_f64(void **state) {
     (void)state;
@@ -1378,6 +1430,7 @@ int main(void) {
         cmocka_unit_test(test_fd_layernorm),
         cmocka_unit_test(test_fd_log_softmax_nll),
         cmocka_unit_test(test_log_softmax_rows),
+        cmocka_unit_test(test_gemm_epilogue),
         cmocka_unit_test(test_pairnorm_properties),
         cmocka_unit_test(test_layernorm_constant_row),
         cmocka_unit_test(test_dropout),

@@ -128,6 +128,29 @@ lg_status LG_FN(lg_gat_params_init)(lg_real *params, const lg_gat_config *cfg, l
 
 #endif
 
+/* The forward's per-node pass over nodes [j0, j1): the two scores of each
+ * head and, with a normaliser, the norm of each head's row (a gemm epilogue:
+ * run on each panel of XP as it is made). */
+typedef struct {
+    const lg_real *xp, *aeff; /* n x KC; the effective vectors a_dst | a_src (2 KC) */
+    lg_real *sd, *ss, *nrm;   /* n x K each                                         */
+    lg_idx K, C;
+    int lip;
+} LG__ATT_FN(LG_FN(lg__gat_nodes_ctx));
+
+static void LG__ATT_FN(LG_FN(lg__gat_nodes))(void *v, lg_idx j0, lg_idx j1) {
+    const LG__ATT_FN(LG_FN(lg__gat_nodes_ctx)) *x = v;
+    const lg_idx K = LG__ATT_K(x->K), C = LG__ATT_C(x->C), KC = K * C;
+    for (lg_idx j = j0; j < j1; j++) {
+        const lg_real *xj = x->xp + j * KC;
+        for (lg_idx k = 0; k < K; k++) {
+            x->sd[j * K + k] = lg__adot(x->aeff + k * C, xj + k * C, C);
+            x->ss[j * K + k] = lg__adot(x->aeff + KC + k * C, xj + k * C, C);
+            if (x->lip) x->nrm[j * K + k] = lg__anorm(xj + k * C, C);
+        }
+    }
+}
+
 lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, const lg_real *in, const lg_real *params,
                                    const lg_graph *g, const lg_gat_config *cfg, int training, uint64_t seed,
                                    uint64_t counter) {
@@ -173,22 +196,12 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
     const lg_real lr[2] = {slope, 1}, mk[2] = {0, dscale}; /* LeakyReLU slopes, dropout factors */
 
     if (n > 0) {
-        /* 1. XP = H W */
-        LG_FN(lg__gemm)(CblasNoTrans, CblasNoTrans, n, KC, F, in, F, W, KC, LG_R(0), xp, KC);
+        /* 1. XP = H W, and 2. per-node scores and norms, panel by panel */
+        LG__ATT_FN(LG_FN(lg__gat_nodes_ctx)) nodes = {xp, aeff, sd, ss, nrm, K, C, lip};
+        LG_FN(lg__gemm_ep)(CblasNoTrans, CblasNoTrans, n, KC, F, in, F, W, KC, LG_R(0), xp, KC,
+                           LG__ATT_FN(LG_FN(lg__gat_nodes)), &nodes);
 
         LG__PASS_MARK(LG__PASS_GAT_FWD_GEMM);
-        /* 2. per-node scores and norms */
-#pragma omp parallel for schedule(static)
-        for (lg_idx j = 0; j < n; j++) {
-            const lg_real *xj = xp + j * KC;
-            for (lg_idx k = 0; k < K; k++) {
-                sd[j * K + k] = lg__adot(aeff + k * C, xj + k * C, C);
-                ss[j * K + k] = lg__adot(aeff + KC + k * C, xj + k * C, C);
-                if (lip) nrm[j * K + k] = lg__anorm(xj + k * C, C);
-            }
-        }
-
-        LG__PASS_MARK(LG__PASS_GAT_FWD_SCORES);
         /* 3. fused row pass: normaliser, scores, softmax, aggregation */
 #pragma omp parallel for schedule(static)
         for (lg_idx i = 0; i < n; i++) {

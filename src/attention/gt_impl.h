@@ -122,6 +122,28 @@ lg_status LG_FN(lg_gt_params_init)(lg_real *params, const lg_gt_config *cfg, lg_
 
 #endif
 
+/* The forward's per-node pass over nodes [j0, j1): the biases added to Z and,
+ * with a normaliser, the norms of q, k and v per head (a gemm epilogue: run on
+ * each panel of Z as it is made). */
+typedef struct {
+    lg_real *z, *nrm;    /* n x P (P = 3 K C + D); n x 3 x K */
+    const lg_real *bias; /* P                                */
+    lg_idx K, C, D;
+    int lip;
+} LG__ATT_FN(LG_FN(lg__gt_nodes_ctx));
+
+static void LG__ATT_FN(LG_FN(lg__gt_nodes))(void *v, lg_idx j0, lg_idx j1) {
+    const LG__ATT_FN(LG_FN(lg__gt_nodes_ctx)) *x = v;
+    const lg_idx K = LG__ATT_K(x->K), C = LG__ATT_C(x->C), KC = K * C, P = 3 * KC + LG__ATT_D(x->D);
+    for (lg_idx j = j0; j < j1; j++) {
+        lg_real *zj = x->z + j * P;
+        for (lg_idx c = 0; c < P; c++) zj[c] += x->bias[c];
+        if (x->lip)
+            for (lg_idx w = 0; w < 3; w++)
+                for (lg_idx k = 0; k < K; k++) x->nrm[(j * 3 + w) * K + k] = lg__anorm(zj + w * KC + k * C, C);
+    }
+}
+
 lg_status LG__ATT_FN(LG_FN(lg__gt_forward))(lg_real *out, lg_gt_cache *cache, const lg_real *in,
                                             const lg_real *params, const lg_graph *g, const lg_gt_config *cfg,
                                             int training, uint64_t seed, uint64_t counter) {
@@ -150,18 +172,11 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_forward))(lg_real *out, lg_gt_cache *cache, co
     const lg_real dscale = (lg_real)(1.0 / (1.0 - p));
 
     if (n > 0) {
-        /* 1. Z = H W: the four dense maps in one gemm */
-        LG_FN(lg__gemm)(CblasNoTrans, CblasNoTrans, n, P, F, in, F, W, P, LG_R(0), z, P);
-
-        /* 2. biases and per-node norms */
-#pragma omp parallel for schedule(static)
-        for (lg_idx j = 0; j < n; j++) {
-            lg_real *zj = z + j * P;
-            for (lg_idx c = 0; c < P; c++) zj[c] += bias[c];
-            if (lip)
-                for (lg_idx w = 0; w < 3; w++)
-                    for (lg_idx k = 0; k < K; k++) nrm[(j * 3 + w) * K + k] = lg__anorm(zj + w * KC + k * C, C);
-        }
+        /* 1. Z = H W: the four dense maps in one gemm, and 2. biases and
+         * per-node norms, panel by panel */
+        LG__ATT_FN(LG_FN(lg__gt_nodes_ctx)) nodes = {z, nrm, bias, K, C, D, lip};
+        LG_FN(lg__gemm_ep)(CblasNoTrans, CblasNoTrans, n, P, F, in, F, W, P, LG_R(0), z, P,
+                           LG__ATT_FN(LG_FN(lg__gt_nodes)), &nodes);
         /* the reference form's U_k: one serial sum in node order */
         if (ref)
             for (lg_idx k = 0; k < K; k++) {

@@ -47,9 +47,25 @@ typedef struct lg__gemm_log {
 
 extern lg__gemm_log *lg__gemm_trace;
 
+/* A row epilogue: a pass over rows [r0, r1) of C that reads only those rows
+ * of C (and other data) and writes only what belongs to those rows. */
+typedef void (*lg__gemm_rows_fn)(void *ctx, lg_idx r0, lg_idx r1);
+
 void lg__gemm_f32(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, lg_idx M, lg_idx N, lg_idx K, const float *A,
                   lg_idx lda, const float *B, lg_idx ldb, float beta, float *C, lg_idx ldc);
 void lg__gemm_f64(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, lg_idx M, lg_idx N, lg_idx K, const double *A,
                   lg_idx lda, const double *B, lg_idx ldb, double beta, double *C, lg_idx ldc);
+/* lg__gemm, then ep(ctx, r0, r1) over a partition of C's rows [0, M) into
+ * ranges of at most LG__GEMM_PANEL rows, in parallel; where C is split into
+ * panels of rows, each range right after its panel, by the thread that made it
+ * (while the panel is in its cache), which spares a pass and a parallel region.
+ * ep must give the same result whatever the ranges (the kernels' per-node
+ * passes: each row on its own). Traced and replayed as the product alone. */
+void lg__gemm_ep_f32(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, lg_idx M, lg_idx N, lg_idx K, const float *A,
+                     lg_idx lda, const float *B, lg_idx ldb, float beta, float *C, lg_idx ldc, lg__gemm_rows_fn ep,
+                     void *ctx);
+void lg__gemm_ep_f64(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, lg_idx M, lg_idx N, lg_idx K, const double *A,
+                     lg_idx lda, const double *B, lg_idx ldb, double beta, double *C, lg_idx ldc, lg__gemm_rows_fn ep,
+                     void *ctx);
 
 #endif

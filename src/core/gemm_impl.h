@@ -3,9 +3,24 @@
 #include "core/gemm.h"
 #include "core/real.h"
 
-void LG_FN(lg__gemm)(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, lg_idx M, lg_idx N, lg_idx K, const lg_real *A,
-                     lg_idx lda, const lg_real *B, lg_idx ldb, lg_real beta, lg_real *C, lg_idx ldc) {
-    if (M <= 0 || N <= 0) return;
+/* ep over rows [0, M) in ranges of LG__GEMM_PANEL rows, in parallel (nothing when ep is NULL) */
+#define LG__GEMM_EP_ALL(ep, ctx, M)                                                                               \
+    do {                                                                                                         \
+        if (ep) {                                                                                                \
+            const lg_idx np_ = ((M) + LG__GEMM_PANEL - 1) / LG__GEMM_PANEL;                                      \
+            _Pragma("omp parallel for schedule(static)") for (lg_idx q_ = 0; q_ < np_; q_++)                     \
+                (ep)((ctx), q_ * LG__GEMM_PANEL, LG_MIN((M), (q_ + 1) * LG__GEMM_PANEL));                        \
+        }                                                                                                        \
+    } while (0)
+
+void LG_FN(lg__gemm_ep)(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, lg_idx M, lg_idx N, lg_idx K,
+                        const lg_real *A, lg_idx lda, const lg_real *B, lg_idx ldb, lg_real beta, lg_real *C, lg_idx ldc,
+                        lg__gemm_rows_fn ep, void *ctx) {
+    if (M <= 0) return;
+    if (N <= 0) { /* no product; the epilogue still runs */
+        LG__GEMM_EP_ALL(ep, ctx, M);
+        return;
+    }
 #ifdef LG_REAL_F32
     if (lg__gemm_trace) {
         lg__gemm_log *t = lg__gemm_trace;
@@ -23,6 +38,7 @@ void LG_FN(lg__gemm)(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, lg_idx M,
                                             (M + LG__GEMM_SMALL_PANELS - 1) / LG__GEMM_SMALL_PANELS);
     if (openblas_get_num_threads() != 1 || flops < 4e6 || (Pr > 0 && M < 2 * Pr)) {
         LG_GEMM(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, LG_R(1), A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+        LG__GEMM_EP_ALL(ep, ctx, M);
         return;
     }
     if (Pr > 0) { /* panels of rows of C: rows of op(A) */
@@ -33,6 +49,8 @@ void LG_FN(lg__gemm)(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, lg_idx M,
             const lg_real *Aq = ta == CblasNoTrans ? A + r0 * lda : A + r0;
             LG_GEMM(CblasRowMajor, ta, tb, (int)m, (int)N, (int)K, LG_R(1), Aq, (int)lda, B, (int)ldb, beta,
                     C + r0 * ldc, (int)ldc);
+            if (ep)
+                for (lg_idx e = r0; e < r0 + m; e += P) ep(ctx, e, LG_MIN(r0 + m, e + P));
         }
     } else { /* panels of columns of C: columns of op(B) */
         const lg_idx np = (N + P - 1) / P;
@@ -43,5 +61,11 @@ void LG_FN(lg__gemm)(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, lg_idx M,
             LG_GEMM(CblasRowMajor, ta, tb, (int)M, (int)w, (int)K, LG_R(1), A, (int)lda, Bq, (int)ldb, beta, C + c0,
                     (int)ldc);
         }
+        LG__GEMM_EP_ALL(ep, ctx, M);
     }
+}
+
+void LG_FN(lg__gemm)(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, lg_idx M, lg_idx N, lg_idx K, const lg_real *A,
+                     lg_idx lda, const lg_real *B, lg_idx ldb, lg_real beta, lg_real *C, lg_idx ldc) {
+    if (N > 0) LG_FN(lg__gemm_ep)(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc, NULL, NULL);
 }
