@@ -1201,6 +1201,29 @@ static void test_restored_values(void **state) {
  * detector in the epoch where they first occur, with the layer whose output
  * they first reach: a (finite, so accepted) checkpoint whose attention layer 2
  * holds weights of 3e38 overflows that layer's scores in the next epoch. */
+/* A trainer loaded from a checkpoint of `epochs` epochs of training whose
+ * parameters [off, off + len) were replaced by vals (the checkpoint is a
+ * temporary file, removed): weights that overflow, as a run may reach. The
+ * training itself must not have exploded. */
+static lg_trainer *patched_trainer(const lg_dataset *ds, const lg_model_config *mc, const lg_train_config *tc,
+                                   int epochs, lg_idx off, const float *vals, lg_idx len) {
+    char path[] = "/tmp/lg_patched_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    lg_trainer *t = run(ds, mc, tc, epochs, NULL);
+    lg_train_summary s;
+    lg_trainer_summary(t, &s);
+    assert_false(s.exploded);
+    assert_ok(lg_trainer_save(t, path));
+    lg_trainer_free(t);
+    patch_section(path, 4 /* parameters */, sizeof(float) * (size_t)off, vals, sizeof(float) * (size_t)len);
+    assert_ok(lg_trainer_init(&t, mc, tc, ds));
+    assert_ok(lg_trainer_load(t, path));
+    unlink(path);
+    return t;
+}
+
 static void test_nonfinite_located(void **state) {
     (void)state;
     lg_dataset *ds = lg_test_random_dataset(40, 6, 3, 0, 12);
@@ -1212,16 +1235,6 @@ static void test_nonfinite_located(void **state) {
     tc.plateau = 0;
     mc.att_norm = LG_ATT_NORM_NONE;
     tc.stop_on_explosion = 1;
-    char path[] = "/tmp/lg_nonfinite_XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    lg_trainer *t = run(ds, &mc, &tc, 3, NULL);
-    lg_train_summary s;
-    lg_trainer_summary(t, &s);
-    assert_false(s.exploded);
-    assert_ok(lg_trainer_save(t, path));
-    lg_trainer_free(t);
     /* layer 2's parameter block, from a model built the same way */
     lg__model_f32 *m = NULL;
     lg_rng rng;
@@ -1231,10 +1244,8 @@ static void test_nonfinite_located(void **state) {
     lg__model_free_f32(m);
     float *huge = malloc(sizeof(float) * (size_t)r.len);
     for (lg_idx k = 0; k < r.len; k++) huge[k] = 3e38f;
-    patch_section(path, 4 /* parameters */, sizeof(float) * (size_t)r.off, huge, sizeof(float) * (size_t)r.len);
+    lg_trainer *t = patched_trainer(ds, &mc, &tc, 3, r.off, huge, r.len);
     free(huge);
-    assert_ok(lg_trainer_init(&t, &mc, &tc, ds));
-    assert_ok(lg_trainer_load(t, path));
     /* predictions: an error naming the layer, not NaN */
     float *logp = malloc(sizeof(float) * 40 * 3);
     assert_int_equal(lg_trainer_predict(t, logp, NULL), LG_ENUMERIC);
@@ -1245,13 +1256,13 @@ static void test_nonfinite_located(void **state) {
     assert_false(isfinite(es.train_loss_step));
     assert_int_equal(es.exploded_now, 1);
     assert_true(lg_trainer_done(t));
+    lg_train_summary s;
     lg_trainer_summary(t, &s);
     assert_true(s.exploded);
     assert_int_equal(s.first_explosion_epoch, 4);
     assert_int_equal(s.explosion_layer, 2);
     assert_non_null(strstr(s.explosion_reason, "layer 2"));
     lg_trainer_free(t);
-    unlink(path);
     lg_dataset_free(ds);
 }
 
@@ -1270,13 +1281,6 @@ static void test_nonfinite_output(void **state) {
         trees_config(&mc, &tc, 2, batch ? 4 : 0);
         tc.stop_on_explosion = 1;
         tc.plateau = 0;
-        char path[] = "/tmp/lg_nonfinite_out_XXXXXX";
-        int fd = mkstemp(path);
-        assert_true(fd >= 0);
-        close(fd);
-        lg_trainer *t = run(ds, &mc, &tc, 2, NULL);
-        assert_ok(lg_trainer_save(t, path));
-        lg_trainer_free(t);
         /* the output linear's block, last in the layout: W_out (D x C), b_out (C) */
         lg__model_f32 *m = NULL;
         lg_rng rng;
@@ -1286,14 +1290,11 @@ static void test_nonfinite_output(void **state) {
         lg__model_free_f32(m);
         float *blk = calloc((size_t)(D * C + C), sizeof(float));
         for (lg_idx c = 0; c < C; c++) blk[D * C + c] = c == 0 ? 3e38f : -3e38f;
-        patch_section(path, 4 /* parameters */, sizeof(float) * (size_t)(np - D * C - C), blk,
-                      sizeof(float) * (size_t)(D * C + C));
+        lg_trainer *t = patched_trainer(ds, &mc, &tc, 2, np - D * C - C, blk, D * C + C);
         free(blk);
         int nonzero = 0; /* some training root has a label other than 0 */
         for (lg_idx k = 0; k < ds->n_train; k++) nonzero |= ds->labels[ds->train[k]] != 0;
         assert_true(nonzero);
-        assert_ok(lg_trainer_init(&t, &mc, &tc, ds));
-        assert_ok(lg_trainer_load(t, path));
         lg_epoch_stats es;
         assert_ok(lg_trainer_epoch(t, &es));
         assert_true(es.train_loss_step == INFINITY);
@@ -1303,7 +1304,6 @@ static void test_nonfinite_output(void **state) {
         assert_int_equal(s.explosion_layer, -1);
         assert_string_equal(s.explosion_reason, "loss is inf");
         lg_trainer_free(t);
-        unlink(path);
         lg_dataset_free(ds);
     }
 }
