@@ -971,6 +971,25 @@ static void test_threads_bitwise_f32(void **state) {
     run_free(&r1);
 }
 
+/* lg__colsum_add over listed rows: over a dy that is zero outside them, listed
+ * in increasing order, the bits of the sum over every row; any list sums its
+ * rows in list order. */
+static void test_colsum_rows(void **state) {
+    (void)state;
+    const lg_idx n = 500, out = 37, m = 6;
+    static const lg_idx rows[] = {2, 3, 77, 200, 201, 499}, perm[] = {201, 2, 499, 3, 200, 77};
+    float *dy = fvec(n * out), *a = fvec(out), *b = fvec(out), *c = fvec(out);
+    for (lg_idx k = 0; k < m; k++)
+        for (lg_idx q = 0; q < out; q++) dy[rows[k] * out + q] = (float)((k * 31 + q * 17) % 23) / 7.0f - 1.5f;
+    for (lg_idx q = 0; q < out; q++) a[q] = b[q] = c[q] = 0.125f * (float)q;
+    lg__colsum_add_f32(a, dy, n, out, NULL);
+    lg__colsum_add_f32(b, dy, m, out, rows);
+    assert_memory_equal(a, b, sizeof(float) * (size_t)out);
+    lg__colsum_add_f32(c, dy, m, out, perm); /* list order: the same values, summed otherwise */
+    for (lg_idx q = 0; q < out; q++) assert_true(fabsf(c[q] - a[q]) <= 1e-5f * (1 + fabsf(a[q])));
+    free(dy); free(a); free(b); free(c);
+}
+
 /* lg__gemm_ep's contract, on each of lg__gemm's partitions (one call, panels
  * of rows, panels of columns, no product) and at 1 and 2 threads: the
  * epilogue sees every row of C exactly once, in ranges of at most
@@ -1431,6 +1450,7 @@ int main(void) {
         cmocka_unit_test(test_fd_log_softmax_nll),
         cmocka_unit_test(test_log_softmax_rows),
         cmocka_unit_test(test_gemm_epilogue),
+        cmocka_unit_test(test_colsum_rows),
         cmocka_unit_test(test_pairnorm_properties),
         cmocka_unit_test(test_layernorm_constant_row),
         cmocka_unit_test(test_dropout),

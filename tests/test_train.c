@@ -1308,6 +1308,36 @@ static void test_nonfinite_output(void **state) {
     }
 }
 
+/* The output bias's gradient: summed over the listed rows alone when they are
+ * in increasing order (dL/d logits is zero elsewhere), over every row
+ * otherwise; the same bits either way. */
+static void test_output_bias_rows(void **state) {
+    (void)state;
+    lg_dataset *ds = lg_test_random_dataset(300, 7, 4, 1, 23);
+    static const lg_idx up[] = {4, 9, 10, 57, 130, 131, 299}, down[] = {299, 131, 130, 57, 10, 9, 4};
+    lg_model_config mc;
+    lg_model_config_default(&mc, LG_MODEL_GAT);
+    mc.layers = 2;
+    mc.hidden = 6;
+    lg__model_f32 *m = NULL;
+    lg_rng rng;
+    lg_rng_seed(&rng, 3);
+    assert_ok(lg__model_init_f32(&m, &mc, ds, ds->features, &rng));
+    const lg_idx np = lg__model_nparams_f32(m);
+    float *g = malloc(sizeof(float) * (size_t)np);
+    assert_ok(lg__model_forward_f32(m, 1, 4, 1));
+    assert_ok(lg__model_backward_f32(m, up, 7, 1, 4, 1));
+    memcpy(g, lg__model_grads_f32(m), sizeof(float) * (size_t)np);
+    assert_ok(lg__model_backward_f32(m, down, 7, 1, 4, 1));
+    assert_memory_equal(g, lg__model_grads_f32(m), sizeof(float) * (size_t)np);
+    float gmax = 0; /* the bias gradient, last in the layout, is not trivially 0 */
+    for (lg_idx c = 0; c < ds->n_classes; c++) gmax = fmaxf(gmax, fabsf(g[np - 1 - c]));
+    assert_true(gmax > 1e-4f);
+    free(g);
+    lg__model_free_f32(m);
+    lg_dataset_free(ds);
+}
+
 /* lg__model_forward_rows: the log-softmax of a few listed rows gives the
  * same loss, log-probabilities and gradients, bit for bit, as the full
  * forward; eval and backward then refuse another list; the logit gradients
@@ -1383,7 +1413,8 @@ int main(void) {
         cmocka_unit_test(test_out_of_memory), cmocka_unit_test(test_restored_values),
         cmocka_unit_test(test_nonfinite_located),
         cmocka_unit_test(test_nonfinite_output),
-        cmocka_unit_test(test_forward_rows), cmocka_unit_test(test_batch_deterministic),
+        cmocka_unit_test(test_forward_rows),
+        cmocka_unit_test(test_output_bias_rows), cmocka_unit_test(test_batch_deterministic),
         cmocka_unit_test(test_batch_matches_full), cmocka_unit_test(test_batch_roots_only),
         cmocka_unit_test(test_batch_resume), cmocka_unit_test(test_batch_errors),
         cmocka_unit_test(test_batch_model_gradients), cmocka_unit_test(test_batch_bind_checks_transpose),

@@ -8,7 +8,7 @@
     do {                                                                                                         \
         if (ep) {                                                                                                \
             const lg_idx np_ = ((M) + LG__GEMM_PANEL - 1) / LG__GEMM_PANEL;                                      \
-            _Pragma("omp parallel for schedule(static)") for (lg_idx q_ = 0; q_ < np_; q_++)                     \
+            _Pragma("omp parallel for schedule(static) if (np_ > 1)") for (lg_idx q_ = 0; q_ < np_; q_++)       \
                 (ep)((ctx), q_ * LG__GEMM_PANEL, LG_MIN((M), (q_ + 1) * LG__GEMM_PANEL));                        \
         }                                                                                                        \
     } while (0)

@@ -9,19 +9,37 @@
 #include "core/real.h"
 #include "nn/nn_common.h"
 
-/* db (out) += column sums of dy (n x out): one task per block of LG__NN_CB
- * columns, each summing its columns over rows 0..n-1 in order. O(n out). */
-static void LG_FN(lg__colsum_add)(lg_real *db, const lg_real *dy, lg_idx n, lg_idx out) {
+/* db (out) += column sums of dy's rows (n of them; dy has out columns): of
+ * rows 0..n-1, or with rows (not NULL) of rows[0..n-1]. One task per block of
+ * LG__NN_CB columns, each summing its columns over those rows in order from
+ * 0 (the listed rows of a dy whose other rows are zero, listed in increasing
+ * order: the bits of the sum over every row). O(n out). */
+void LG_FN(lg__colsum_add)(lg_real *db, const lg_real *dy, lg_idx n, lg_idx out, const lg_idx *rows) {
     lg_idx nb = (out + LG__NN_CB - 1) / LG__NN_CB;
 #pragma omp parallel for schedule(static) if (n * out >= LG__NN_PAR_MIN)
     for (lg_idx b = 0; b < nb; b++) {
         lg_idx c0 = b * LG__NN_CB, w = LG_MIN(out - c0, (lg_idx)LG__NN_CB);
         lg_real acc[LG__NN_CB] = {0};
         for (lg_idx i = 0; i < n; i++) {
-            const lg_real *r = dy + i * out + c0;
+            const lg_real *r = dy + (rows ? rows[i] : i) * out + c0;
             for (lg_idx c = 0; c < w; c++) acc[c] += r[c];
         }
         for (lg_idx c = 0; c < w; c++) db[c0 + c] += acc[c];
+    }
+}
+
+/* the bias added to rows [i0, i1) of y: lg_linear_forward's product epilogue */
+typedef struct {
+    lg_real *y;
+    const lg_real *b;
+    lg_idx out;
+} LG_FN(lg__bias_ctx);
+
+static void LG_FN(lg__bias_rows)(void *v, lg_idx i0, lg_idx i1) {
+    const LG_FN(lg__bias_ctx) *x = v;
+    for (lg_idx i = i0; i < i1; i++) {
+        lg_real *yi = x->y + i * x->out;
+        for (lg_idx c = 0; c < x->out; c++) yi[c] += x->b[c];
     }
 }
 
@@ -47,17 +65,15 @@ lg_status LG_FN(lg_linear_forward)(lg_real *y, const lg_real *x, const lg_real *
     LG__NN_NEED(x, n > 0 && in > 0, "x");
     LG__NN_NEED(w, in > 0 && out > 0, "w");
     if (n == 0 || out == 0) return LG_OK;
-    if (in > 0)
-        LG_FN(lg__gemm)(CblasNoTrans, CblasNoTrans, n, out, in, x, in, w, out, LG_R(0), y, out);
-    else
+    LG_FN(lg__bias_ctx) bc = {y, b, out};
+    if (in == 0) { /* 0, then + b */
         LG_FN(lg__rows_set)(y, NULL, n, out);
-    if (b) {
-#pragma omp parallel for schedule(static) if (n * out >= LG__NN_PAR_MIN)
-        for (lg_idx i = 0; i < n; i++) {
-            lg_real *yi = y + i * out;
-            for (lg_idx c = 0; c < out; c++) yi[c] += b[c];
-        }
+        if (b) LG_FN(lg__bias_rows)(&bc, 0, n);
+        return LG_OK;
     }
+    /* the bias added to each panel of rows as it is made (the same bits as a pass after) */
+    LG_FN(lg__gemm_ep)(CblasNoTrans, CblasNoTrans, n, out, in, x, in, w, out, LG_R(0), y, out,
+                       b ? LG_FN(lg__bias_rows) : NULL, &bc);
     return LG_OK;
 }
 
@@ -78,7 +94,7 @@ lg_status LG_FN(lg_linear_backward)(lg_real *dx, lg_real *dw, lg_real *db, const
         LG_FN(lg__gemm)(CblasNoTrans, CblasTrans, n, in, out, dy, out, w, out, LG_R(1), dx, in);
     if (dw && in > 0)
         LG_FN(lg__gemm)(CblasTrans, CblasNoTrans, in, out, n, x, in, dy, out, LG_R(1), dw, out);
-    if (db) LG_FN(lg__colsum_add)(db, dy, n, out);
+    if (db) LG_FN(lg__colsum_add)(db, dy, n, out, NULL);
     return LG_OK;
 }
 
@@ -188,6 +204,6 @@ lg_status LG_FN(lg_linear_sparse_backward)(lg_real *dw, lg_real *db, const lg_re
             f(dw, dy, x->p, x->j, x->x, n, out, in * t / T, in * (t + 1) / T);
         }
     }
-    if (db) LG_FN(lg__colsum_add)(db, dy, n, out);
+    if (db) LG_FN(lg__colsum_add)(db, dy, n, out, NULL);
     return LG_OK;
 }

@@ -33,6 +33,13 @@
         if ((need) && !(ptr)) return lg__error(LG_EINVAL, "%s: %s is NULL", __func__, name); \
     } while (0)
 
+/* db (out) += the column sums of n rows of dy (out columns): rows 0..n-1, or
+ * rows[0..n-1] (listed in increasing order, over a dy whose other rows are
+ * zero, the bits of the sum over every row: the full-graph model's bias
+ * gradient of its output linear over its training rows). src/nn/linear_impl.h. */
+void lg__colsum_add_f32(float *db, const float *dy, lg_idx n, lg_idx out, const lg_idx *rows);
+void lg__colsum_add_f64(double *db, const double *dy, lg_idx n, lg_idx out, const lg_idx *rows);
+
 /* Checks a matrix shape rows x cols: both >= 0 and rows * cols * 8 bytes
  * addressable. LG_EINVAL naming fn otherwise. */
 lg_status lg__nn_shape(const char *fn, lg_idx rows, lg_idx cols);
