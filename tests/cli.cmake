@@ -11,6 +11,6 @@ set(LG_FAKE_CORENAME_LIB $<TARGET_FILE:lg_fake_corename>)
 foreach(case help info_trees info_datasets bad_input blas isa omp train demo checkpoint_v0)
   add_test(NAME cli_${case}
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test_cli.sh ${case} $<TARGET_FILE:lipgnn>
-                   ${CMAKE_CURRENT_SOURCE_DIR} ${LG_FAKE_CORENAME_LIB})
+                   ${CMAKE_CURRENT_BINARY_DIR} ${LG_FAKE_CORENAME_LIB})
   set_tests_properties(cli_${case} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
 endforeach()

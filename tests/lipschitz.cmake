@@ -4,5 +4,5 @@ if(TARGET test_lipschitz)
 endif()
 # lipgnn lipschitz, through tests/test_lipschitz_cli.sh.
 add_test(NAME cli_lipschitz
-         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test_lipschitz_cli.sh $<TARGET_FILE:lipgnn> ${CMAKE_CURRENT_SOURCE_DIR})
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test_lipschitz_cli.sh $<TARGET_FILE:lipgnn> ${CMAKE_CURRENT_BINARY_DIR})
 set_tests_properties(cli_lipschitz PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)

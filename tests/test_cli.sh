@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# CLI tests: test_cli.sh CASE LIPGNN_BINARY TESTS_DIR. Exit 0 pass, 1 fail, 77 skip.
+# CLI tests: test_cli.sh CASE LIPGNN_BINARY FIXTURES_PARENT. Exit 0 pass, 1 fail, 77 skip.
+# FIXTURES_PARENT: the directory whose data/ holds the fixture data sets (the build's
+# tests/, where tests/CMakeLists.txt mirrors tests/data).
 set -u
 case_=$1 bin=$2 dir=$3 fake=${4:-}
 . "$(dirname "$0")/testlib.sh"

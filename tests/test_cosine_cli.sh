@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# CLI smoke tests of --model cosine: test_cosine_cli.sh LIPGNN_BINARY TESTS_DIR.
+# CLI smoke tests of --model cosine: test_cosine_cli.sh LIPGNN_BINARY FIXTURES_PARENT.
+# FIXTURES_PARENT: the directory whose data/ holds the fixture data sets (the build's
+# tests/, where tests/CMakeLists.txt mirrors tests/data).
 # Exit 0 pass, 1 fail.
 set -u
 bin=$1 dir=$2

@@ -13,8 +13,8 @@
 #include "core/internal.h"
 #include "datasets/mtx.h"
 
-#define TINY LG_TEST_DIR "/data/tiny"
-#define BAD LG_TEST_DIR "/data/bad/"
+#define TINY LG_TEST_DATA "/tiny"
+#define BAD LG_TEST_DATA "/bad/"
 
 /* ------------------------------------------------------------------------- */
 /* Helpers                                                                    */
@@ -105,7 +105,7 @@ static void test_tiny(void **state) {
 static void test_tiny_edges_dense(void **state) {
     (void)state;
     lg_dataset *ds = NULL;
-    assert_ok(lg_dataset_load(&ds, LG_TEST_DIR "/data/tiny-edges"));
+    assert_ok(lg_dataset_load(&ds, LG_TEST_DATA "/tiny-edges"));
     assert_common(ds, "tiny-edges", 6);
     assert_int_equal(ds->graph->nnz, 6);
     assert_string_equal(lg_test_graph_row(ds->graph, 0), "2");
@@ -138,7 +138,7 @@ static void test_tiny_edges_dense(void **state) {
 static void test_tiny_symmetric_integer(void **state) {
     (void)state;
     lg_dataset *ds = NULL;
-    assert_ok(lg_dataset_load(&ds, LG_TEST_DIR "/data/tiny-sym"));
+    assert_ok(lg_dataset_load(&ds, LG_TEST_DATA "/tiny-sym"));
     assert_common(ds, "tiny-sym", 6);
     /* lower triangle 2-1, 3-2, 4-4, 6-5 (1-based): both directions, the
      * self-loop once */
@@ -501,8 +501,8 @@ static long alloc_sweep(const char *dir, lg_status final) {
 static void test_out_of_memory(void **state) {
     (void)state;
     assert_true(alloc_sweep(TINY, LG_OK) > 5);
-    assert_true(alloc_sweep(LG_TEST_DIR "/data/tiny-edges", LG_OK) > 5);
-    assert_true(alloc_sweep(LG_TEST_DIR "/data/tiny-sym", LG_OK) > 5);
+    assert_true(alloc_sweep(LG_TEST_DATA "/tiny-edges", LG_OK) > 5);
+    assert_true(alloc_sweep(LG_TEST_DATA "/tiny-sym", LG_OK) > 5);
 }
 
 /* The error paths of every bad case, under failing allocations too. */
@@ -532,16 +532,16 @@ static void test_resolve(void **state) {
     setenv("LIPGNN_DATA", "", 1);
     assert_int_equal(lg_dataset_resolve("cora", buf, sizeof buf), LG_ENOTFOUND);
 
-    setenv("LIPGNN_DATA", LG_TEST_DIR "/data", 1);
+    setenv("LIPGNN_DATA", LG_TEST_DATA, 1);
     assert_ok(lg_dataset_resolve("tiny", buf, sizeof buf));
-    assert_string_equal(buf, LG_TEST_DIR "/data/tiny");
+    assert_string_equal(buf, LG_TEST_DATA "/tiny");
     lg_dataset *ds = NULL;
     assert_ok(lg_dataset_load(&ds, buf));
     assert_string_equal(ds->name, "tiny");
     lg_dataset_free(ds);
-    setenv("LIPGNN_DATA", LG_TEST_DIR "/data/", 1); /* no doubled '/' */
+    setenv("LIPGNN_DATA", LG_TEST_DATA "/", 1); /* no doubled '/' */
     assert_ok(lg_dataset_resolve("tiny", buf, sizeof buf));
-    assert_string_equal(buf, LG_TEST_DIR "/data/tiny");
+    assert_string_equal(buf, LG_TEST_DATA "/tiny");
 
     assert_int_equal(lg_dataset_resolve("no-such-set", buf, sizeof buf), LG_ENOTFOUND);
     assert_non_null(strstr(lg_last_error(), "no-such-set"));
@@ -549,17 +549,17 @@ static void test_resolve(void **state) {
     /* ... naming the data sets that are there (directories with a labels.txt;
      * bad/ and ckpt-v0/ have none), sorted */
     assert_non_null(strstr(lg_last_error(), "; the data sets there: tiny, tiny-edges, tiny-sym)"));
-    setenv("LIPGNN_DATA", LG_TEST_DIR "/data/ckpt-v0", 1);
+    setenv("LIPGNN_DATA", LG_TEST_DATA "/ckpt-v0", 1);
     assert_int_equal(lg_dataset_resolve("tiny", buf, sizeof buf), LG_ENOTFOUND);
     assert_non_null(strstr(lg_last_error(), "no data set there"));
-    setenv("LIPGNN_DATA", LG_TEST_DIR "/data/no-such-dir", 1);
+    setenv("LIPGNN_DATA", LG_TEST_DATA "/no-such-dir", 1);
     assert_int_equal(lg_dataset_resolve("tiny", buf, sizeof buf), LG_ENOTFOUND);
     assert_non_null(strstr(lg_last_error(), "cannot be read"));
-    setenv("LIPGNN_DATA", LG_TEST_DIR "/data/bad", 1); /* more names than the message holds: cut with "..." */
+    setenv("LIPGNN_DATA", LG_TEST_DATA "/bad", 1); /* more names than the message holds: cut with "..." */
     assert_int_equal(lg_dataset_resolve("tiny", buf, sizeof buf), LG_ENOTFOUND);
     assert_non_null(strstr(lg_last_error(), "the data sets there: "));
     assert_non_null(strstr(lg_last_error(), " ...)"));
-    setenv("LIPGNN_DATA", LG_TEST_DIR "/data", 1);
+    setenv("LIPGNN_DATA", LG_TEST_DATA, 1);
     assert_int_equal(lg_dataset_resolve("tiny/graph.mtx", buf, sizeof buf), LG_EINVAL);
     assert_int_equal(lg_dataset_resolve("../data", buf, sizeof buf), LG_EINVAL);
     assert_int_equal(lg_dataset_resolve("..", buf, sizeof buf), LG_EINVAL);

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# lipgnn depth-study tests: test_depth.sh LIPGNN_BINARY TESTS_DIR. Exit 0 pass, 1 fail.
+# lipgnn depth-study tests: test_depth.sh LIPGNN_BINARY FIXTURES_PARENT. Exit 0 pass, 1 fail.
+# FIXTURES_PARENT: the directory whose data/ holds the fixture data sets (the build's
+# tests/, where tests/CMakeLists.txt mirrors tests/data).
 set -u
 bin=$1
 . "$(dirname "$0")/testlib.sh"

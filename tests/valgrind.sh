@@ -3,7 +3,9 @@
 # with checkpoint, resume, logs and predict outputs), and a sample of the
 # bad-input runs (bad data sets, damaged checkpoint, bad options). Every run
 # must have no memcheck error and no definitely lost block.
-#   valgrind.sh LIPGNN_BINARY TESTS_DIR     exit 0 pass, 1 fail, 77 skip
+#   valgrind.sh LIPGNN_BINARY FIXTURES_PARENT     exit 0 pass, 1 fail, 77 skip
+#   FIXTURES_PARENT: the directory whose data/ holds the fixture data sets (the
+#   build's tests/, where tests/CMakeLists.txt mirrors tests/data).
 # valgrind 3.19 cannot run AVX-512 code: OpenBLAS gets a core type it can run
 # (OPENBLAS_CORETYPE=Haswell; lipgnn respects a core type set by the user).
 set -u
