@@ -19,6 +19,12 @@
 #define LG__ATT_SHAPE_C 64
 #define LG__ATT_SHAPE_SUFFIX _k1c64
 #define LG__ATT_SHAPE_OF(cfg) ((cfg) && (cfg)->heads == LG__ATT_SHAPE_K && (cfg)->head_dim == LG__ATT_SHAPE_C)
+/* An attention layer's public function pub over its impl (forward or
+ * backward): the variant of this CPU, and the shape variant when the
+ * function's argument named cfg has that shape (core/isa.h). */
+#define LG__ATT_PUBLIC(ret, pub, impl, params, args)                                                     \
+    LG__ISA_PUBLIC_SHAPE(ret, pub, impl, LG__CAT(impl, LG__ATT_SHAPE_SUFFIX), LG__ATT_SHAPE_OF(cfg), params, \
+                         args)
 #ifdef LG__ATT_SHAPED
 #define LG__ATT_FN(name) LG__ISA_FN(LG__CAT(name, LG__ATT_SHAPE_SUFFIX))
 #define LG__ATT_K(k) ((lg_idx)LG__ATT_SHAPE_K)

@@ -546,15 +546,13 @@ lg_status LG_FN(lg_gat_scores)(lg_real *e, const lg_gat_cache *cache, const lg_g
     return LG_FN(lg__gat_edge_readout)(e, cache, g, 1, "lg_gat_scores");
 }
 
-/* the public forward and backward: the variant of this CPU (core/isa.h) */
-LG__ISA_PUBLIC_SHAPE(lg_status, LG_FN(lg_gat_forward), LG_FN(lg__gat_forward),
-                     LG__CAT(LG_FN(lg__gat_forward), LG__ATT_SHAPE_SUFFIX), LG__ATT_SHAPE_OF(cfg),
-                     (lg_real *out, lg_gat_cache *cache, const lg_real *in, const lg_real *params, const lg_graph *g,
-                      const lg_gat_config *cfg, int training, uint64_t seed, uint64_t counter),
-                     (out, cache, in, params, g, cfg, training, seed, counter))
-LG__ISA_PUBLIC_SHAPE(lg_status, LG_FN(lg_gat_backward), LG_FN(lg__gat_backward),
-                     LG__CAT(LG_FN(lg__gat_backward), LG__ATT_SHAPE_SUFFIX), LG__ATT_SHAPE_OF(cfg),
-                     (lg_real *d_in, lg_real *d_params, const lg_real *d_out, lg_gat_cache *cache, const lg_real *in,
-                      const lg_real *params, const lg_graph *g, const lg_graph *gT, const lg_gat_config *cfg),
-                     (d_in, d_params, d_out, cache, in, params, g, gT, cfg))
+/* the public forward and backward: the variant of this CPU and shape (att_common_impl.h) */
+LG__ATT_PUBLIC(lg_status, LG_FN(lg_gat_forward), LG_FN(lg__gat_forward),
+               (lg_real *out, lg_gat_cache *cache, const lg_real *in, const lg_real *params, const lg_graph *g,
+                const lg_gat_config *cfg, int training, uint64_t seed, uint64_t counter),
+               (out, cache, in, params, g, cfg, training, seed, counter))
+LG__ATT_PUBLIC(lg_status, LG_FN(lg_gat_backward), LG_FN(lg__gat_backward),
+               (lg_real *d_in, lg_real *d_params, const lg_real *d_out, lg_gat_cache *cache, const lg_real *in,
+                const lg_real *params, const lg_graph *g, const lg_graph *gT, const lg_gat_config *cfg),
+               (d_in, d_params, d_out, cache, in, params, g, gT, cfg))
 #endif /* LG__ISA_FILE */

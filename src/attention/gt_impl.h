@@ -526,15 +526,13 @@ lg_status LG_FN(lg_gt_gate)(lg_real *b, const lg_gt_cache *cache) {
     return LG_OK;
 }
 
-/* the public forward and backward: the variant of this CPU (core/isa.h) */
-LG__ISA_PUBLIC_SHAPE(lg_status, LG_FN(lg_gt_forward), LG_FN(lg__gt_forward),
-                     LG__CAT(LG_FN(lg__gt_forward), LG__ATT_SHAPE_SUFFIX), LG__ATT_SHAPE_OF(cfg),
-                     (lg_real *out, lg_gt_cache *cache, const lg_real *in, const lg_real *params, const lg_graph *g,
-                      const lg_gt_config *cfg, int training, uint64_t seed, uint64_t counter),
-                     (out, cache, in, params, g, cfg, training, seed, counter))
-LG__ISA_PUBLIC_SHAPE(lg_status, LG_FN(lg_gt_backward), LG_FN(lg__gt_backward),
-                     LG__CAT(LG_FN(lg__gt_backward), LG__ATT_SHAPE_SUFFIX), LG__ATT_SHAPE_OF(cfg),
-                     (lg_real *d_in, lg_real *d_params, const lg_real *d_out, lg_gt_cache *cache, const lg_real *in,
-                      const lg_real *params, const lg_graph *g, const lg_graph *gT, const lg_gt_config *cfg),
-                     (d_in, d_params, d_out, cache, in, params, g, gT, cfg))
+/* the public forward and backward: the variant of this CPU and shape (att_common_impl.h) */
+LG__ATT_PUBLIC(lg_status, LG_FN(lg_gt_forward), LG_FN(lg__gt_forward),
+               (lg_real *out, lg_gt_cache *cache, const lg_real *in, const lg_real *params, const lg_graph *g,
+                const lg_gt_config *cfg, int training, uint64_t seed, uint64_t counter),
+               (out, cache, in, params, g, cfg, training, seed, counter))
+LG__ATT_PUBLIC(lg_status, LG_FN(lg_gt_backward), LG_FN(lg__gt_backward),
+               (lg_real *d_in, lg_real *d_params, const lg_real *d_out, lg_gt_cache *cache, const lg_real *in,
+                const lg_real *params, const lg_graph *g, const lg_graph *gT, const lg_gt_config *cfg),
+               (d_in, d_params, d_out, cache, in, params, g, gT, cfg))
 #endif /* LG__ISA_FILE */

@@ -5,8 +5,8 @@
 #include <omp.h>
 
 static const char *const lg__pass_names[LG__PASS_COUNT] = {
-    "gat_fwd_gemm", "gat_fwd_scores", "gat_fwd_rows", "gat_bwd_check",
-    "gat_bwd_b1",   "gat_bwd_b2",     "gat_bwd_b3",   "gat_bwd_tail"};
+    "gat_fwd_gemm", "gat_fwd_rows", "gat_bwd_check", "gat_bwd_b1",
+    "gat_bwd_b2",   "gat_bwd_b3",   "gat_bwd_tail"};
 static double lg__pass_s[2][LG__PASS_COUNT], lg__pass_last;
 static long lg__pass_n[2][LG__PASS_COUNT];
 static int lg__pass_on;

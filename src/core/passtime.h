@@ -22,8 +22,8 @@
 enum {
     LG__PASS_START = -1,
     LG__PASS_GAT_FWD_GEMM,    /* the checks, set-up, XP = H W and its epilogue,
-                                 the per-node scores and norms                 */
-    LG__PASS_GAT_FWD_SCORES,  /* (unused since the scores are the epilogue)    */
+                                 the per-node scores and norms (a pass of its
+                                 own, gat_fwd_scores, until 2026-11-27)        */
     LG__PASS_GAT_FWD_ROWS,    /* the fused row pass: normaliser, softmax, sum   */
     LG__PASS_GAT_BWD_CHECK,   /* checks and the transposed graph's position map */
     LG__PASS_GAT_BWD_B1,      /* sources: d x_j and the dots (gather)           */
