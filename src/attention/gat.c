@@ -84,7 +84,7 @@ lg_status lg_gat_layout_get(const lg_gat_config *c, lg_gat_layout *lay) {
  * the allocation, so the documented bytes are the allocated ones. */
 enum { LG__ACT = LG__ATT_ACT, LG__WORK = LG__ATT_WORK };
 
-#define LG__NBUF 22
+#define LG__NBUF 21
 
 static lg_status lg__gat_bufs(const void *cfg, lg_idx n, lg_idx nnz, int lent_map, lg__att_buf *b, lg_idx *nchunk) {
     const lg_gat_config *c = cfg;
@@ -102,8 +102,7 @@ static lg_status lg__gat_bufs(const void *cfg, lg_idx n, lg_idx nnz, int lent_ma
     LG__B(att, LG__ACT, 0, nnz * K);
     LG__B(tsc, LG__ACT, 0, ref ? 0 : nnz * K);
     LG__B(sd, LG__ACT, 0, n * K);
-    LG__B(ss, LG__ACT, 0, n * K);
-    LG__B(nrm, LG__ACT, 0, lip ? n * K : 0);
+    LG__B(ss, LG__ACT, 0, (lip ? 2 : 1) * n * K);
     LG__B(q, LG__ACT, 0, paper ? n * K : 0);
     LG__B(nmax, LG__ACT, 0, lip ? n * K : 0);
     LG__B(amax, LG__ACT, 1, lip ? n * K : 0);

@@ -64,15 +64,13 @@ static inline lg_real lg__ghyp(lg_real a, lg_real b, lg_real eps) {
     return m * LG_SQRT(x * x + y * y + eps / m / m);
 }
 
-/* Prefetches the per-node scalars (K values of each array) of the sources of
- * row i, one row ahead of its use: they are gathered per edge, like the rows
- * of XP, and would otherwise miss once per edge. */
-static inline void lg__gprefetch_sources(const lg_graph *g, lg_idx i, const lg_real *a, const lg_real *b, lg_idx K) {
+/* Prefetches the per-node scalars (ns values a node: the source scores, then
+ * the norms) of the sources of row i, one row ahead of its use: they are
+ * gathered per edge, like the rows of XP, and would otherwise miss once per
+ * edge. */
+static inline void lg__gprefetch_sources(const lg_graph *g, lg_idx i, const lg_real *a, lg_idx ns) {
     if (i >= g->n) return;
-    for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) {
-        __builtin_prefetch(a + g->j[e] * K);
-        if (b) __builtin_prefetch(b + g->j[e] * K);
-    }
+    for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) __builtin_prefetch(a + g->j[e] * ns);
 }
 
 /* The end of B3 for node j and head k (C values): dk += s1 aeff_src +
@@ -133,20 +131,20 @@ lg_status LG_FN(lg_gat_params_init)(lg_real *params, const lg_gat_config *cfg, l
  * run on each panel of XP as it is made). */
 typedef struct {
     const lg_real *xp, *aeff; /* n x KC; the effective vectors a_dst | a_src (2 KC) */
-    lg_real *sd, *ss, *nrm;   /* n x K each                                         */
+    lg_real *sd, *ss;         /* n x K; n x NS (the scores, then the norms)          */
     lg_idx K, C;
     int lip;
 } LG__ATT_FN(LG_FN(lg__gat_nodes_ctx));
 
 static void LG__ATT_FN(LG_FN(lg__gat_nodes))(void *v, lg_idx j0, lg_idx j1) {
     const LG__ATT_FN(LG_FN(lg__gat_nodes_ctx)) *x = v;
-    const lg_idx K = LG__ATT_K(x->K), C = LG__ATT_C(x->C), KC = K * C;
+    const lg_idx K = LG__ATT_K(x->K), C = LG__ATT_C(x->C), KC = K * C, NS = x->lip ? 2 * K : K;
     for (lg_idx j = j0; j < j1; j++) {
         const lg_real *xj = x->xp + j * KC;
         for (lg_idx k = 0; k < K; k++) {
             x->sd[j * K + k] = lg__adot(x->aeff + k * C, xj + k * C, C);
-            x->ss[j * K + k] = lg__adot(x->aeff + KC + k * C, xj + k * C, C);
-            if (x->lip) x->nrm[j * K + k] = lg__anorm(xj + k * C, C);
+            x->ss[j * NS + k] = lg__adot(x->aeff + KC + k * C, xj + k * C, C);
+            if (x->lip) x->ss[j * NS + K + k] = lg__anorm(xj + k * C, C);
         }
     }
 }
@@ -170,7 +168,9 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
     const lg_real sc = (lg_real)cfg->lip_scale, slope = (lg_real)cfg->negative_slope;
     const lg_real eps = LG_R(LG__GAT_EPS), invK = LG_R(1.0) / (lg_real)K;
     const lg_real *W = params, *a_dst = params + F * KC, *a_src = a_dst + KC, *bias = a_src + KC;
-    lg_real *xp = cache->xp, *att = cache->att, *sd = cache->sd, *ss = cache->ss, *nrm = cache->nrm;
+    const lg_idx NS = lip ? 2 * K : K; /* per-node source scalars: K scores, then K norms */
+    lg_real *xp = cache->xp, *att = cache->att, *sd = cache->sd, *ss = cache->ss;
+    lg_real *nrm = lip && n > 0 ? ss + K : NULL;
     lg_real *q = cache->q, *aeff = cache->aeff, *anorm = cache->anorm, *nmax = cache->nmax, *tsc = cache->tsc;
     lg_idx *amax = cache->amax;
     const int keep_t = mode != LG_ATT_NORM_LIPSCHITZ_REF; /* tsc kept for B2 */
@@ -197,7 +197,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
 
     if (n > 0) {
         /* 1. XP = H W, and 2. per-node scores and norms, panel by panel */
-        LG__ATT_FN(LG_FN(lg__gat_nodes_ctx)) nodes = {xp, aeff, sd, ss, nrm, K, C, lip};
+        LG__ATT_FN(LG_FN(lg__gat_nodes_ctx)) nodes = {xp, aeff, sd, ss, K, C, lip};
         LG_FN(lg__gemm_ep)(CblasNoTrans, CblasNoTrans, n, KC, F, in, F, W, KC, LG_R(0), xp, KC,
                            LG__ATT_FN(LG_FN(lg__gat_nodes)), &nodes);
 
@@ -207,7 +207,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
         for (lg_idx i = 0; i < n; i++) {
             const lg_idx e0 = g->p[i], e1 = g->p[i + 1];
             lg_real *o = out + i * D;
-            lg__gprefetch_sources(g, i + 1, ss, lip ? nrm : NULL, K);
+            lg__gprefetch_sources(g, i + 1, ss, NS);
             for (lg_idx c = 0; c < D; c++) o[c] = 0;
             if (e1 == e0) { /* no in-neighbour: bias only */
                 for (lg_idx k = 0; k < K && lip; k++) {
@@ -222,9 +222,9 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
                 lg_real m = 0, qi = 1;
                 if (lip) { /* arg-max of ||x_j||: the first (lowest) on ties */
                     lg_idx am = g->j[e0];
-                    m = nrm[am * K + k];
+                    m = nrm[am * NS + k];
                     for (lg_idx e = e0 + 1; e < e1; e++) {
-                        lg_real v = nrm[g->j[e] * K + k];
+                        lg_real v = nrm[g->j[e] * NS + k];
                         if (v > m) {
                             m = v;
                             am = g->j[e];
@@ -232,13 +232,14 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
                     }
                     amax[i * K + k] = am;
                     nmax[i * K + k] = m;
-                    if (paper) q[i * K + k] = qi = lg__ghyp(nrm[i * K + k], m, eps);
+                    if (paper) q[i * K + k] = qi = lg__ghyp(nrm[i * NS + k], m, eps);
                 }
                 const lg_real sdi = sd[i * K + k], a4 = 4 * anorm[k];
                 lg_real qr = 0, cij = 0;
                 for (lg_idx e = e0; e < e1; e++) {
                     const lg_idx j = g->j[e];
-                    lg_real t = lg__gscore(mode, sdi + ss[j * K + k], sc, qi, m, lip ? nrm[j * K + k] : 0, a4, &qr, &cij);
+                    lg_real t =
+                        lg__gscore(mode, sdi + ss[j * NS + k], sc, qi, m, lip ? nrm[j * NS + k] : 0, a4, &qr, &cij);
                     lg_real v = t * lr[t > 0]; /* LeakyReLU, without a branch */
                     att[e * K + k] = v;
                     if (keep_t) tsc[e * K + k] = t;
@@ -297,8 +298,10 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
               ref = mode == LG_ATT_NORM_LIPSCHITZ_REF;
     const lg_real sc = (lg_real)cfg->lip_scale, slope = (lg_real)cfg->negative_slope;
     const lg_real invK = LG_R(1.0) / (lg_real)K;
+    const lg_idx NS = lip ? 2 * K : K;
     const lg_real *W = params, *a_dst = params + F * KC, *a_src = a_dst + KC;
-    const lg_real *xp = cache->xp, *att = cache->att, *sd = cache->sd, *ss = cache->ss, *nrm = cache->nrm;
+    const lg_real *xp = cache->xp, *att = cache->att, *sd = cache->sd, *ss = cache->ss;
+    const lg_real *nrm = lip && n > 0 ? ss + K : NULL;
     const lg_real *q = cache->q, *aeff = cache->aeff, *anorm = cache->anorm, *nmax = cache->nmax, *tsc = cache->tsc;
     const lg_idx *amax = cache->amax;
     lg_real *dxp = cache->dxp, *rec = cache->rec, *nsd = cache->nsd, *nss = cache->nss;
@@ -368,7 +371,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
             for (lg_idx c = 0; c < D; c++) pb[c] += gi[c];
             if (i + 1 < n) { /* the next row's records (and, reference form, per-node scalars) */
                 for (lg_idx e = g->p[i + 1]; e < g->p[i + 2]; e++) __builtin_prefetch(rec + tpos[e] * RW);
-                if (ref) lg__gprefetch_sources(g, i + 1, ss, nrm, K);
+                if (ref) lg__gprefetch_sources(g, i + 1, ss, NS);
             }
             for (lg_idx k = 0; k < K; k++) { /* per head: tight loops over the row */
                 const lg_real sdi = sd[i * K + k], a4 = 4 * anorm[k];
@@ -380,7 +383,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
                     lg_real *r = rec + tpos[e] * RW;
                     lg_real de = att[e * K + k] * (r[k] - S); /* softmax backward */
                     /* t as the forward computed it: kept, or (reference form) recomputed with q_ij, c_ij */
-                    lg_real t = ref ? lg__gscore(mode, sdi + ss[j * K + k], sc, qi, m, nrm[j * K + k], a4, &qr, &cij)
+                    lg_real t = ref ? lg__gscore(mode, sdi + ss[j * NS + k], sc, qi, m, nrm[j * NS + k], a4, &qr, &cij)
                                     : tsc[e * K + k];
                     lg_real dt = de * lr[t > 0]; /* LeakyReLU backward */
                     lg_real ds;
@@ -521,16 +524,18 @@ static lg_status LG_FN(lg__gat_edge_readout)(lg_real *r, const lg_gat_cache *cac
     const lg_idx K = cache->cfg.heads;
     const lg_att_norm mode = cache->cfg.norm;
     const lg_real sc = (lg_real)cache->fcfg.lip_scale;
-    const lg_real *sd = cache->sd, *ss = cache->ss, *nrm = cache->nrm, *q = cache->q, *anorm = cache->anorm;
+    const lg_idx NS = mode != LG_ATT_NORM_NONE ? 2 * K : K;
+    const lg_real *sd = cache->sd, *ss = cache->ss, *q = cache->q, *anorm = cache->anorm;
+    const lg_real *nrm = NS > K && g->n > 0 ? ss + K : NULL;
     const lg_idx *amax = cache->amax;
     for (lg_idx i = 0; i < g->n; i++)
         for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) {
             const lg_idx j = g->j[e];
             for (lg_idx k = 0; k < K; k++) {
                 lg_real qi = mode == LG_ATT_NORM_LIPSCHITZ ? q[i * K + k] : 1;
-                lg_real m = mode != LG_ATT_NORM_NONE ? nrm[amax[i * K + k] * K + k] : 0;
-                lg_real nj = mode != LG_ATT_NORM_NONE ? nrm[j * K + k] : 0, qr = 0, cij = 1;
-                lg_real t = lg__gscore(mode, sd[i * K + k] + ss[j * K + k], sc, qi, m, nj, 4 * anorm[k], &qr, &cij);
+                lg_real m = mode != LG_ATT_NORM_NONE ? nrm[amax[i * K + k] * NS + k] : 0;
+                lg_real nj = mode != LG_ATT_NORM_NONE ? nrm[j * NS + k] : 0, qr = 0, cij = 1;
+                lg_real t = lg__gscore(mode, sd[i * K + k] + ss[j * NS + k], sc, qi, m, nj, 4 * anorm[k], &qr, &cij);
                 if (what) r[e * K + k] = t;
                 else r[e * K + k] = mode == LG_ATT_NORM_NONE ? 1 : mode == LG_ATT_NORM_LIPSCHITZ ? anorm[k] * qi : cij;
             }

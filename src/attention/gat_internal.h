@@ -38,8 +38,9 @@ struct lg_gat_cache {
                      LeakyReLU), for B2 (not the reference form: it
                      recomputes them with their per-edge q_ij and c_ij)     */
     void *sd;     /* n x K: aeff_dst_k . x_ik                                 */
-    void *ss;     /* n x K: aeff_src_k . x_ik                                 */
-    void *nrm;    /* n x K: ||x_ik|| (Lipschitz modes)                        */
+    void *ss;     /* n x NS: per node, aeff_src_k . x_ik for the K heads, then
+                     (Lipschitz modes, NS = 2K; else NS = K) ||x_ik||: the
+                     scalars gathered per edge share a cache line            */
     void *q;      /* n x K: sqrt(||x_i||^2 + max_j ||x_j||^2 + eps) (paper)   */
     void *nmax;   /* n x K: max_{j in N(i)} ||x_jk|| (Lipschitz modes)         */
     void *amax;   /* n x K lg_idx: arg-max neighbour of the norms, -1 if N(i) empty */
