@@ -365,6 +365,51 @@ static void test_argmax_tie(void **state) {
     }
 }
 
+/* Rows of one in-edge (a directed cycle, no self-loops): the softmax gives
+ * exactly 1 (the kernel skips the exp there), and NaN as the general path
+ * does when the row's score is not finite (an infinite feature of node 3:
+ * row 3, whose own score it enters, and row 2, whose source it is). */
+static void test_single_edge_rows(void **state) {
+    (void)state;
+    enum { N = 7, K = 3 };
+    lg_idx src[N], dst[N];
+    for (lg_idx i = 0; i < N; i++) src[i] = (i + 1) % N, dst[i] = i;
+    for (int mi = 0; mi < LG_ATT_NORM_COUNT; mi++) {
+        lg_gat_config cfg = lg_gat_config_default(5, K, 4);
+        cfg.norm = (lg_att_norm)mi;
+        prob pr;
+        prob_init(&pr, &cfg, gpair_from_edges(N, N, src, dst, 0), 23, 1.0, 1.0);
+        for (int bad = 0; bad <= 1; bad++) {
+            if (bad) pr.in[3 * 5 + 1] = INFINITY;
+            float *in = to_f32(pr.in, N * 5), *par = to_f32(pr.params, pr.P);
+            float *out = malloc(sizeof(float) * (size_t)(N * pr.D)), att[N * K];
+            double *out64 = malloc(sizeof(double) * (size_t)(N * pr.D)), att64[N * K];
+            lg_gat_cache *c = NULL;
+            assert_true(out && out64);
+            assert_ok(lg_gat_cache_init_f32(&c, &cfg, N, N));
+            assert_ok(lg_gat_forward_f32(out, c, in, par, pr.gp.g, &cfg, 0, 1, 2));
+            assert_ok(lg_gat_attention_f32(att, c));
+            assert_ok(lg_gat_forward_f64(out64, pr.cache, pr.in, pr.params, pr.gp.g, &cfg, 0, 1, 2));
+            assert_ok(lg_gat_attention_f64(att64, pr.cache));
+            for (lg_idx i = 0; i < N; i++) {
+                const lg_idx e = pr.gp.g->p[i];
+                assert_int_equal(pr.gp.g->p[i + 1], e + 1);
+                for (lg_idx k = 0; k < K; k++) {
+                    if (bad && (i == 3 || i == 2)) {
+                        assert_true(isnan(att[e * K + k]) && isnan(att64[e * K + k]));
+                    } else {
+                        assert_true(att[e * K + k] == 1.0f);
+                        assert_true(att64[e * K + k] == 1.0);
+                    }
+                }
+            }
+            lg_gat_cache_free(c);
+            free(in), free(par), free(out), free(out64);
+        }
+        prob_free(&pr);
+    }
+}
+
 /* Without self-loops, a node with no in-neighbour outputs its bias exactly
  * and its input gradient is 0 (it sends to nobody either). */
 static void test_empty_row(void **state) {
@@ -1340,6 +1385,7 @@ int main(void) {
         cmocka_unit_test(test_zero_features_finite),
         cmocka_unit_test(test_argmax_tie),
         cmocka_unit_test(test_empty_row),
+        cmocka_unit_test(test_single_edge_rows),
         cmocka_unit_test(test_zero_attention_vector),
         cmocka_unit_test(test_score_bound_and_huge_inputs),
         cmocka_unit_test(test_fused_matches_naive),

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Usage: tools/same_bits.sh OLD_LIPGNN NEW_LIPGNN
 #
-# Checks that two builds of the `lipgnn` CLI train to the same bits: 17 models
-# (GAT, GT, classic GAT, the baselines, PubMed, TREES in batches and as one
+# Checks that two builds of the `lipgnn` CLI train to the same bits: 20 models
+# (GAT with 1 to 20 heads, GT, classic GAT, the baselines, PubMed, TREES in batches and as one
 # graph, a small SBM), 12 epochs each, at 1 and 2 threads, each saved with
 # --save and the two checkpoints (parameters and Adam state) compared byte for
 # byte. The protocol of every "the same bits" claim in bench/README.md since
@@ -26,6 +26,9 @@ models=(
   "--dataset cora --model gat --layers 3 --norm lipschitz-ref"
   "--dataset cora --model gat --layers 3 --norm pairnorm --heads 2 --hidden 16"
   "--dataset cora --model gat --layers 3 --norm none --heads 2 --hidden 8"
+  "--dataset cora --model gat --layers 2 --norm lipschitz --heads 8 --hidden 16"
+  "--dataset cora --model gat --layers 2 --norm lipschitz-ref --heads 3 --hidden 8"
+  "--dataset cora --model gat --layers 2 --norm lipschitz --heads 20 --hidden 4"
   "--dataset cora --model gat-classic"
   "--dataset cora --model gt --layers 3 --norm lipschitz"
   "--dataset cora --model gt --layers 3 --norm lipschitz-ref --heads 2 --hidden 16 --gate"

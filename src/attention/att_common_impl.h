@@ -73,9 +73,16 @@ static inline lg_real lg__anorm(const lg_real *x, lg_idx n) {
 /* The softmax of one row and head, in place: att[e K + k] for the edges
  * e in [e0, e1) (e1 > e0) of a row, head k of K, become exp(a - max) / sum,
  * the maximum subtracted (every exponent <= 0: no overflow; the sum >= 1) and
- * the sum's inverse multiplied. The one softmax of every attention layer. */
+ * the sum's inverse multiplied. A row of one edge with a finite score gets 1
+ * without the exp, which is what the general path computes (exp(0) = 1
+ * exactly; a non-finite score still gives NaN through it): TREES' leaves are
+ * half its rows. The one softmax of every attention layer. */
 static inline void lg__asoftmax(lg_real *att, lg_idx e0, lg_idx e1, lg_idx K, lg_idx k) {
     lg_real mx = att[e0 * K + k];
+    if (e1 == e0 + 1 && mx - mx == 0) { /* one finite score: exp(0) = 1, times 1/1 */
+        att[e0 * K + k] = 1;
+        return;
+    }
     for (lg_idx e = e0 + 1; e < e1; e++) mx = att[e * K + k] > mx ? att[e * K + k] : mx;
     lg_real z = 0;
     for (lg_idx e = e0; e < e1; e++) {
