@@ -91,7 +91,8 @@ static lg_status lg__gat_bufs(const void *cfg, lg_idx n, lg_idx nnz, int lent_ma
     lg_idx K = c->heads, kc = c->heads * c->head_dim, d = lg_gat_out_dim(c);
     int lip = c->norm != LG_ATT_NORM_NONE, paper = c->norm == LG_ATT_NORM_LIPSCHITZ,
         ref = c->norm == LG_ATT_NORM_LIPSCHITZ_REF;
-    /* every count below is at most max(n, nnz) * kc or nchunk * (3kc + K) */
+    /* every count below is at most 2 max(n, nnz) kc or nchunk (3kc + K): the
+     * check leaves a factor 16 */
     LG_CHECK(lg__att_check_sizes("GAT", n, nnz, LG_MAX(n, nnz), kc));
     lg_idx nch = (n + LG__GAT_CHUNK - 1) / LG__GAT_CHUNK;
     *nchunk = nch;
