@@ -44,6 +44,48 @@ static void test_adam_thread_invariant(void **state) {
     assert_memory_equal(v1, v2, sizeof v1);
 }
 
+/* Every instruction-set variant of Adam gives the bits of the update written
+ * out in scalar float (the order of optim.h's formula), over a length that
+ * spans chunks and ends inside a vector, with tiny and zero gradients (the eps
+ * region) and a NaN gradient that must stay in its own element. */
+static void test_adam_isa_variants_bitwise(void **state) {
+    (void)state;
+    enum { N = 100003 };
+    static float p[N], g[N], m[N], v[N], pr[N], mr[N], vr[N];
+    const char *isa[3] = {"baseline", "avx2", "avx512"};
+    const lg_adam a = {0.005, 0.9, 0.999, 1e-8, 5e-4};
+    int compared = 0;
+    for (int i = 0; i < 3; i++) {
+        if (lg_set_kernel_isa(isa[i]) != LG_OK) continue;
+        for (int k = 0; k < N; k++) {
+            pr[k] = p[k] = (float)sin(0.37 * k);
+            mr[k] = m[k] = vr[k] = v[k] = 0;
+        }
+        for (long t = 1; t <= 3; t++) {
+            for (int k = 0; k < N; k++) g[k] = k % 5 == 0 ? 0.0f : (float)cos(1.3 * k + t) * (k % 7 == 0 ? 1e-9f : 1.0f);
+            g[12345] = NAN;
+            lg__adam_step(&a, t, p, g, m, v, N);
+            const double bc1 = 1.0 - pow(a.beta1, (double)t), bc2 = 1.0 - pow(a.beta2, (double)t);
+            const float step = (float)(a.lr / bc1), rbc2 = (float)(1.0 / sqrt(bc2));
+            const float b1 = (float)a.beta1, b2 = (float)a.beta2, eps = (float)a.eps, wd = (float)a.weight_decay;
+            for (int k = 0; k < N; k++) {
+                float gg = g[k] + wd * pr[k];
+                mr[k] = b1 * mr[k] + (1.0f - b1) * gg;
+                vr[k] = b2 * vr[k] + (1.0f - b2) * gg * gg;
+                pr[k] -= step * mr[k] / (sqrtf(vr[k]) * rbc2 + eps);
+            }
+        }
+        assert_memory_equal(p, pr, sizeof p);
+        assert_memory_equal(m, mr, sizeof m);
+        assert_memory_equal(v, vr, sizeof v);
+        assert_true(isnan(p[12345]) && !isnan(p[12344]) && !isnan(p[12346]));
+        compared++;
+    }
+    assert_ok(lg_set_kernel_isa("auto"));
+    assert_true(compared >= 1);
+    if (compared < 3) print_message("test_adam_isa_variants_bitwise: %d of 3 variants run on this CPU\n", compared);
+}
+
 static void test_explode(void **state) {
     (void)state;
     lg_explode d;
@@ -124,6 +166,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_adam_matches_reference),
         cmocka_unit_test(test_adam_thread_invariant),
+        cmocka_unit_test(test_adam_isa_variants_bitwise),
         cmocka_unit_test(test_explode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

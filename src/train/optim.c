@@ -4,19 +4,42 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "core/isa.h"
+#include "nn/nn_common.h"
 #include "train/optim.h"
+
+/* Adam over the n values from p, grad, m, v (one chunk), the step's
+ * constants given. The compiler vectorises it for each instruction set
+ * (core/isa.h): the same operations per element in the same order (no FMA
+ * contraction; sqrt and division are exact IEEE operations at every width),
+ * so the same bits. The file is compiled with -fno-math-errno (sqrtf would
+ * otherwise branch to set errno, which keeps the loop scalar; v >= 0 here). */
+LG__ALWAYS_INLINE void lg__adam_body(float *restrict p, const float *restrict grad, float *restrict m,
+                                     float *restrict v, long long n, float step, float rbc2, float b1, float b2,
+                                     float eps, float wd) {
+    for (long long k = 0; k < n; k++) {
+        float g = grad[k] + wd * p[k];
+        m[k] = b1 * m[k] + (1.0f - b1) * g;
+        v[k] = b2 * v[k] + (1.0f - b2) * g * g;
+        p[k] -= step * m[k] / (sqrtf(v[k]) * rbc2 + eps);
+    }
+}
+LG__ISA_VARIANTS(lg__adam,
+                 (float *restrict p, const float *restrict grad, float *restrict m, float *restrict v, long long n,
+                  float step, float rbc2, float b1, float b2, float eps, float wd),
+                 (p, grad, m, v, n, step, rbc2, b1, b2, eps, wd))
 
 void lg__adam_step(const lg_adam *a, long t, float *p, const float *grad, float *m, float *v, size_t n) {
     const double bc1 = 1.0 - pow(a->beta1, (double)t), bc2 = 1.0 - pow(a->beta2, (double)t);
     const float step = (float)(a->lr / bc1), rbc2 = (float)(1.0 / sqrt(bc2));
     const float b1 = (float)a->beta1, b2 = (float)a->beta2, eps = (float)a->eps, wd = (float)a->weight_decay;
-    const long long nn = (long long)n;
-#pragma omp parallel for schedule(static)
-    for (long long k = 0; k < nn; k++) {
-        float g = grad[k] + wd * p[k];
-        m[k] = b1 * m[k] + (1.0f - b1) * g;
-        v[k] = b2 * v[k] + (1.0f - b2) * g * g;
-        p[k] -= step * m[k] / (sqrtf(v[k]) * rbc2 + eps);
+    void (*f)(float *restrict, const float *restrict, float *restrict, float *restrict, long long, float, float, float,
+              float, float, float) = LG__ISA_PICK(lg__adam);
+    const long long nn = (long long)n, nc = (nn + LG__NN_CHUNK - 1) / LG__NN_CHUNK;
+#pragma omp parallel for schedule(static) if (nn >= LG__NN_PAR_MIN)
+    for (long long c = 0; c < nc; c++) {
+        const long long k0 = c * LG__NN_CHUNK;
+        f(p + k0, grad + k0, m + k0, v + k0, LG_MIN(LG__NN_CHUNK, nn - k0), step, rbc2, b1, b2, eps, wd);
     }
 }
 
