@@ -101,21 +101,11 @@ static inline int lg__akeep(uint64_t key, lg_idx e, lg_idx K, lg_idx k, double p
     return (double)(h >> 11) * 0x1.0p-53 >= p;
 }
 
-/* Gathered rows are latency-bound: each edge pass prefetches the rows of the
- * edge lg__apf(w) ahead (in the whole CSR, across row ends), w values being
- * gathered an edge: LG__ATT_PF_DIST edges, or fewer for wide rows, so that
- * about LG__ATT_PF_BYTES are in flight (rows of 2 KB, 8 heads of 64: 2 edges
- * ahead, B1 15% faster than 8; bench/README.md, stop 31). */
+/* Gathered rows are latency-bound: each edge pass prefetches the row of the
+ * edge LG__ATT_PF_DIST ahead (in the whole CSR, across row ends). */
 #ifndef LG__ATT_PF_DIST
 #define LG__ATT_PF_DIST 8
 #endif
-#define LG__ATT_PF_BYTES 4096
-
-/* The prefetch distance in edges for w values gathered an edge (>= 1). */
-static inline lg_idx lg__apf(lg_idx w) {
-    const lg_idx d = LG__ATT_PF_BYTES / ((lg_idx)sizeof(lg_real) * (w > 1 ? w : 1));
-    return d < 1 ? 1 : d > LG__ATT_PF_DIST ? LG__ATT_PF_DIST : d;
-}
 
 /* Prefetches the len values of row r into the cache. */
 static inline void lg__aprefetch(const lg_real *r, lg_idx len) {

@@ -75,7 +75,6 @@ lg_status LG_FN(lg_cosatt_forward)(lg_real *out, lg_cosatt_cache *cache, const l
 
     const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C;
     const lg_idx P = 3 * KC, D = cfg->out_dim;
-    const lg_idx pf2 = lg__apf(2 * KC); /* prefetch distance of the k | v rows */
     const lg_real tau = (lg_real)cfg->tau, nu = (lg_real)cfg->nu, eps = (lg_real)cfg->eps;
     const lg_real *W = params, *bias = params + F * P, *Wo = bias + P, *bo = Wo + KC * D;
     lg_real *zh = cache->zh, *rinv = cache->rinv, *att = cache->att, *msg = cache->msg;
@@ -114,7 +113,7 @@ lg_status LG_FN(lg_cosatt_forward)(lg_real *out, lg_cosatt_cache *cache, const l
             if (e1 == e0) continue;
             for (lg_idx e = e0; e < e1; e++) {
                 const lg_real *kj = zh + g->j[e] * P + KC;
-                if (e + pf2 < nnz) lg__aprefetch(zh + g->j[e + pf2] * P + KC, 2 * KC);
+                if (e + LG__ATT_PF_DIST < nnz) lg__aprefetch(zh + g->j[e + LG__ATT_PF_DIST] * P + KC, 2 * KC);
                 for (lg_idx k = 0; k < K; k++) att[e * K + k] = tau * lg__adot(qi + k * C, kj + k * C, C);
             }
             for (lg_idx k = 0; k < K; k++) lg__asoftmax(att, e0, e1, K, k);
@@ -149,7 +148,6 @@ lg_status LG_FN(lg_cosatt_backward)(lg_real *d_in, lg_real *d_params, const lg_r
 
     const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C;
     const lg_idx P = 3 * KC, D = cfg->out_dim, PW = P + D;
-    const lg_idx pf2 = lg__apf(2 * KC); /* prefetch distance of the gathered rows */
     const lg_real tau = (lg_real)cfg->tau, nu = (lg_real)cfg->nu;
     const lg_real *W = params, *Wo = params + F * P + P;
     const lg_real *zh = cache->zh, *rinv = cache->rinv, *att = cache->att, *msg = cache->msg;
@@ -175,7 +173,7 @@ lg_status LG_FN(lg_cosatt_backward)(lg_real *d_in, lg_real *d_params, const lg_r
         for (lg_idx c = 0; c < KC; c++) dq[c] = 0;
         for (lg_idx e = e0; e < e1; e++) {
             const lg_real *vj = zh + g->j[e] * P + 2 * KC;
-            if (e + pf2 < nnz) lg__aprefetch(zh + g->j[e + pf2] * P + KC, 2 * KC);
+            if (e + LG__ATT_PF_DIST < nnz) lg__aprefetch(zh + g->j[e + LG__ATT_PF_DIST] * P + KC, 2 * KC);
             for (lg_idx k = 0; k < K; k++) eds[e * K + k] = nu * lg__adot(dmi + k * C, vj + k * C, C);
         }
         for (lg_idx k = 0; k < K; k++) {
@@ -206,9 +204,9 @@ lg_status LG_FN(lg_cosatt_backward)(lg_real *d_in, lg_real *d_params, const lg_r
             for (lg_idx t = gT->p[j]; t < gT->p[j + 1]; t++) {
                 const lg_idx i = gT->j[t];
                 const lg_real *qi = zh + i * P, *dmi = dm + i * KC, *rc = rec + t * 2 * K;
-                if (t + pf2 < nnz) {
-                    lg__aprefetch(zh + gT->j[t + pf2] * P, KC);
-                    lg__aprefetch(dm + gT->j[t + pf2] * KC, KC);
+                if (t + LG__ATT_PF_DIST < nnz) {
+                    lg__aprefetch(zh + gT->j[t + LG__ATT_PF_DIST] * P, KC);
+                    lg__aprefetch(dm + gT->j[t + LG__ATT_PF_DIST] * KC, KC);
                 }
                 for (lg_idx k = 0; k < K; k++) {
                     lg__aaxpy(dk + k * C, rc[K + k], qi + k * C, C);

@@ -162,7 +162,6 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
     const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim;
     const lg_idx K = LG__ATT_K(cfg->heads), C = LG__ATT_C(cfg->head_dim), KC = K * C;
     const lg_idx D = LG__ATT_D(lg_gat_out_dim(cfg));
-    const lg_idx pf = lg__apf(KC); /* prefetch distance of the rows of XP */
     const int concat = cfg->concat;
     const lg_att_norm mode = cfg->norm;
     const int lip = mode != LG_ATT_NORM_NONE, paper = mode == LG_ATT_NORM_LIPSCHITZ;
@@ -250,7 +249,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
             /* aggregation, edge-major over whole rows of XP */
             for (lg_idx e = e0; e < e1; e++) {
                 const lg_real *xj = xp + g->j[e] * KC;
-                if (e + pf < nnz) lg__aprefetch(xp + g->j[e + pf] * KC, KC);
+                if (e + LG__ATT_PF_DIST < nnz) lg__aprefetch(xp + g->j[e + LG__ATT_PF_DIST] * KC, KC);
                 for (lg_idx k = 0; k < K; k++) {
                     lg_real w = att[e * K + k];
                     if (drop) w *= mk[lg__akeep(key, e, K, k, p)];
@@ -293,7 +292,6 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
     const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim;
     const lg_idx K = LG__ATT_K(cfg->heads), C = LG__ATT_C(cfg->head_dim), KC = K * C;
     const lg_idx D = LG__ATT_D(lg_gat_out_dim(cfg)), PW = 2 * KC + K + D;
-    const lg_idx pf = lg__apf(D); /* prefetch distance of B1's rows of dL/d out */
     const int concat = cfg->concat;
     const lg_att_norm mode = cfg->norm;
     const int lip = mode != LG_ATT_NORM_NONE, paper = mode == LG_ATT_NORM_LIPSCHITZ,
@@ -338,9 +336,9 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
             const lg_idx e = tedge[t];
             const lg_real *gi = d_out + gT->j[t] * D;
             lg_real *r = rec + t * RW;
-            if (t + pf < nnz) {
-                lg__aprefetch(d_out + gT->j[t + pf] * D, D);
-                __builtin_prefetch(att + tedge[t + pf] * K);
+            if (t + LG__ATT_PF_DIST < nnz) {
+                lg__aprefetch(d_out + gT->j[t + LG__ATT_PF_DIST] * D, D);
+                __builtin_prefetch(att + tedge[t + LG__ATT_PF_DIST] * K);
             }
             for (lg_idx k = 0; k < K; k++) {
                 const lg_real f = drop ? mk[lg__akeep(key, e, K, k, p)] : 1; /* dropout factor */

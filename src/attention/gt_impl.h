@@ -156,7 +156,6 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_forward))(lg_real *out, lg_gt_cache *cache, co
     const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim;
     const lg_idx K = LG__ATT_K(cfg->heads), C = LG__ATT_C(cfg->head_dim), KC = K * C;
     const lg_idx D = LG__ATT_D(lg_gt_out_dim(cfg)), P = 3 * KC + D;
-    const lg_idx pf2 = lg__apf(2 * KC), pf1 = lg__apf(KC); /* prefetch distances: k | v rows, v rows */
     const int concat = cfg->concat, gate = cfg->gate;
     const lg_att_norm mode = cfg->norm;
     const int lip = mode != LG_ATT_NORM_NONE, ref = mode == LG_ATT_NORM_LIPSCHITZ_REF;
@@ -225,7 +224,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_forward))(lg_real *out, lg_gt_cache *cache, co
                 /* scores, edge-major over whole key rows (kept for B1 in the Lipschitz modes) */
                 for (lg_idx e = e0; e < e1; e++) {
                     const lg_real *kj = z + g->j[e] * P + KC;
-                    if (e + pf2 < nnz) lg__aprefetch(z + g->j[e + pf2] * P + KC, 2 * KC);
+                    if (e + LG__ATT_PF_DIST < nnz) lg__aprefetch(z + g->j[e + LG__ATT_PF_DIST] * P + KC, 2 * KC);
                     for (lg_idx k = 0; k < K; k++) {
                         const lg_real t =
                             lg__adot(zi + k * C, kj + k * C, C) * lg__tcoef(mode, isc, lip ? den[i * K + k] : 1);
@@ -238,7 +237,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_forward))(lg_real *out, lg_gt_cache *cache, co
                 /* aggregation, edge-major over whole value rows */
                 for (lg_idx e = e0; e < e1; e++) {
                     const lg_real *vj = z + g->j[e] * P + 2 * KC;
-                    if (e + pf1 < nnz) lg__aprefetch(z + g->j[e + pf1] * P + 2 * KC, KC);
+                    if (e + LG__ATT_PF_DIST < nnz) lg__aprefetch(z + g->j[e + LG__ATT_PF_DIST] * P + 2 * KC, KC);
                     for (lg_idx k = 0; k < K; k++) {
                         lg_real w = att[e * K + k];
                         if (drop) w = lg__akeep(key, e, K, k, p) ? w * dscale : 0;
@@ -292,7 +291,6 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
     const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim;
     const lg_idx K = LG__ATT_K(cfg->heads), C = LG__ATT_C(cfg->head_dim), KC = K * C;
     const lg_idx D = LG__ATT_D(lg_gt_out_dim(cfg)), P = 3 * KC + D, PW = lg__gt_part_width(cfg);
-    const lg_idx pf2 = lg__apf(2 * KC), pfc = lg__apf(C), pfd = lg__apf(KC + D); /* prefetch distances */
     const int concat = cfg->concat, gate = cfg->gate;
     const lg_att_norm mode = cfg->norm;
     const int lip = mode != LG_ATT_NORM_NONE, paper = mode == LG_ATT_NORM_LIPSCHITZ,
@@ -346,7 +344,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
         for (lg_idx e = e0; e < e1; e++) {
             const lg_real *vj = z + g->j[e] * P + 2 * KC;
             lg_real *rc = rec + tpos[e] * RW;
-            if (e + pf2 < nnz) lg__aprefetch(z + g->j[e + pf2] * P + KC, 2 * KC);
+            if (e + LG__ATT_PF_DIST < nnz) lg__aprefetch(z + g->j[e + LG__ATT_PF_DIST] * P + KC, 2 * KC);
             for (lg_idx k = 0; k < K; k++) {
                 lg_real d = concat ? lg__adot(dmi + k * C, vj + k * C, C) : lg__adot(dmi, vj + k * C, C) * invK;
                 lg_real a = att[e * K + k];
@@ -371,7 +369,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
             for (lg_idx e = e0; e < e1; e++) {
                 const lg_idx j = g->j[e];
                 const lg_real *kj = z + j * P + KC + k * C;
-                if (e + pfc < e1) lg__aprefetch(z + g->j[e + pfc] * P + KC + k * C, C);
+                if (e + LG__ATT_PF_DIST < e1) lg__aprefetch(z + g->j[e + LG__ATT_PF_DIST] * P + KC + k * C, C);
                 lg_real dt = att[e * K + k] * (eds[e * K + k] - S); /* softmax backward */
                 if (lip) {
                     T += dt * tsc[e * K + k]; /* sum_j dt_ij t_ij (t as the forward kept it) */
@@ -428,9 +426,9 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
             for (lg_idx t = gT->p[j]; t < gT->p[j + 1]; t++) {
                 const lg_idx i = gT->j[t];
                 const lg_real *qi = z + i * P, *dmi = dm + i * D, *rc = rec + t * RW;
-                if (t + pfd < nnz) {
-                    lg__aprefetch(z + gT->j[t + pfd] * P, KC);
-                    lg__aprefetch(dm + gT->j[t + pfd] * D, D);
+                if (t + LG__ATT_PF_DIST < nnz) {
+                    lg__aprefetch(z + gT->j[t + LG__ATT_PF_DIST] * P, KC);
+                    lg__aprefetch(dm + gT->j[t + LG__ATT_PF_DIST] * D, D);
                 }
                 for (lg_idx k = 0; k < K; k++) {
                     lg__aaxpy(dk + k * C, rc[K + k], qi + k * C, C);

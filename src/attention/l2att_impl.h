@@ -134,7 +134,6 @@ lg_status LG_FN(lg_l2att_forward)(lg_real *out, lg_l2att_cache *cache, const lg_
     cache->have_fwd = 0;
 
     const lg_idx n = g->n, F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C, D = cfg->out_dim;
-    const lg_idx pfc = lg__apf(C), pf1 = lg__apf(KC); /* prefetch distances */
     const lg_real *Wq = params, *V = params + F * KC, *Wo = V + KC * C, *bias = Wo + KC * D;
     lg_real *q = cache->q, *qn = cache->qn, *att = cache->att, *m = cache->m, *o = cache->o;
     const lg_real isc = LG_R(1.0) / LG_SQRT((lg_real)C);
@@ -166,7 +165,7 @@ lg_status LG_FN(lg_l2att_forward)(lg_real *out, lg_l2att_cache *cache, const lg_
                 const lg_real qni = qn[i * K + k];
                 for (lg_idx e = e0; e < e1; e++) {
                     const lg_idx j = g->j[e];
-                    if (e + pfc < e1) __builtin_prefetch(q + g->j[e + pfc] * KC + k * C);
+                    if (e + LG__ATT_PF_DIST < e1) __builtin_prefetch(q + g->j[e + LG__ATT_PF_DIST] * KC + k * C);
                     lg_real s = j == i ? 0 : -((qni + qn[j * K + k]) - 2 * lg__adot(qi + k * C, q + j * KC + k * C, C)) * isc;
                     att[e * K + k] = s;
                 }
@@ -175,7 +174,7 @@ lg_status LG_FN(lg_l2att_forward)(lg_real *out, lg_l2att_cache *cache, const lg_
             for (lg_idx c = 0; c < KC; c++) mi[c] = 0;
             for (lg_idx e = e0; e < e1; e++) {
                 const lg_real *qj = q + g->j[e] * KC;
-                if (e + pf1 < e1) lg__aprefetch(q + g->j[e + pf1] * KC, KC);
+                if (e + LG__ATT_PF_DIST < e1) lg__aprefetch(q + g->j[e + LG__ATT_PF_DIST] * KC, KC);
                 for (lg_idx k = 0; k < K; k++) lg__aaxpy(mi + k * C, att[e * K + k], qj + k * C, C);
             }
         }
@@ -218,7 +217,6 @@ lg_status LG_FN(lg_l2att_backward)(lg_real *d_in, lg_real *d_params, const lg_re
     LG_CHECK(lg__att_check_backward_graphs(&cache->head, g, gT, cache->n, cache->nnz, fn));
 
     const lg_idx n = g->n, F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C, D = cfg->out_dim;
-    const lg_idx pf1 = lg__apf(KC); /* prefetch distance */
     const lg_real *Wq = params, *V = params + F * KC, *Wo = V + KC * C, *bias = Wo + KC * D;
     lg_real *dWq = d_params, *dV = d_params + F * KC, *dWo = dV + KC * C, *db = dWo + KC * D;
     const lg_real *q = cache->q, *att = cache->att, *m = cache->m, *o = cache->o;
@@ -295,7 +293,7 @@ lg_status LG_FN(lg_l2att_backward)(lg_real *d_in, lg_real *d_params, const lg_re
         for (lg_idx t = gT->p[j]; t < gT->p[j + 1]; t++) {
             const lg_idx i = gT->j[t], e = tedge[t];
             const lg_real *dmi = dM + i * KC, *qi = q + i * KC;
-            if (t + pf1 < gT->p[j + 1]) lg__aprefetch(dM + gT->j[t + pf1] * KC, KC);
+            if (t + LG__ATT_PF_DIST < gT->p[j + 1]) lg__aprefetch(dM + gT->j[t + LG__ATT_PF_DIST] * KC, KC);
             for (lg_idx k = 0; k < K; k++) {
                 lg__aaxpy(dqj + k * C, att[e * K + k], dmi + k * C, C);
                 if (i == j) continue;
