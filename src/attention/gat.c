@@ -103,7 +103,7 @@ static lg_status lg__gat_bufs(const void *cfg, lg_idx n, lg_idx nnz, int lent_ma
     LG__B(att, LG__ACT, 0, nnz * K);
     LG__B(tsc, LG__ACT, 0, ref ? 0 : nnz * K);
     LG__B(sd, LG__ACT, 0, n * K);
-    LG__B(ss, LG__ACT, 0, (lip ? 2 : 1) * n * K);
+    LG__B(ss, LG__ACT, 0, n * lg__gat_ns(K, lip));
     LG__B(q, LG__ACT, 0, paper ? n * K : 0);
     LG__B(nmax, LG__ACT, 0, lip ? n * K : 0);
     LG__B(amax, LG__ACT, 1, lip ? n * K : 0);

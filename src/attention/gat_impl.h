@@ -138,7 +138,7 @@ typedef struct {
 
 static void LG__ATT_FN(LG_FN(lg__gat_nodes))(void *v, lg_idx j0, lg_idx j1) {
     const LG__ATT_FN(LG_FN(lg__gat_nodes_ctx)) *x = v;
-    const lg_idx K = LG__ATT_K(x->K), C = LG__ATT_C(x->C), KC = K * C, NS = x->lip ? 2 * K : K;
+    const lg_idx K = LG__ATT_K(x->K), C = LG__ATT_C(x->C), KC = K * C, NS = lg__gat_ns(K, x->lip);
     for (lg_idx j = j0; j < j1; j++) {
         const lg_real *xj = x->xp + j * KC;
         for (lg_idx k = 0; k < K; k++) {
@@ -168,7 +168,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
     const lg_real sc = (lg_real)cfg->lip_scale, slope = (lg_real)cfg->negative_slope;
     const lg_real eps = LG_R(LG__GAT_EPS), invK = LG_R(1.0) / (lg_real)K;
     const lg_real *W = params, *a_dst = params + F * KC, *a_src = a_dst + KC, *bias = a_src + KC;
-    const lg_idx NS = lip ? 2 * K : K; /* per-node source scalars: K scores, then K norms */
+    const lg_idx NS = lg__gat_ns(K, lip); /* per-node source scalars: K scores, then K norms */
     lg_real *xp = cache->xp, *att = cache->att, *sd = cache->sd, *ss = cache->ss;
     lg_real *nrm = lip && n > 0 ? ss + K : NULL;
     lg_real *q = cache->q, *aeff = cache->aeff, *anorm = cache->anorm, *nmax = cache->nmax, *tsc = cache->tsc;
@@ -298,7 +298,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
               ref = mode == LG_ATT_NORM_LIPSCHITZ_REF;
     const lg_real sc = (lg_real)cfg->lip_scale, slope = (lg_real)cfg->negative_slope;
     const lg_real invK = LG_R(1.0) / (lg_real)K;
-    const lg_idx NS = lip ? 2 * K : K;
+    const lg_idx NS = lg__gat_ns(K, lip);
     const lg_real *W = params, *a_dst = params + F * KC, *a_src = a_dst + KC;
     const lg_real *xp = cache->xp, *att = cache->att, *sd = cache->sd, *ss = cache->ss;
     const lg_real *nrm = lip && n > 0 ? ss + K : NULL;
@@ -524,17 +524,18 @@ static lg_status LG_FN(lg__gat_edge_readout)(lg_real *r, const lg_gat_cache *cac
     const lg_idx K = cache->cfg.heads;
     const lg_att_norm mode = cache->cfg.norm;
     const lg_real sc = (lg_real)cache->fcfg.lip_scale;
-    const lg_idx NS = mode != LG_ATT_NORM_NONE ? 2 * K : K;
+    const int lip = mode != LG_ATT_NORM_NONE;
+    const lg_idx NS = lg__gat_ns(K, lip);
     const lg_real *sd = cache->sd, *ss = cache->ss, *q = cache->q, *anorm = cache->anorm;
-    const lg_real *nrm = NS > K && g->n > 0 ? ss + K : NULL;
+    const lg_real *nrm = lip && g->n > 0 ? ss + K : NULL;
     const lg_idx *amax = cache->amax;
     for (lg_idx i = 0; i < g->n; i++)
         for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) {
             const lg_idx j = g->j[e];
             for (lg_idx k = 0; k < K; k++) {
                 lg_real qi = mode == LG_ATT_NORM_LIPSCHITZ ? q[i * K + k] : 1;
-                lg_real m = mode != LG_ATT_NORM_NONE ? nrm[amax[i * K + k] * NS + k] : 0;
-                lg_real nj = mode != LG_ATT_NORM_NONE ? nrm[j * NS + k] : 0, qr = 0, cij = 1;
+                lg_real m = lip ? nrm[amax[i * K + k] * NS + k] : 0;
+                lg_real nj = lip ? nrm[j * NS + k] : 0, qr = 0, cij = 1;
                 lg_real t = lg__gscore(mode, sd[i * K + k] + ss[j * NS + k], sc, qi, m, nj, 4 * anorm[k], &qr, &cij);
                 if (what) r[e * K + k] = t;
                 else r[e * K + k] = mode == LG_ATT_NORM_NONE ? 1 : mode == LG_ATT_NORM_LIPSCHITZ ? anorm[k] * qi : cij;

@@ -68,6 +68,11 @@ struct lg_gat_cache {
                      PW = 2KC + K + D                                          */
 };
 
+/* Values per node of the cache's ss for K heads: the K source scores, then
+ * (Lipschitz modes, lip = 1) the K norms, so that a gathered source costs one
+ * cache line. The layout's one definition (gat.c allocates, gat_impl.h reads). */
+static inline lg_idx lg__gat_ns(lg_idx K, int lip) { return lip ? 2 * K : K; }
+
 /* Validates the pair (cache, cfg) for a kernel of scalar size rs. */
 lg_status lg__gat_check_cache(const lg_gat_cache *cache, const lg_gat_config *cfg, size_t rs,
                               const char *fn);
