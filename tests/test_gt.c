@@ -571,7 +571,7 @@ static void test_threads_bitwise(void **state) {
 }
 
 /* The instruction-set variants of forward and backward (gt_impl.h,
- * LG__ISA_FILE) and, at one head of 64, the shape variants (LG__ATT_SHAPE)
+ * LG__ISA_FILE) and, at one head of 64, the shape variants (LG__ATT_SHAPE_K, _C)
  * give the general baseline's bits: outputs, attention, every gradient,
  * each norm, with and without concat and gate, dropout on, head widths with
  * and without a tail after lg__adot's 8 partial sums. A variant the CPU lacks

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Usage: tools/same_bits.sh OLD_LIPGNN NEW_LIPGNN
 #
-# Checks that two builds of the `lipgnn` CLI train to the same bits: 20 models
-# (GAT with 1 to 20 heads, GT, classic GAT, the baselines, PubMed, TREES in batches and as one
-# graph, a small SBM), 12 epochs each, at 1 and 2 threads, each saved with
-# --save and the two checkpoints (parameters and Adam state) compared byte for
-# byte. The protocol of every "the same bits" claim in bench/README.md since
-# stop 31. Needs $LIPGNN_DATA (Cora and PubMed); exit status 1 on any
-# difference or failed run, 2 on a usage error.
+# Checks that two builds of the `lipgnn` CLI train to the same bits: 22 models
+# (GAT with 1 to 20 heads and at 8 heads of 64, GT, classic GAT, the baselines,
+# PubMed, TREES in batches and as one graph, a small SBM), 12 epochs each, at
+# 1 and 2 threads, each saved with --save and the two checkpoints (parameters
+# and Adam state) compared byte for byte. The protocol of every "the same
+# bits" claim in bench/README.md since stop 31 (20 models until stop 32).
+# Needs $LIPGNN_DATA (Cora and PubMed); exit status 1 on any difference or
+# failed run, 2 on a usage error.
 set -uo pipefail
 if [ $# -ne 2 ] || [ ! -x "$1" ] || [ ! -x "$2" ]; then
   echo "usage: $0 OLD_LIPGNN NEW_LIPGNN (two executable lipgnn binaries)" >&2
@@ -29,6 +30,8 @@ models=(
   "--dataset cora --model gat --layers 2 --norm lipschitz --heads 8 --hidden 16"
   "--dataset cora --model gat --layers 2 --norm lipschitz-ref --heads 3 --hidden 8"
   "--dataset cora --model gat --layers 2 --norm lipschitz --heads 20 --hidden 4"
+  "--dataset cora --model gat --layers 3 --norm lipschitz --heads 8 --hidden 64"
+  "--dataset cora --model gat --layers 2 --norm lipschitz-ref --heads 8 --hidden 64"
   "--dataset cora --model gat-classic"
   "--dataset cora --model gt --layers 3 --norm lipschitz"
   "--dataset cora --model gt --layers 3 --norm lipschitz-ref --heads 2 --hidden 16 --gate"

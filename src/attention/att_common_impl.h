@@ -6,27 +6,29 @@
 #ifndef LG_ATT_COMMON_IMPL_H
 #define LG_ATT_COMMON_IMPL_H
 
-/* Shape variants (core/isa.h): a file that defines LG__ATT_SHAPED before
- * including an impl compiles its forward and backward with the shape below
- * fixed: LG__ATT_SHAPE_K heads of LG__ATT_SHAPE_C values (and D = C, one
- * head's output width, concatenated or averaged), named with the suffix
- * LG__ATT_SHAPE_SUFFIX; the dispatchers call them when LG__ATT_SHAPE_OF(cfg)
- * holds. One head of 64 is the deep models' width (the paper's and the
- * suite's narrow configurations), where the loops per edge are short enough
- * for their overhead to count (bench/README.md: DeepGAT 30's epoch 13-16%
- * shorter). Elsewhere the sizes are the configuration's. */
-#define LG__ATT_SHAPE_K 1
-#define LG__ATT_SHAPE_C 64
-#define LG__ATT_SHAPE_SUFFIX _k1c64
-#define LG__ATT_SHAPE_OF(cfg) ((cfg) && (cfg)->heads == LG__ATT_SHAPE_K && (cfg)->head_dim == LG__ATT_SHAPE_C)
+/* Shape variants (core/isa.h): a file that defines LG__ATT_SHAPE_K and
+ * LG__ATT_SHAPE_C before including an impl compiles its forward and backward
+ * with that shape fixed: K heads of C values (and D = C, one head's output
+ * width, at one head; D from the configuration otherwise: concatenated or
+ * averaged), named with the suffix _k<K>c<C>; the dispatchers call them when
+ * the configuration has that shape. The shapes: one head of 64 (GAT and GT:
+ * the deep models' width, the paper's and the suite's narrow
+ * configurations), where the loops per edge are short enough for their
+ * overhead to count (bench/README.md: DeepGAT 30's epoch 13-16% shorter), and
+ * for GAT 8 heads of 64 (the paper's setting: the per-edge passes about 10%
+ * shorter, an epoch 3%). Elsewhere the sizes are the configuration's. */
+#define LG__ATT_IS(cfg, k, c) ((cfg) && (cfg)->heads == (k) && (cfg)->head_dim == (c))
 /* An attention layer's public function pub over its impl (forward or
- * backward): the variant of this CPU, and the shape variant when the
- * function's argument named cfg has that shape (core/isa.h). */
-#define LG__ATT_PUBLIC(ret, pub, impl, params, args)                                                     \
-    LG__ISA_PUBLIC_SHAPE(ret, pub, impl, LG__CAT(impl, LG__ATT_SHAPE_SUFFIX), LG__ATT_SHAPE_OF(cfg), params, \
-                         args)
-#ifdef LG__ATT_SHAPED
-#define LG__ATT_FN(name) LG__ISA_FN(LG__CAT(name, LG__ATT_SHAPE_SUFFIX))
+ * backward): the variant of this CPU, and the shape variant at one head of 64
+ * when the function's argument named cfg has that shape (core/isa.h);
+ * LG__ATT_PUBLIC_8H also at 8 heads of 64. */
+#define LG__ATT_PUBLIC(ret, pub, impl, params, args) \
+    LG__ISA_PUBLIC_SHAPE(ret, pub, impl, LG__CAT(impl, _k1c64), LG__ATT_IS(cfg, 1, 64), params, args)
+#define LG__ATT_PUBLIC_8H(ret, pub, impl, params, args)                                                    \
+    LG__ISA_PUBLIC_SHAPE2(ret, pub, impl, LG__CAT(impl, _k1c64), LG__ATT_IS(cfg, 1, 64), LG__CAT(impl, _k8c64), \
+                          LG__ATT_IS(cfg, 8, 64), params, args)
+#ifdef LG__ATT_SHAPE_K
+#define LG__ATT_FN(name) LG__ISA_FN(LG__CAT(name, LG__CAT(LG__CAT(_k, LG__ATT_SHAPE_K), LG__CAT(c, LG__ATT_SHAPE_C))))
 #define LG__ATT_K(k) ((lg_idx)LG__ATT_SHAPE_K)
 #define LG__ATT_C(c) ((lg_idx)LG__ATT_SHAPE_C)
 #define LG__ATT_D(d) (LG__ATT_SHAPE_K == 1 ? (lg_idx)LG__ATT_SHAPE_C : (d))
@@ -102,9 +104,16 @@ static inline int lg__akeep(uint64_t key, lg_idx e, lg_idx K, lg_idx k, double p
 }
 
 /* Gathered rows are latency-bound: each edge pass prefetches the row of the
- * edge LG__ATT_PF_DIST ahead (in the whole CSR, across row ends). */
+ * edge LG__ATT_PF_DIST ahead (in the whole CSR, across row ends): 8, or 2 in
+ * the shape variant at 8 heads of 64, whose rows are 2 KB (4 KB in flight:
+ * bench/README.md, "prefetch distance in bytes"; a constant there, where a
+ * distance computed at run time cost the narrow models 1-2%). */
 #ifndef LG__ATT_PF_DIST
+#if defined(LG__ATT_SHAPE_K) && LG__ATT_SHAPE_K * LG__ATT_SHAPE_C >= 512
+#define LG__ATT_PF_DIST 2
+#else
 #define LG__ATT_PF_DIST 8
+#endif
 #endif
 
 /* Prefetches the len values of row r into the cache. */

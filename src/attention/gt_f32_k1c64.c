@@ -1,7 +1,8 @@
 /* The graph-transformer forward and backward in float at one head of 64 (the shape
- * variant, att_common_impl.h: LG__ATT_SHAPED), baseline instruction set;
+ * variant, att_common_impl.h: LG__ATT_SHAPE_K, _C), baseline instruction set;
  * gt_f32.c dispatches. */
 #define LG_REAL_F32
 #define LG__ISA_FILE _base
-#define LG__ATT_SHAPED
+#define LG__ATT_SHAPE_K 1
+#define LG__ATT_SHAPE_C 64
 #include "attention/gt_impl.h"

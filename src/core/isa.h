@@ -68,45 +68,54 @@ int lg__isa_level(void);
 #define LG__ISA_FN(name) LG__CAT(name, LG__ISA_FILE)
 #elif defined(LG__ISA_DISPATCH)
 #define LG__ISA_FN(name) LG__CAT(name, _base)
-#if LG__ISA_X86
-#define LG__ISA_PUBLIC(ret, pub, impl, params, args) \
-    ret LG__CAT(impl, _avx2) params;                 \
-    ret LG__CAT(impl, _avx512) params;               \
-    ret pub params { return LG__ISA_PICK(impl) args; }
-#define LG__ISA_PUBLIC_SHAPE(ret, pub, impl, shaped, cond, params, args)             \
-    ret LG__CAT(impl, _avx2) params;                                                 \
-    ret LG__CAT(impl, _avx512) params;                                               \
-    ret LG__CAT(shaped, _base) params;                                               \
-    ret LG__CAT(shaped, _avx2) params;                                               \
-    ret LG__CAT(shaped, _avx512) params;                                             \
-    ret pub params {                                                                 \
-        return (cond) && lg__shape_variants() ? LG__ISA_PICK(shaped) args : LG__ISA_PICK(impl) args; \
-    }
+#if LG__ISA_X86 /* the declarations of impl's variants in the other files */
+#define LG__ISA_DECL_OTHERS(ret, impl, params) \
+    ret LG__CAT(impl, _avx2) params;           \
+    ret LG__CAT(impl, _avx512) params;
 #else
+#define LG__ISA_DECL_OTHERS(ret, impl, params)
+#endif
+#define LG__ISA_DECL_ALL(ret, impl, params) \
+    ret LG__CAT(impl, _base) params;        \
+    LG__ISA_DECL_OTHERS(ret, impl, params)
 #define LG__ISA_PUBLIC(ret, pub, impl, params, args) \
+    LG__ISA_DECL_OTHERS(ret, impl, params)           \
     ret pub params { return LG__ISA_PICK(impl) args; }
-#define LG__ISA_PUBLIC_SHAPE(ret, pub, impl, shaped, cond, params, args)             \
-    ret LG__CAT(shaped, _base) params;                                               \
-    ret pub params {                                                                 \
+#define LG__ISA_PUBLIC_SHAPE(ret, pub, impl, shaped, cond, params, args)                          \
+    LG__ISA_DECL_OTHERS(ret, impl, params)                                                        \
+    LG__ISA_DECL_ALL(ret, shaped, params)                                                         \
+    ret pub params {                                                                              \
         return (cond) && lg__shape_variants() ? LG__ISA_PICK(shaped) args : LG__ISA_PICK(impl) args; \
     }
-#endif
+#define LG__ISA_PUBLIC_SHAPE2(ret, pub, impl, shaped1, cond1, shaped2, cond2, params, args) \
+    LG__ISA_DECL_OTHERS(ret, impl, params)                                                  \
+    LG__ISA_DECL_ALL(ret, shaped1, params)                                                  \
+    LG__ISA_DECL_ALL(ret, shaped2, params)                                                  \
+    ret pub params {                                                                        \
+        if ((cond1) && lg__shape_variants()) return LG__ISA_PICK(shaped1) args;             \
+        if ((cond2) && lg__shape_variants()) return LG__ISA_PICK(shaped2) args;             \
+        return LG__ISA_PICK(impl) args;                                                     \
+    }
 #else
 #define LG__ISA_FN(name) name
 #define LG__ISA_PUBLIC(ret, pub, impl, params, args) \
     ret pub params { return impl args; }
 #define LG__ISA_PUBLIC_SHAPE(ret, pub, impl, shaped, cond, params, args) \
     ret pub params { return impl args; }
+#define LG__ISA_PUBLIC_SHAPE2(ret, pub, impl, shaped1, cond1, shaped2, cond2, params, args) \
+    ret pub params { return impl args; }
 #endif
 
 /* Shape variants: a kernel file compiled once more per instruction set with
  * some of its run-time sizes fixed at compile time (the attention layers at
- * one head of 64, src/attention/att_common_impl.h: LG__ATT_SHAPED), so that
- * the compiler unrolls the per-edge loops over a row and drops the loops over
- * heads. The same source and the same order of every operation: the same
- * bits as the general variant (test_gat, test_gt). LG__ISA_PUBLIC_SHAPE(ret,
- * pub, impl, shaped, cond, params, args) is LG__ISA_PUBLIC that calls the
- * shaped variant when cond (an expression of the arguments) holds.
+ * one head of 64, and GAT at 8 heads of 64: src/attention/att_common_impl.h,
+ * LG__ATT_SHAPE_K and _C), so that the compiler unrolls the per-edge loops
+ * over a row and the loops over heads and channels. The same source and the
+ * same order of every operation: the same bits as the general variant
+ * (test_gat, test_gt). LG__ISA_PUBLIC_SHAPE(ret, pub, impl, shaped, cond,
+ * params, args) is LG__ISA_PUBLIC that calls the shaped variant when cond (an
+ * expression of the arguments) holds; LG__ISA_PUBLIC_SHAPE2 the same with two
+ * shaped variants, tried in order.
  * lg__shape_variants() is 1 unless lg__set_shape_variants(0) turned them off
  * (tests, to compare the two; not thread-safe: set before the calls). */
 int lg__shape_variants(void);
