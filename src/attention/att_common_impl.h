@@ -15,8 +15,8 @@
  * the deep models' width, the paper's and the suite's narrow
  * configurations), where the loops per edge are short enough for their
  * overhead to count (bench/README.md: DeepGAT 30's epoch 13-16% shorter), and
- * for GAT 8 heads of 64 (the paper's setting: the per-edge passes about 10%
- * shorter, an epoch 3%). Elsewhere the sizes are the configuration's. */
+ * for GAT 8 heads of 64 (the paper's setting: the per-edge passes 11-14%
+ * shorter, an epoch 2-4%). Elsewhere the sizes are the configuration's. */
 #define LG__ATT_IS(cfg, k, c) ((cfg) && (cfg)->heads == (k) && (cfg)->head_dim == (c))
 /* An attention layer's public function pub over its impl (forward or
  * backward): the variant of this CPU, and the shape variant at one head of 64
