@@ -714,15 +714,15 @@ static void test_threads_bitwise(void **state) {
 }
 
 /* The instruction-set variants of forward and backward (gat_impl.h,
- * LG__ISA_FILE) and, at one head of 64 and at 8 heads of 64, the shape
- * variants (LG__ATT_SHAPE_K, _C) give the general baseline's bits: outputs and every gradient, each norm,
+ * LG__ISA_FILE) and, at one head of 64, 8 heads of 64 and one head of 32,
+ * the shape variants (LG__ATT_SHAPE_K, _C) give the general baseline's bits: outputs and every gradient, each norm,
  * concat or mean, dropout on, head widths with and without a tail after
  * lg__adot's 8 partial sums. A variant the CPU lacks is not compared (said). */
 static void test_isa_variants_bitwise(void **state) {
     (void)state;
     enum { NV = LG_TEST_KERNEL_VARIANTS };
-    enum { NSH = 4 };
-    const lg_idx shapes[NSH][3] = {{16, 4, 8}, {24, 2, 13}, {64, 1, 64}, {32, 8, 64}}; /* in_dim, heads, head_dim */
+    enum { NSH = 5 };
+    const lg_idx shapes[NSH][3] = {{16, 4, 8}, {24, 2, 13}, {64, 1, 64}, {32, 8, 64}, {40, 1, 32}}; /* in_dim, heads, head_dim */
     const int compared = lg_test_isa_variants("test_isa_variants_bitwise");
     for (int sh = 0; sh < NSH; sh++)
         for (int mi = 0; mi < LG_ATT_NORM_COUNT; mi++)

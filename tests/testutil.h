@@ -112,8 +112,8 @@ int lg_test_isa_variants(const char *test);
 
 /* The attention kernels' variants, v = 0..LG_TEST_KERNEL_VARIANTS-1: the
  * instruction set v % 3 (baseline, avx2, avx512) with the shape variants
- * (core/isa.h; one head of 64, GAT's 8 heads of 64) off for v < 3 and on
- * from 3. Selects variant v
+ * (core/isa.h; one head of 64, GAT's 8 heads of 64 and one head of 32) off
+ * for v < 3 and on from 3. Selects variant v
  * and returns 1 if this CPU has its instruction set, else 0. v = 0, the
  * general baseline, is what the others are compared with. End with
  * lg_test_use_kernel_variant(0) and lg_set_kernel_isa("auto"). */

@@ -16,17 +16,18 @@
  * configurations), where the loops per edge are short enough for their
  * overhead to count (bench/README.md: DeepGAT 30's epoch 13-16% shorter), and
  * for GAT 8 heads of 64 (the paper's setting: the per-edge passes 11-14%
- * shorter, an epoch 2-4%). Elsewhere the sizes are the configuration's. */
+ * shorter, an epoch 2-4%) and one head of 32 (TREES' width). Elsewhere the
+ * sizes are the configuration's. */
 #define LG__ATT_IS(cfg, k, c) ((cfg) && (cfg)->heads == (k) && (cfg)->head_dim == (c))
 /* An attention layer's public function pub over its impl (forward or
  * backward): the variant of this CPU, and the shape variant at one head of 64
  * when the function's argument named cfg has that shape (core/isa.h);
- * LG__ATT_PUBLIC_8H also at 8 heads of 64. */
+ * LG__ATT_PUBLIC_GAT also at 8 heads of 64 and at one head of 32. */
 #define LG__ATT_PUBLIC(ret, pub, impl, params, args) \
     LG__ISA_PUBLIC_SHAPE(ret, pub, impl, LG__CAT(impl, _k1c64), LG__ATT_IS(cfg, 1, 64), params, args)
-#define LG__ATT_PUBLIC_8H(ret, pub, impl, params, args)                                                    \
-    LG__ISA_PUBLIC_SHAPE2(ret, pub, impl, LG__CAT(impl, _k1c64), LG__ATT_IS(cfg, 1, 64), LG__CAT(impl, _k8c64), \
-                          LG__ATT_IS(cfg, 8, 64), params, args)
+#define LG__ATT_PUBLIC_GAT(ret, pub, impl, params, args)                                                   \
+    LG__ISA_PUBLIC_SHAPE3(ret, pub, impl, LG__CAT(impl, _k1c64), LG__ATT_IS(cfg, 1, 64), LG__CAT(impl, _k8c64), \
+                          LG__ATT_IS(cfg, 8, 64), LG__CAT(impl, _k1c32), LG__ATT_IS(cfg, 1, 32), params, args)
 #ifdef LG__ATT_SHAPE_K
 #define LG__ATT_FN(name) LG__ISA_FN(LG__CAT(name, LG__CAT(LG__CAT(_k, LG__ATT_SHAPE_K), LG__CAT(c, LG__ATT_SHAPE_C))))
 #define LG__ATT_K(k) ((lg_idx)LG__ATT_SHAPE_K)
@@ -39,12 +40,23 @@
 #define LG__ATT_D(d) (d)
 #endif
 
+/* In the shape variant of 32 values a head, lg__adot's loop is kept a loop:
+ * GCC unrolls a loop of 4 constant trips completely before vectorising, and
+ * left its 32 products scalar (the per-node pass twice as long). Elsewhere
+ * the compiler's choice (the pragma changes the code of every variant). */
+#if defined(LG__ATT_SHAPE_C) && LG__ATT_SHAPE_C <= 32
+#define LG__ADOT_LOOP _Pragma("GCC unroll 1")
+#else
+#define LG__ADOT_LOOP
+#endif
+
 /* sum_c a[c] b[c] in a fixed order (8 interleaved partial sums, then the
  * tail), which the compiler can vectorise without reordering. O(n). */
 static inline lg_real lg__adot(const lg_real *restrict a, const lg_real *restrict b, lg_idx n) {
     lg_real s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     const lg_idx m = n - n % 8; /* (the tail's bounds written so that a
                                    constant n leaves no loop to analyse) */
+    LG__ADOT_LOOP
     for (lg_idx c = 0; c < m; c += 8)
         for (int l = 0; l < 8; l++) s[l] += a[c + l] * b[c + l];
     lg_real r = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));

@@ -87,14 +87,16 @@ int lg__isa_level(void);
     ret pub params {                                                                              \
         return (cond) && lg__shape_variants() ? LG__ISA_PICK(shaped) args : LG__ISA_PICK(impl) args; \
     }
-#define LG__ISA_PUBLIC_SHAPE2(ret, pub, impl, shaped1, cond1, shaped2, cond2, params, args) \
-    LG__ISA_DECL_OTHERS(ret, impl, params)                                                  \
-    LG__ISA_DECL_ALL(ret, shaped1, params)                                                  \
-    LG__ISA_DECL_ALL(ret, shaped2, params)                                                  \
-    ret pub params {                                                                        \
-        if ((cond1) && lg__shape_variants()) return LG__ISA_PICK(shaped1) args;             \
-        if ((cond2) && lg__shape_variants()) return LG__ISA_PICK(shaped2) args;             \
-        return LG__ISA_PICK(impl) args;                                                     \
+#define LG__ISA_PUBLIC_SHAPE3(ret, pub, impl, shaped1, cond1, shaped2, cond2, shaped3, cond3, params, args) \
+    LG__ISA_DECL_OTHERS(ret, impl, params)                                                                    \
+    LG__ISA_DECL_ALL(ret, shaped1, params)                                                                    \
+    LG__ISA_DECL_ALL(ret, shaped2, params)                                                                    \
+    LG__ISA_DECL_ALL(ret, shaped3, params)                                                                    \
+    ret pub params {                                                                                          \
+        if ((cond1) && lg__shape_variants()) return LG__ISA_PICK(shaped1) args;                               \
+        if ((cond2) && lg__shape_variants()) return LG__ISA_PICK(shaped2) args;                               \
+        if ((cond3) && lg__shape_variants()) return LG__ISA_PICK(shaped3) args;                               \
+        return LG__ISA_PICK(impl) args;                                                                       \
     }
 #else
 #define LG__ISA_FN(name) name
@@ -102,19 +104,20 @@ int lg__isa_level(void);
     ret pub params { return impl args; }
 #define LG__ISA_PUBLIC_SHAPE(ret, pub, impl, shaped, cond, params, args) \
     ret pub params { return impl args; }
-#define LG__ISA_PUBLIC_SHAPE2(ret, pub, impl, shaped1, cond1, shaped2, cond2, params, args) \
+#define LG__ISA_PUBLIC_SHAPE3(ret, pub, impl, shaped1, cond1, shaped2, cond2, shaped3, cond3, params, args) \
     ret pub params { return impl args; }
 #endif
 
 /* Shape variants: a kernel file compiled once more per instruction set with
  * some of its run-time sizes fixed at compile time (the attention layers at
- * one head of 64, and GAT at 8 heads of 64: src/attention/att_common_impl.h,
+ * one head of 64, and GAT at 8 heads of 64 and one head of 32:
+ * src/attention/att_common_impl.h,
  * LG__ATT_SHAPE_K and _C), so that the compiler unrolls the per-edge loops
  * over a row and the loops over heads and channels. The same source and the
  * same order of every operation: the same bits as the general variant
  * (test_gat, test_gt). LG__ISA_PUBLIC_SHAPE(ret, pub, impl, shaped, cond,
  * params, args) is LG__ISA_PUBLIC that calls the shaped variant when cond (an
- * expression of the arguments) holds; LG__ISA_PUBLIC_SHAPE2 the same with two
+ * expression of the arguments) holds; LG__ISA_PUBLIC_SHAPE3 the same with three
  * shaped variants, tried in order.
  * lg__shape_variants() is 1 unless lg__set_shape_variants(0) turned them off
  * (tests, to compare the two; not thread-safe: set before the calls). */
