@@ -722,7 +722,8 @@ static void test_isa_variants_bitwise(void **state) {
     (void)state;
     enum { NV = LG_TEST_KERNEL_VARIANTS };
     enum { NSH = 5 };
-    const lg_idx shapes[NSH][3] = {{16, 4, 8}, {24, 2, 13}, {64, 1, 64}, {32, 8, 64}, {40, 1, 32}}; /* in_dim, heads, head_dim */
+    /* in_dim, heads, head_dim: general shapes, then the shape variants' */
+    const lg_idx shapes[NSH][3] = {{16, 4, 8}, {24, 2, 13}, {64, 1, 64}, {32, 8, 64}, {40, 1, 32}};
     const int compared = lg_test_isa_variants("test_isa_variants_bitwise");
     for (int sh = 0; sh < NSH; sh++)
         for (int mi = 0; mi < LG_ATT_NORM_COUNT; mi++)

@@ -47,11 +47,10 @@
 /* Forward and backward are compiled per instruction set (core/isa.h,
  * LG__ISA_FN): gat_f32.c (LG__ISA_DISPATCH: everything, the baseline variant
  * and the dispatchers), gat_f32_avx2.c and gat_f32_avx512.c (LG__ISA_FILE:
- * forward and backward only), and each of the three again at one head of 64
- * and at 8 heads of 64 and one head of 32 (gat_f32*_k1c64.c, _k8c64.c,
- * _k1c32.c: LG__ATT_SHAPE_K and _C, att_common_impl.h; the dispatchers call
- * them for those shapes);
- * test_gat compares the variants bitwise. */
+ * forward and backward only), and each of the three again at one head of
+ * 64, 8 heads of 64 and one head of 32 (gat_f32*_k1c64.c, _k8c64.c, _k1c32.c:
+ * LG__ATT_SHAPE_K and _C, att_common_impl.h; the dispatchers call them for
+ * those shapes); test_gat compares the variants bitwise. */
 #if defined(LG_REAL_F32)
 #define LG__GAT_BIG 1e18f /* squares of values below this cannot overflow */
 #else
@@ -556,11 +555,11 @@ lg_status LG_FN(lg_gat_scores)(lg_real *e, const lg_gat_cache *cache, const lg_g
 
 /* the public forward and backward: the variant of this CPU and shape (att_common_impl.h) */
 LG__ATT_PUBLIC_GAT(lg_status, LG_FN(lg_gat_forward), LG_FN(lg__gat_forward),
-               (lg_real *out, lg_gat_cache *cache, const lg_real *in, const lg_real *params, const lg_graph *g,
-                const lg_gat_config *cfg, int training, uint64_t seed, uint64_t counter),
-               (out, cache, in, params, g, cfg, training, seed, counter))
+                   (lg_real *out, lg_gat_cache *cache, const lg_real *in, const lg_real *params,
+                    const lg_graph *g, const lg_gat_config *cfg, int training, uint64_t seed, uint64_t counter),
+                   (out, cache, in, params, g, cfg, training, seed, counter))
 LG__ATT_PUBLIC_GAT(lg_status, LG_FN(lg_gat_backward), LG_FN(lg__gat_backward),
-               (lg_real *d_in, lg_real *d_params, const lg_real *d_out, lg_gat_cache *cache, const lg_real *in,
-                const lg_real *params, const lg_graph *g, const lg_graph *gT, const lg_gat_config *cfg),
-               (d_in, d_params, d_out, cache, in, params, g, gT, cfg))
+                   (lg_real *d_in, lg_real *d_params, const lg_real *d_out, lg_gat_cache *cache, const lg_real *in,
+                    const lg_real *params, const lg_graph *g, const lg_graph *gT, const lg_gat_config *cfg),
+                   (d_in, d_params, d_out, cache, in, params, g, gT, cfg))
 #endif /* LG__ISA_FILE */

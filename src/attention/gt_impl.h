@@ -50,8 +50,9 @@
  * LG__ISA_FN): gt_f32.c (LG__ISA_DISPATCH: everything, the baseline variant
  * and the dispatchers), gt_f32_avx2.c and gt_f32_avx512.c (LG__ISA_FILE:
  * forward and backward only), and each of the three again at one head of 64
- * (gt_f32*_k1c64.c: LG__ATT_SHAPE_K and _C, att_common_impl.h; the dispatchers call
- * them for that shape); test_gt compares the variants bitwise.
+ * (gt_f32*_k1c64.c: LG__ATT_SHAPE_K and _C, att_common_impl.h; the
+ * dispatchers call them for that shape); test_gt compares the variants
+ * bitwise.
  */
 #include <string.h>
 
