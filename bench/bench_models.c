@@ -197,6 +197,7 @@ static lg_dataset *load_dataset(const bench_cfg *c, uint64_t seed, lg_idx trees_
 typedef struct replay {
     lg__gemm_log log;
     float *a, *b, *c; /* buffers large enough for every call */
+    float *ws;        /* the largest workspace a call was lent (lg__gemm_ws) */
 } replay;
 
 static void replay_record_begin(replay *r, int cap) {
@@ -213,24 +214,27 @@ static void replay_record_end(replay *r) {
         fprintf(stderr, "bench_models: more than %d gemm calls\n", r->log.cap);
         exit(1);
     }
-    size_t sa = 1, sb = 1, sc = 1;
+    size_t sa = 1, sb = 1, sc = 1, sw = 1;
     for (int q = 0; q < r->log.count; q++) {
         const lg__gemm_call *k = &r->log.calls[q];
         size_t ra = (size_t)(k->ta == CblasNoTrans ? k->M : k->K), rb = (size_t)(k->tb == CblasNoTrans ? k->K : k->N);
         sa = LG_MAX(sa, ra * (size_t)k->lda);
         sb = LG_MAX(sb, rb * (size_t)k->ldb);
         sc = LG_MAX(sc, (size_t)k->M * (size_t)k->ldc);
+        sw = LG_MAX(sw, (size_t)k->wsn);
     }
     r->a = rand_array((lg_idx)sa, 1.0f, 11);
     r->b = rand_array((lg_idx)sb, 1.0f, 12);
     r->c = rand_array((lg_idx)sc, 0.0f, 13);
+    r->ws = rand_array((lg_idx)sw, 0.0f, 14);
 }
 
 static double replay_once(const replay *r) {
     double t0 = now_ms();
     for (int q = 0; q < r->log.count; q++) {
         const lg__gemm_call *k = &r->log.calls[q];
-        lg__gemm_f32(k->ta, k->tb, k->M, k->N, k->K, r->a, k->lda, r->b, k->ldb, k->beta, r->c, k->ldc);
+        lg__gemm_ws_f32(k->ta, k->tb, k->M, k->N, k->K, r->a, k->lda, r->b, k->ldb, k->beta, r->c, k->ldc, r->ws,
+                        k->wsn);
     }
     return now_ms() - t0;
 }
@@ -247,6 +251,7 @@ static void replay_free(replay *r) {
     free(r->a);
     free(r->b);
     free(r->c);
+    free(r->ws);
 }
 
 /* ------------------------------------------------------------------------- */

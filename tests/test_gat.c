@@ -21,6 +21,7 @@
 
 #include "testutil.h"
 #include "attention/gat_internal.h"
+#include "core/gemm.h"
 #include "core/internal.h"
 #include "graph/graph_internal.h"
 #include "gat_naive.h"
@@ -676,18 +677,23 @@ static void test_fused_matches_naive(void **state) {
 }
 
 /* Forward outputs and every gradient are bitwise equal with 1 and 2 threads,
- * dropout on. */
+ * dropout on; on one graph large enough for the weight gradient's product to
+ * be split along n (traced: lent the workspace the split needs). */
 static void test_threads_bitwise(void **state) {
     (void)state;
-    int maxt = omp_get_max_threads();
+    int maxt = omp_get_max_threads(), saved_blas = openblas_get_num_threads();
+    openblas_set_num_threads(1); /* as lg_threads_set runs it: lipgnn's own partition of the products */
     for (int mi = 0; mi < LG_ATT_NORM_COUNT; mi++)
         for (int concat = 0; concat <= 1; concat++) {
             lg_gat_config cfg = lg_gat_config_default(16, 4, 8);
             cfg.norm = (lg_att_norm)mi;
             cfg.concat = concat;
             cfg.att_dropout = 0.3;
+            /* one graph large enough for dW's product to be split along n (core/gemm.h) */
+            const int big = mi == LG_ATT_NORM_LIPSCHITZ && concat;
+            const lg_idx nn = big ? 2 * LG__GEMM_KSPLIT_ROWS + 700 : 2000;
             prob pr;
-            prob_init(&pr, &cfg, random_graph(2000, 5, 77 + (uint64_t)mi, 1), 3, 1.0, 1.0);
+            prob_init(&pr, &cfg, random_graph(nn, 5, 77 + (uint64_t)mi, 1), 3, 1.0, 1.0);
             lg_idx nin = pr.n * 16, no = pr.n * pr.D;
             float *in = to_f32(pr.in, nin), *par = to_f32(pr.params, pr.P), *R = to_f32(pr.R, no);
             float *out[2], *din[2], *dp[2];
@@ -700,7 +706,28 @@ static void test_threads_bitwise(void **state) {
                 dp[r] = calloc((size_t)pr.P, sizeof(float));
                 assert_true(out[r] && din[r] && dp[r]);
                 assert_ok(lg_gat_forward_f32(out[r], c, in, par, pr.gp.g, &cfg, 1, 99, 7));
+                lg__gemm_call calls[4];
+                lg__gemm_log log = {calls, 4, 0};
+                lg__gemm_trace = &log;
                 assert_ok(lg_gat_backward_f32(din[r], dp[r], R, c, in, par, pr.gp.g, pr.gp.gT, &cfg));
+                lg__gemm_trace = NULL;
+                /* dW's product first: split on the big graph, lent enough workspace */
+                const lg_idx need = lg__gemm_ksplit_len(16, 32, pr.n);
+                assert_true(log.count >= 1 && calls[0].M == 16 && calls[0].K == pr.n);
+                assert_int_equal(need > 0, big);
+                assert_true(calls[0].wsn >= need);
+                if (big) { /* dW = H^T dXP (dp was zero), against the product in double */
+                    const float *dxp = c->dxp;
+                    for (lg_idx f = 0; f < 16; f++)
+                        for (lg_idx q = 0; q < 32; q++) {
+                            double ref = 0, mag = 0;
+                            for (lg_idx i = 0; i < pr.n; i++) {
+                                ref += (double)in[i * 16 + f] * dxp[i * 32 + q];
+                                mag += fabs((double)in[i * 16 + f] * dxp[i * 32 + q]);
+                            }
+                            assert_true(fabs(dp[r][f * 32 + q] - ref) <= 1e-5 * mag);
+                        }
+                }
             }
             omp_set_num_threads(maxt);
             assert_memory_equal(out[0], out[1], sizeof(float) * (size_t)no);
@@ -711,6 +738,7 @@ static void test_threads_bitwise(void **state) {
             free(in), free(par), free(R);
             prob_free(&pr);
         }
+    openblas_set_num_threads(saved_blas);
 }
 
 /* The instruction-set variants of forward and backward (gat_impl.h,

@@ -26,6 +26,7 @@
 #include "testutil.h"
 #include "gt_naive.h"
 #include "attention/gt_internal.h"
+#include "core/gemm.h"
 #include "graph/graph_internal.h"
 
 /* ------------------------------------------------------------------------- */
@@ -566,6 +567,62 @@ static void test_threads_bitwise(void **state) {
             free(in), free(prm), free(G);
         }
     omp_set_num_threads(saved);
+    lg_graph_free(g);
+    lg_graph_free(gT);
+}
+
+/* On a graph large enough for the weight gradient's product H^T dZ to be
+ * split along n (core/gemm.h; OpenBLAS on one thread, as lg_threads_set runs
+ * it): the backward lends the product the workspace the split needs (traced),
+ * gives the same bits at 1 and 2 threads, and its dW is H^T dZ within float
+ * rounding of that product made in double. */
+static void test_wgrad_split(void **state) {
+    (void)state;
+    lg_rng r;
+    lg_rng_seed(&r, 73);
+    lg_graph *g, *gT;
+    gt_random_graph(&r, 2 * LG__GEMM_KSPLIT_ROWS + 300, 6, &g, &gT);
+    const int saved = omp_get_max_threads(), saved_blas = openblas_get_num_threads();
+    openblas_set_num_threads(1);
+    lg_gt_layout lay;
+    float *in, *prm, *G;
+    const lg_gt_config cfg = gt_bitwise_case(&r, 16, 4, 8, LG_ATT_NORM_LIPSCHITZ, 1, g->n, &lay, &in, &prm, &G);
+    const lg_idx n = g->n, D = lg_gt_out_dim(&cfg), P = lay.w_cols, need = lg__gemm_ksplit_len(16, P, n);
+    assert_true(need > 0);
+    float *o = lg_test_fvec(n * D), *di[2], *dp[2];
+    lg_gt_cache *c = NULL;
+    assert_ok(lg_gt_cache_init_f32(&c, &cfg, n, g->nnz));
+    for (int s = 0; s < 2; s++) {
+        omp_set_num_threads(s + 1);
+        di[s] = lg_test_fvec(n * 16), dp[s] = lg_test_fvec(lay.count);
+        memset(di[s], 0, sizeof(float) * (size_t)(n * 16));
+        memset(dp[s], 0, sizeof(float) * (size_t)lay.count);
+        assert_ok(lg_gt_forward_f32(o, c, in, prm, g, &cfg, 1, 42, 9));
+        lg__gemm_call calls[4];
+        lg__gemm_log log = {calls, 4, 0};
+        lg__gemm_trace = &log;
+        assert_ok(lg_gt_backward_f32(di[s], dp[s], G, c, in, prm, g, gT, &cfg));
+        lg__gemm_trace = NULL;
+        assert_true(log.count >= 1 && calls[0].M == 16 && calls[0].N == P && calls[0].K == n);
+        assert_true(calls[0].wsn >= need);
+        const float *dz = c->dz;
+        for (lg_idx f = 0; f < 16; f++)
+            for (lg_idx q = 0; q < P; q++) {
+                double ref = 0, mag = 0;
+                for (lg_idx i = 0; i < n; i++) {
+                    ref += (double)in[i * 16 + f] * dz[i * P + q];
+                    mag += fabs((double)in[i * 16 + f] * dz[i * P + q]);
+                }
+                assert_true(fabs(dp[s][f * P + q] - ref) <= 1e-5 * mag);
+            }
+    }
+    assert_memory_equal(dp[0], dp[1], sizeof(float) * (size_t)lay.count);
+    assert_memory_equal(di[0], di[1], sizeof(float) * (size_t)(n * 16));
+    omp_set_num_threads(saved);
+    openblas_set_num_threads(saved_blas);
+    lg_gt_cache_free(c);
+    for (int s = 0; s < 2; s++) free(di[s]), free(dp[s]);
+    free(o), free(in), free(prm), free(G);
     lg_graph_free(g);
     lg_graph_free(gT);
 }
@@ -1589,6 +1646,7 @@ int main(void) {
         cmocka_unit_test(test_f32_matches_oracle),
         cmocka_unit_test(test_readouts),
         cmocka_unit_test(test_threads_bitwise),
+        cmocka_unit_test(test_wgrad_split),
         cmocka_unit_test(test_isa_variants_bitwise),
         cmocka_unit_test(test_zero_in_degree),
         cmocka_unit_test(test_zero_vectors),

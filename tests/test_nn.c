@@ -1042,6 +1042,65 @@ static void test_gemm_epilogue(void **state) {
     openblas_set_num_threads(saved_blas);
 }
 
+/* lg__gemm_ws's split along K (core/gemm.h), on a weight gradient's shape
+ * (A^T B) and on A B^T, beta 1 over a C with padded rows: C = beta C + op(A)
+ * op(B) within float rounding of a product in double; the same bits at 1 and
+ * 2 threads; the padding untouched; all of the workspace written; and, with a
+ * workspace one real short, the bits of lg__gemm (no split, the workspace
+ * untouched). K below two chunks' rows, or C too wide: no split at all. */
+static void test_gemm_ksplit(void **state) {
+    (void)state;
+    const int saved = omp_get_max_threads(), saved_blas = openblas_get_num_threads();
+    openblas_set_num_threads(1);
+    assert_int_equal(lg__gemm_ksplit_len(16, 24, 2 * LG__GEMM_KSPLIT_ROWS - 1), 0);
+    assert_int_equal(lg__gemm_ksplit_len(2 * LG__GEMM_PANEL, 24, 100000), 0);
+    const lg_idx M = 16, N = 24, K = 3 * LG__GEMM_KSPLIT_ROWS + 5, ldc = N + 3, S = 3;
+    const lg_idx need = lg__gemm_ksplit_len(M, N, K);
+    assert_int_equal(need, (S - 1) * M * N);
+    for (int form = 0; form < 2; form++) {
+        const enum CBLAS_TRANSPOSE ta = form ? CblasNoTrans : CblasTrans, tb = form ? CblasTrans : CblasNoTrans;
+        const lg_idx lda = form ? K : M, ldb = form ? K : N; /* A: K x M or M x K; B: K x N or N x K */
+        float *a = fvec(M * K), *b = fvec(K * N), *c0 = fvec(M * ldc), *ws = fvec(need);
+        float *c[3] = {fvec(M * ldc), fvec(M * ldc), fvec(M * ldc)};
+        for (lg_idx k = 0; k < M * K; k++) a[k] = (float)((k * 7919) % 101) / 50.0f - 1.0f;
+        for (lg_idx k = 0; k < K * N; k++) b[k] = (float)((k * 104729) % 97) / 48.0f - 1.0f;
+        for (lg_idx k = 0; k < M * ldc; k++) c0[k] = k % ldc < N ? (float)(k % 13) * 100.0f - 600.0f : NAN;
+        for (int t = 0; t < 3; t++) {
+            memcpy(c[t], c0, sizeof(float) * (size_t)(M * ldc));
+            omp_set_num_threads(t == 1 ? 2 : 1);
+            for (lg_idx k = 0; k < need; k++) ws[k] = NAN; /* scratch: overwritten, never read first */
+            lg__gemm_ws_f32(ta, tb, M, N, K, a, lda, b, ldb, 1.0f, c[t], ldc, ws, t == 2 ? need - 1 : need);
+            lg_idx nan_left = 0; /* the split wrote all of ws; without it, nothing */
+            for (lg_idx k = 0; k < need; k++) nan_left += isnan(ws[k]);
+            assert_int_equal(nan_left, t == 2 ? need : 0);
+        }
+        assert_memory_equal(c[0], c[1], sizeof(float) * (size_t)(M * ldc));
+        float *whole = fvec(M * ldc);
+        memcpy(whole, c0, sizeof(float) * (size_t)(M * ldc));
+        lg__gemm_f32(ta, tb, M, N, K, a, lda, b, ldb, 1.0f, whole, ldc);
+        assert_memory_equal(c[2], whole, sizeof(float) * (size_t)(M * ldc));
+        for (lg_idx i = 0; i < M; i++)
+            for (lg_idx j = 0; j < ldc; j++) {
+                const float v = c[0][i * ldc + j];
+                if (j >= N) {
+                    assert_true(isnan(v));
+                    continue;
+                }
+                double ref = c0[i * ldc + j], mag = fabs(ref);
+                for (lg_idx k = 0; k < K; k++) {
+                    const double x = form ? a[i * lda + k] : a[k * lda + i], y = form ? b[j * ldb + k] : b[k * ldb + j];
+                    ref += x * y;
+                    mag += fabs(x * y);
+                }
+                assert_true(fabs(v - ref) <= 1e-5 * mag);
+            }
+        free(a); free(b); free(c0); free(ws); free(whole);
+        for (int t = 0; t < 3; t++) free(c[t]);
+    }
+    omp_set_num_threads(saved);
+    openblas_set_num_threads(saved_blas);
+}
+
 /* The float kernels against the double ones on the same inputs. */
 static void test_f32_matches_f64(void **state) {
     (void)state;
@@ -1450,6 +1509,7 @@ int main(void) {
         cmocka_unit_test(test_fd_log_softmax_nll),
         cmocka_unit_test(test_log_softmax_rows),
         cmocka_unit_test(test_gemm_epilogue),
+        cmocka_unit_test(test_gemm_ksplit),
         cmocka_unit_test(test_colsum_rows),
         cmocka_unit_test(test_pairnorm_properties),
         cmocka_unit_test(test_layernorm_constant_row),

@@ -147,7 +147,9 @@ void lg_blas_check(lg_blas_info *info);
 /* Sets the threads of lipgnn's kernels to n (OpenMP; n <= 0: OpenMP's
  * default, OMP_NUM_THREADS or one per core)
  * and pins OpenBLAS to one thread: every dense product is then split by lipgnn
- * into fixed panels spread over those threads, so results have the same bits
+ * into fixed panels (or, a weight gradient over a large graph, fixed chunks
+ * of its inner dimension, summed in order) spread over those threads, so
+ * results have the same bits
  * whatever n is, and OpenBLAS's own threads never compete with lipgnn's. A
  * setting to be made before use (it changes process-wide state of OpenMP and
  * OpenBLAS). Returns the thread count in effect. */

@@ -88,15 +88,15 @@ enum { LG__ACT = LG__ATT_ACT, LG__WORK = LG__ATT_WORK };
 
 static lg_status lg__gat_bufs(const void *cfg, lg_idx n, lg_idx nnz, int lent_map, lg__att_buf *b, lg_idx *nchunk) {
     const lg_gat_config *c = cfg;
-    lg_idx K = c->heads, kc = c->heads * c->head_dim, d = lg_gat_out_dim(c);
+    lg_idx K = c->heads, kc = c->heads * c->head_dim;
     int lip = c->norm != LG_ATT_NORM_NONE, paper = c->norm == LG_ATT_NORM_LIPSCHITZ,
         ref = c->norm == LG_ATT_NORM_LIPSCHITZ_REF;
     /* every count below is at most 2 max(n, nnz) kc or nchunk (3kc + K): the
-     * check leaves a factor 16 */
+     * check leaves a factor 16 (part's split workspace, when larger, is under
+     * 16 x 256 x 256: core/gemm.h) */
     LG_CHECK(lg__att_check_sizes("GAT", n, nnz, LG_MAX(n, nnz), kc));
     lg_idx nch = (n + LG__GAT_CHUNK - 1) / LG__GAT_CHUNK;
     *nchunk = nch;
-    lg_idx pw = 2 * kc + K + d;
     int k = 0;
 #define LG__B(field, kind_, idx_, cnt) LG__ATT_BUF(b, k, lg_gat_cache, field, kind_, idx_, cnt)
     LG__B(xp, LG__ACT, 0, n * kc);
@@ -119,7 +119,7 @@ static lg_status lg__gat_bufs(const void *cfg, lg_idx n, lg_idx nnz, int lent_ma
     LG__B(ncoef, LG__WORK, 0, lip ? n * K : 0);
     LG__B(ncw, LG__WORK, 0, n * K);
     LG__B(ndan, LG__WORK, 0, ref ? n * K : 0);
-    LG__B(part, LG__WORK, 0, (nch + 1) * pw);
+    LG__B(part, LG__WORK, 0, lg__gat_part_len(c, n));
 #undef LG__B
     return lg__att_check_table("GAT", k, LG__NBUF);
 }

@@ -29,7 +29,8 @@
  *       + (coefficients) x_j, and partial sums of d aeff, reading the records
  *       in order. Partial sums are per fixed chunk of nodes, added in order.
  *   B4. dW += H^T dXP, d_in += dXP W^T (OpenBLAS; = when d_in is d_out, which
- *       no pass reads after B2).
+ *       no pass reads after B2). On a large graph dW's product is split along
+ *       n over the reduction partials' buffer (core/gemm.h).
  * Every thread writes only the rows it owns; no atomics; sums run in a fixed
  * order, so results are bitwise identical whatever the number of threads.
  */
@@ -476,9 +477,11 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
     }
     for (lg_idx c = 0; c < D; c++) db[c] += tot[2 * KC + K + c];
 
-    /* B4. dW += H^T dXP; d_in += dXP W^T, or d_in = dXP W^T over d_out when
-     * they are one buffer (d_out was last read by B2) */
-    LG_FN(lg__gemm)(CblasTrans, CblasNoTrans, F, KC, n, in, F, dxp, KC, LG_R(1), dW, KC);
+    /* B4. dW += H^T dXP (on a large graph split along n, over part, whose
+     * partials are summed above); d_in += dXP W^T, or d_in = dXP W^T over
+     * d_out when they are one buffer (d_out was last read by B2) */
+    LG_FN(lg__gemm_ws)(CblasTrans, CblasNoTrans, F, KC, n, in, F, dxp, KC, LG_R(1), dW, KC, part,
+                       lg__gat_part_len(cfg, n));
     if (d_in)
         LG_FN(lg__gemm)(CblasNoTrans, CblasTrans, n, F, KC, dxp, KC, W, KC, d_in == d_out ? LG_R(0) : LG_R(1), d_in,
                         F);

@@ -6,6 +6,7 @@
 #define LG_ATTENTION_GAT_INTERNAL_H
 
 #include "attention/att_cache.h"
+#include "core/gemm.h"
 #include "core/internal.h"
 
 /* Nodes per chunk of the deterministic reductions over nodes (parameter
@@ -65,13 +66,23 @@ struct lg_gat_cache {
     void *ncw;    /* n x K: total coefficient of x_j in d x_j                 */
     void *ndan;   /* n x K: dL/d||a_k|| of row i (reference form)             */
     void *part;   /* (nchunk + 1) x PW: reduction partials, last row = total;
-                     PW = 2KC + K + D                                          */
+                     PW = 2KC + K + D; then (B4) the workspace of dW's product
+                     split along n (lg__gat_part_len)                          */
 };
 
 /* Values per node of the cache's ss for K heads: the K source scores, then
  * (Lipschitz modes, lip = 1) the K norms, so that a gathered source costs one
  * cache line. The layout's one definition (gat.c allocates, gat_impl.h reads). */
 static inline lg_idx lg__gat_ns(lg_idx K, int lip) { return lip ? 2 * K : K; }
+
+/* Reals of the cache's part at n nodes: the reduction partials of B2 and B3,
+ * which B4 reuses, once they are summed, as the workspace that splits the
+ * weight gradient's product H^T dXP (in_dim x KC, inner dimension n) along n
+ * (core/gemm.h). Non-decreasing in n. O(1). */
+static inline lg_idx lg__gat_part_len(const lg_gat_config *c, lg_idx n) {
+    const lg_idx kc = c->heads * c->head_dim, pw = 2 * kc + c->heads + lg_gat_out_dim(c);
+    return LG_MAX(((n + LG__GAT_CHUNK - 1) / LG__GAT_CHUNK + 1) * pw, lg__gemm_ksplit_len(c->in_dim, kc, n));
+}
 
 /* Validates the pair (cache, cfg) for a kernel of scalar size rs. */
 lg_status lg__gat_check_cache(const lg_gat_cache *cache, const lg_gat_config *cfg, size_t rs,

@@ -11,6 +11,7 @@
 #include "graph/graph_internal.h"
 #include "attention/att_cache.h"
 #include "attention/gt_internal.h"
+#include "core/gemm.h"
 
 lg_gt_config lg_gt_config_default(lg_idx in_dim, lg_idx heads, lg_idx head_dim) {
     lg_gt_config c;
@@ -67,6 +68,12 @@ lg_idx lg__gt_part_width(const lg_gt_config *c) {
     return 3 * c->heads * c->head_dim + d + (c->gate ? 3 * d : 0);
 }
 
+lg_idx lg__gt_part_len(const lg_gt_config *c, lg_idx n) {
+    const lg_idx p = 3 * c->heads * c->head_dim + lg_gt_out_dim(c);
+    return LG_MAX(((n + LG__GT_CHUNK - 1) / LG__GT_CHUNK + 1) * lg__gt_part_width(c),
+                  lg__gemm_ksplit_len(c->in_dim, p, n));
+}
+
 /* The cache's buffers: one table (att_cache.h) drives both lg_gt_memory and
  * the allocation, so the documented bytes are the allocated ones. */
 enum { LG__GT_ACT = LG__ATT_ACT, LG__GT_WORK = LG__ATT_WORK };
@@ -78,7 +85,8 @@ static lg_status lg__gt_bufs(const void *cfg, lg_idx n, lg_idx nnz, int lent_map
     const lg_gt_config *c = cfg;
     lg_idx K = c->heads, kc = c->heads * c->head_dim, d = lg_gt_out_dim(c), p = 3 * kc + d;
     int lip = c->norm != LG_ATT_NORM_NONE, ref = c->norm == LG_ATT_NORM_LIPSCHITZ_REF, gate = c->gate;
-    /* every count below is at most max(n + 1, nnz) * max(p, 4K) or (nchunk + 1) * (p + 3d) */
+    /* every count below is at most max(n + 1, nnz) * max(p, 4K) or (nchunk + 1) * (p + 3d)
+     * (part's split workspace, when larger, is under 16 x 256 x 256: core/gemm.h) */
     LG_CHECK(lg__att_check_sizes("graph-transformer", n, nnz, LG_MAX(n + 1, nnz), LG_MAX(p, 4 * K)));
     lg_idx nch = (n + LG__GT_CHUNK - 1) / LG__GT_CHUNK;
     *nchunk = nch;
@@ -102,7 +110,7 @@ static lg_status lg__gt_bufs(const void *cfg, lg_idx n, lg_idx nnz, int lent_map
     LG__B(ga, LG__GT_WORK, 0, gate ? n : 0);
     LG__B(tpos, LG__GT_WORK, LG__ATT_EPOS, lent_map ? 0 : nnz);
     LG__B(tnext, LG__GT_WORK, 1, lent_map ? 0 : n);
-    LG__B(part, LG__GT_WORK, 0, (nch + 1) * lg__gt_part_width(c));
+    LG__B(part, LG__GT_WORK, 0, lg__gt_part_len(c, n));
 #undef LG__B
     return lg__att_check_table("graph-transformer", k, LG__GT_NBUF);
 }

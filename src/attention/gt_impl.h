@@ -43,7 +43,8 @@
  *                                    sums of the bias and gate gradients, added
  *                                    in chunk order.
  *   B3. dW += H^T dZ, d_in += dZ W^T (OpenBLAS; = when d_in is d_out, which
- *       only B1 reads).
+ *       only B1 reads). On a large graph dW's product is split along n over
+ *       the reduction partials' buffer (core/gemm.h).
  * Every thread writes only the rows it owns; no atomics; sums run in a fixed
  * order, so results are bitwise identical whatever the number of threads.
  * Forward and backward are compiled per instruction set (core/isa.h,
@@ -467,9 +468,10 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
     lg_real *dW = d_params, *db = d_params + F * P;
     for (lg_idx t = 0; t < PW; t++) db[t] += tot[t]; /* biases, then the gate vector */
 
-    /* B3. dW += H^T dZ; d_in += dZ W^T, or d_in = dZ W^T over d_out when they
-     * are one buffer (d_out was last read by B1) */
-    LG_FN(lg__gemm)(CblasTrans, CblasNoTrans, F, P, n, in, F, dz, P, LG_R(1), dW, P);
+    /* B3. dW += H^T dZ (on a large graph split along n, over part, whose
+     * partials are summed above); d_in += dZ W^T, or d_in = dZ W^T over d_out
+     * when they are one buffer (d_out was last read by B1) */
+    LG_FN(lg__gemm_ws)(CblasTrans, CblasNoTrans, F, P, n, in, F, dz, P, LG_R(1), dW, P, part, lg__gt_part_len(cfg, n));
     if (d_in)
         LG_FN(lg__gemm)(CblasNoTrans, CblasTrans, n, F, P, dz, P, W, P, d_in == d_out ? LG_R(0) : LG_R(1), d_in, F);
     return LG_OK;

@@ -62,7 +62,8 @@ struct lg_gt_cache {
                     lent_map; a lent map is used when it fits the graphs)      */
     void *tnext; /* n lg_idx: counting-sort cursor for tpos                      */
     void *part;  /* (nchunk + 1) x (P + 3D gate): reduction partials, last row =
-                    the total                                                   */
+                    the total; then (B3) the workspace of dW's product split
+                    along n (lg__gt_part_len)                                   */
 };
 
 /* Validates the pair (cache, cfg) for a kernel of scalar size rs. */
@@ -86,5 +87,11 @@ void lg__gt_cache_lend_tmap(lg_gt_cache *c, const lg__att_tmap *m);
 
 /* Width of the reduction partials: P (bias) + 3D (gate vector, if any). */
 lg_idx lg__gt_part_width(const lg_gt_config *cfg);
+
+/* Reals of the cache's part at n nodes: the reduction partials of B2, which
+ * B3 reuses, once they are summed, as the workspace that splits the weight
+ * gradient's product H^T dZ (in_dim x P, inner dimension n) along n
+ * (core/gemm.h). Non-decreasing in n. O(1). */
+lg_idx lg__gt_part_len(const lg_gt_config *cfg, lg_idx n);
 
 #endif /* LG_ATTENTION_GT_INTERNAL_H */

@@ -8,9 +8,10 @@
  * thread count. lipgnn therefore runs OpenBLAS on ONE thread (lg_threads_set)
  * and spreads fixed panels of C over OpenMP: LG__GEMM_PANEL rows per panel
  * when M is large enough, else LG__GEMM_PANEL columns when N is, else a few
- * panels of rows (LG__GEMM_SMALL_PANELS); one single-threaded
- * gemm per panel. The partition never depends on the thread count, so C has
- * the same bits whatever it is. If a caller lets OpenBLAS run several threads,
+ * panels of rows (LG__GEMM_SMALL_PANELS), or, lent a workspace, chunks of K
+ * (LG__GEMM_KSPLIT_ROWS); one single-threaded gemm per panel or chunk. The
+ * partition never depends on the thread count, so C has the same bits
+ * whatever it is. If a caller lets OpenBLAS run several threads,
  * one gemm call is made instead (threaded by OpenBLAS).
  */
 #ifndef LG_CORE_GEMM_H
@@ -26,6 +27,20 @@
  * that a narrow model's weight gradient (64 x 64, inner dimension n) uses 2 threads. */
 #define LG__GEMM_SMALL_PANELS 4
 #define LG__GEMM_MIN_ROWS 32
+/* Products of fewer flops are one call, not split. */
+#define LG__GEMM_MIN_FLOPS 4e6
+/* Such a small C over a long inner dimension (a weight gradient over a large
+ * graph: 32 x 32 x 511 000 on TREES) is, where the caller lends a workspace
+ * (lg__gemm_ws), split along K instead: S = min(LG__GEMM_KSPLIT_MAX, K /
+ * LG__GEMM_KSPLIT_ROWS) chunks of K (S >= 2; S from K alone, never from the
+ * thread count), one single-threaded gemm per chunk, chunk 0 into C (with
+ * beta), the others into the workspace, then added to C in chunk order. Each
+ * thread reads only its chunks of A and B, where panels of rows of C would each
+ * read all of B (bench/README.md: TREES' weight gradient 14.5 -> 7.7 ms at 2
+ * threads). The same bits whatever the thread count; other bits than the
+ * product made whole. */
+#define LG__GEMM_KSPLIT_ROWS 8192
+#define LG__GEMM_KSPLIT_MAX 16
 
 /* Benchmark hook (bench/bench_models.c): while lg__gemm_trace points to a log,
  * every lg__gemm_f32 call appends its arguments (not its data) to it, so that
@@ -37,6 +52,7 @@ typedef struct lg__gemm_call {
     lg_idx M, N, K;              /* C is M x N, the inner dimension K            */
     lg_idx lda, ldb, ldc;        /* leading dimensions                           */
     float beta;                  /* 0 or 1                                       */
+    lg_idx wsn;                  /* workspace lent (lg__gemm_ws), in reals       */
 } lg__gemm_call;
 
 typedef struct lg__gemm_log {
@@ -55,6 +71,17 @@ void lg__gemm_f32(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, lg_idx M, lg
                   lg_idx lda, const float *B, lg_idx ldb, float beta, float *C, lg_idx ldc);
 void lg__gemm_f64(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, lg_idx M, lg_idx N, lg_idx K, const double *A,
                   lg_idx lda, const double *B, lg_idx ldb, double beta, double *C, lg_idx ldc);
+/* The workspace, in reals, that lg__gemm_ws needs to split this product along
+ * K (LG__GEMM_KSPLIT_ROWS above): (S - 1) M N, or 0 when it would not split it.
+ * O(1). */
+lg_idx lg__gemm_ksplit_len(lg_idx M, lg_idx N, lg_idx K);
+/* lg__gemm with a workspace ws of wsn reals (ws may be NULL when wsn is 0),
+ * used, and overwritten, when wsn >= lg__gemm_ksplit_len(M, N, K) > 0. */
+void lg__gemm_ws_f32(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, lg_idx M, lg_idx N, lg_idx K, const float *A,
+                     lg_idx lda, const float *B, lg_idx ldb, float beta, float *C, lg_idx ldc, float *ws, lg_idx wsn);
+void lg__gemm_ws_f64(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, lg_idx M, lg_idx N, lg_idx K, const double *A,
+                     lg_idx lda, const double *B, lg_idx ldb, double beta, double *C, lg_idx ldc, double *ws,
+                     lg_idx wsn);
 /* lg__gemm, then ep(ctx, r0, r1) over a partition of C's rows [0, M) into
  * ranges of at most LG__GEMM_PANEL rows, in parallel; where C is split into
  * panels of rows, each range right after its panel, by the thread that made it
