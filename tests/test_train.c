@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "core/gemm.h"
 #include "core/internal.h"
 #include "train/batch.h"
 #include "train/checkpoint.h"
@@ -1405,6 +1406,64 @@ static void test_forward_rows(void **state) {
     lg_dataset_free(ds);
 }
 
+/* lg__model_forward_rows with the rows in increasing order, fewer than a
+ * quarter: a whole-graph model's output layer runs on those rows only (traced:
+ * products of at most LG__OUT_BLOCK rows, two blocks here, against one of n
+ * rows for the full forward), with the full forward's log-probabilities bit
+ * for bit and its gradients within float rounding (dW_out is summed over the
+ * listed rows alone). */
+static void test_forward_rows_output_layer(void **state) {
+    (void)state;
+    const lg_idx n = 1200, nr = 280;
+    lg_dataset *ds = lg_test_random_dataset(n, 7, 4, 1, 23);
+    lg_idx rows[280];
+    for (lg_idx k = 0; k < nr; k++) rows[k] = 4 * k + 1;
+    lg_model_config mc;
+    lg_model_config_default(&mc, LG_MODEL_GAT);
+    mc.layers = 2;
+    mc.hidden = 5;
+    mc.att_norm = LG_ATT_NORM_LIPSCHITZ;
+    lg__model_f32 *a = NULL, *b = NULL;
+    lg_rng ra, rb;
+    lg_rng_seed(&ra, 5);
+    lg_rng_seed(&rb, 5);
+    assert_ok(lg__model_init_f32(&a, &mc, ds, ds->features, &ra));
+    assert_ok(lg__model_init_f32(&b, &mc, ds, ds->features, &rb));
+    const lg_idx np = lg__model_nparams_f32(a), C = ds->n_classes;
+    lg__gemm_call calls[64];
+    lg__gemm_log log = {calls, 64, 0};
+    lg_idx out_rows[2] = {0, 0}; /* rows of the output layer's products: a, b */
+    for (int q = 0; q < 2; q++) {
+        log.count = 0;
+        lg__gemm_trace = &log;
+        if (q == 0) assert_ok(lg__model_forward_rows_f32(a, 1, 9, 2, rows, nr));
+        else assert_ok(lg__model_forward_f32(b, 1, 9, 2));
+        lg__gemm_trace = NULL;
+        assert_true(log.count <= log.cap);
+        for (int k = 0; k < log.count; k++)
+            if (calls[k].N == C && calls[k].ta == CblasNoTrans) {
+                assert_true(calls[k].M <= (q == 0 ? LG__OUT_BLOCK : n));
+                out_rows[q] += calls[k].M;
+            }
+    }
+    assert_int_equal(out_rows[0], nr);
+    assert_int_equal(out_rows[1], n);
+    assert_int_equal(lg__model_first_nonfinite_f32(a), -1);
+    for (lg_idx k = 0; k < nr; k++)
+        assert_memory_equal(lg__model_logp_f32(a) + rows[k] * C, lg__model_logp_f32(b) + rows[k] * C,
+                            sizeof(float) * (size_t)C);
+    assert_ok(lg__model_backward_f32(a, rows, nr, 1, 9, 2));
+    assert_ok(lg__model_backward_f32(b, rows, nr, 1, 9, 2));
+    const float *ga = lg__model_grads_f32(a), *gb = lg__model_grads_f32(b);
+    float big = 0;
+    for (lg_idx t = 0; t < np; t++) big = fmaxf(big, fabsf(gb[t]));
+    assert_true(big > 0);
+    for (lg_idx t = 0; t < np; t++) assert_true(fabsf(ga[t] - gb[t]) <= 1e-5f * (fabsf(gb[t]) + 1e-2f * big));
+    lg__model_free_f32(a);
+    lg__model_free_f32(b);
+    lg_dataset_free(ds);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model_gradients), cmocka_unit_test(test_deterministic),
@@ -1414,6 +1473,7 @@ int main(void) {
         cmocka_unit_test(test_nonfinite_located),
         cmocka_unit_test(test_nonfinite_output),
         cmocka_unit_test(test_forward_rows),
+        cmocka_unit_test(test_forward_rows_output_layer),
         cmocka_unit_test(test_output_bias_rows), cmocka_unit_test(test_batch_deterministic),
         cmocka_unit_test(test_batch_matches_full), cmocka_unit_test(test_batch_roots_only),
         cmocka_unit_test(test_batch_resume), cmocka_unit_test(test_batch_errors),

@@ -112,11 +112,15 @@ lg_status lg__model_forward_f64(lg__model_f64 *m, int training, uint64_t seed, u
 /* The same, with the log-softmax only for rows[0..count) of logp (row numbers
  * as lg__model_eval takes them) when they are fewer than a quarter of its rows
  * (the full-graph trainer: its training nodes; TREES: 800 roots of 511 000
- * nodes, 256 classes); logits are still computed for every row. Each computed
- * row has the bits lg__model_forward gives it. Until the next forward,
- * lg__model_eval and lg__model_backward then take that list only (the same
- * pointer and count; LG_EINVAL otherwise), and the list must stay valid
- * (lg__model_first_nonfinite reads it). */
+ * nodes, 256 classes). When they are also listed in increasing order, a
+ * whole-graph model's output layer computes their logits only, LG__OUT_BLOCK
+ * rows at a time, and the backward makes the output layer's gradients from
+ * those rows alone (dW_out summed over them: other bits than a full
+ * backward's). Each computed row of logp has the bits lg__model_forward gives
+ * it. Until the next forward, lg__model_eval and lg__model_backward then take
+ * that list only (the same pointer and count; LG_EINVAL otherwise), and the
+ * list must stay valid (lg__model_first_nonfinite reads it). */
+#define LG__OUT_BLOCK 256
 lg_status lg__model_forward_rows_f32(lg__model_f32 *m, int training, uint64_t seed, uint64_t epoch,
                                      const lg_idx *rows, lg_idx count);
 lg_status lg__model_forward_rows_f64(lg__model_f64 *m, int training, uint64_t seed, uint64_t epoch,

@@ -126,6 +126,11 @@ struct LG_MODEL {
     const lg_idx *lrows;   /* the rows of logp the last forward computed
                               (lg__model_forward_rows), NULL: all of them    */
     lg_idx nlrows;
+    int lout;              /* 1: so were its logits (the output layer on lrows
+                              only, lg__out_rows_forward)                    */
+    lg_real *oblk;         /* whole-graph model with an output layer:
+                              LG__OUT_BLOCK x (2 D + classes), the blocks of
+                              listed rows it gathers                          */
 };
 
 /* A linear map's weights w (fan_in x fan_out) and bias b (fan_out), in scheme
@@ -182,6 +187,7 @@ void LG_FN(lg__model_free)(LG_MODEL *m) {
     lg__free(m->rlabels);
     lg__free(m->hread);
     lg__free(m->dhread);
+    lg__free(m->oblk);
     lg__free(m->dlog);
     lg__free(m);
 }
@@ -576,6 +582,9 @@ buffers:
         LG_TRY(LG_FN(lg__buf)(m, &m->dhread, m->r_cap, D, &m->work_bytes, "read-out gradients"));
     } else {
         m->maxw = LG_MAX(m->maxw, m->classes);
+        if (m->w_out_off >= 0)
+            LG_TRY(LG_FN(lg__buf)(m, &m->oblk, LG__OUT_BLOCK, 2 * m->layer[m->L - 1].w_out + m->classes, &m->work_bytes,
+                                  "output-layer blocks"));
     }
     LG_TRY(LG_FN(lg__buf)(m, &m->dlog, m->r_cap, m->classes, &m->work_bytes, "logit gradients"));
     m->dlog_zero = 1; /* calloc'd */
@@ -730,11 +739,57 @@ lg_status LG_FN(lg__model_forward)(LG_MODEL *m, int training, uint64_t seed, uin
     return LG_FN(lg__model_forward_rows)(m, training, seed, epoch, NULL, 0);
 }
 
+/* 1 if rows[0..count) is strictly increasing (so no row is listed twice)
+ * within [0, n). O(count). */
+static int LG_FN(lg__rows_increasing)(const lg_idx *rows, lg_idx count, lg_idx n) {
+    for (lg_idx k = 0; k < count; k++)
+        if (rows[k] < 0 || rows[k] >= n || (k > 0 && rows[k] <= rows[k - 1])) return 0;
+    return 1;
+}
+
+/* The output layer, logits = h W_out + b_out, on the listed rows of h (n x D)
+ * only, LG__OUT_BLOCK rows at a time: gathered into m->oblk, one product,
+ * scattered into their rows of logits. rows: distinct. O(count D classes). */
+static lg_status LG_FN(lg__out_rows_forward)(LG_MODEL *m, const lg_real *h, const lg_idx *rows, lg_idx count) {
+    const lg_idx D = m->layer[m->L - 1].w_out, nc = m->classes;
+    lg_real *xb = m->oblk, *yb = xb + LG__OUT_BLOCK * D;
+    for (lg_idx b0 = 0; b0 < count; b0 += LG__OUT_BLOCK) {
+        const lg_idx nb = LG_MIN((lg_idx)LG__OUT_BLOCK, count - b0);
+        for (lg_idx k = 0; k < nb; k++) memcpy(xb + k * D, h + rows[b0 + k] * D, sizeof(lg_real) * (size_t)D);
+        LG_CHECK(LG_FN(lg_linear_forward)(yb, xb, m->params + m->w_out_off, m->params + m->b_out_off, nb, D, nc));
+        for (lg_idx k = 0; k < nb; k++)
+            memcpy(m->logits + rows[b0 + k] * nc, yb + k * nc, sizeof(lg_real) * (size_t)nc);
+    }
+    return LG_OK;
+}
+
+/* Its backward: dh (n x D, zero) gets dL/dh at the listed rows, dW_out +=
+ * h^T dL/dlogits over them, block by block in list order (the rows' logit
+ * gradients are m->dlog's; the bias gradient is the caller's). */
+static lg_status LG_FN(lg__out_rows_backward)(LG_MODEL *m, lg_real *dh, const lg_real *h, const lg_idx *rows,
+                                              lg_idx count) {
+    const lg_idx D = m->layer[m->L - 1].w_out, nc = m->classes;
+    lg_real *xb = m->oblk, *yb = xb + LG__OUT_BLOCK * D, *db = yb + LG__OUT_BLOCK * nc;
+    for (lg_idx b0 = 0; b0 < count; b0 += LG__OUT_BLOCK) {
+        const lg_idx nb = LG_MIN((lg_idx)LG__OUT_BLOCK, count - b0);
+        for (lg_idx k = 0; k < nb; k++) {
+            memcpy(xb + k * D, h + rows[b0 + k] * D, sizeof(lg_real) * (size_t)D);
+            memcpy(yb + k * nc, m->dlog + rows[b0 + k] * nc, sizeof(lg_real) * (size_t)nc);
+        }
+        memset(db, 0, sizeof(lg_real) * (size_t)(nb * D));
+        LG_CHECK(LG_FN(lg_linear_backward)(db, m->grads + m->w_out_off, NULL, yb, xb, m->params + m->w_out_off, nb, D,
+                                           nc));
+        for (lg_idx k = 0; k < nb; k++) memcpy(dh + rows[b0 + k] * D, db + k * D, sizeof(lg_real) * (size_t)D);
+    }
+    return LG_OK;
+}
+
 lg_status LG_FN(lg__model_forward_rows)(LG_MODEL *m, int training, uint64_t seed, uint64_t epoch, const lg_idx *rows,
                                         lg_idx count) {
     const lg_idx n = m->n;
     m->lrows = NULL; /* until the log-softmax below */
     m->nlrows = 0;
+    m->lout = 0;
     if (m->w_in_off >= 0) {
         if (m->sparse_in)
             LG_CHECK(LG_FN(lg_linear_sparse_forward)(m->h0, m->x, m->params + m->w_in_off, m->params + m->b_in_off, m->hid));
@@ -767,13 +822,18 @@ lg_status LG_FN(lg__model_forward_rows)(LG_MODEL *m, int training, uint64_t seed
         cur = m->hread;
     }
     const lg_idx no = m->nout;
-    if (m->w_out_off >= 0)
+    /* a few rows of many, each once (TREES: the roots of 511 000 nodes, 256
+     * classes): the output layer on those rows only */
+    const int few = rows && 4 * count < no;
+    if (few && !m->batch && m->w_out_off >= 0 && LG_FN(lg__rows_increasing)(rows, count, no)) {
+        LG_CHECK(LG_FN(lg__out_rows_forward)(m, cur, rows, count));
+        m->lout = 1;
+    } else if (m->w_out_off >= 0)
         LG_CHECK(LG_FN(lg_linear_forward)(m->logits, cur, m->params + m->w_out_off, m->params + m->b_out_off, no,
                                           last->w_out, m->classes));
     else if (!m->batch)
         memcpy(m->logits, cur, sizeof(lg_real) * (size_t)(n * m->classes));
-    if (!rows || 4 * count >= no) return LG_FN(lg_log_softmax_forward)(m->logp, m->logits, no, m->classes);
-    /* a few rows of many (TREES: the roots of 511 000 nodes, 256 classes) */
+    if (!few) return LG_FN(lg_log_softmax_forward)(m->logp, m->logits, no, m->classes);
     LG_CHECK(LG_FN(lg_log_softmax_rows_forward)(m->logp, m->logits, no, m->classes, rows, count));
     m->lrows = rows;
     m->nlrows = count;
@@ -936,11 +996,13 @@ lg_status LG_FN(lg__model_backward)(LG_MODEL *m, const lg_idx *nodes, lg_idx cou
         /* dlog is zero but in the listed rows: listed in increasing order, the
          * bias gradient sums those rows only, with the same bits (TREES: 800
          * rows of 511 000) */
-        int increasing = 1;
-        for (lg_idx k = 1; k < count && increasing; k++) increasing = nodes[k] > nodes[k - 1];
+        const int increasing = LG_FN(lg__rows_increasing)(nodes, count, n);
         lg_real *db = m->grads + m->b_out_off;
-        LG_CHECK(LG_FN(lg_linear_backward)(dh, m->grads + m->w_out_off, increasing ? NULL : db, dlog, hL,
-                                           m->params + m->w_out_off, n, D, m->classes));
+        if (m->lout) /* the forward's rows (lg__model_rows_match): increasing */
+            LG_CHECK(LG_FN(lg__out_rows_backward)(m, dh, hL, nodes, count));
+        else
+            LG_CHECK(LG_FN(lg_linear_backward)(dh, m->grads + m->w_out_off, increasing ? NULL : db, dlog, hL,
+                                               m->params + m->w_out_off, n, D, m->classes));
         if (increasing) LG_FN(lg__colsum_add)(db, dlog, count, m->classes, nodes);
     } else {
         memcpy(dh, dlog, sizeof(lg_real) * (size_t)(n * m->classes));
@@ -1015,10 +1077,13 @@ int LG_FN(lg__model_first_nonfinite)(const LG_MODEL *m) {
     if (m->w_in_off >= 0 && !LG_FN(lg__all_finite)(m->h0, m->n * m->hid)) return -2;
     for (int l = 0; l < m->L; l++)
         if (!LG_FN(lg__all_finite)(m->layer[l].out, m->n * m->layer[l].w_out)) return l;
-    if (!LG_FN(lg__all_finite)(m->logits, m->nout * m->classes)) return m->L;
+    if (!m->lout && !LG_FN(lg__all_finite)(m->logits, m->nout * m->classes)) return m->L;
     if (!m->lrows) return LG_FN(lg__all_finite)(m->logp, m->nout * m->classes) ? -1 : m->L;
-    for (lg_idx k = 0; k < m->nlrows; k++) /* the rows the forward computed */
-        if (!LG_FN(lg__all_finite)(m->logp + m->lrows[k] * m->classes, m->classes)) return m->L;
+    for (lg_idx k = 0; k < m->nlrows; k++) { /* the rows the forward computed */
+        const lg_idx r = m->lrows[k] * m->classes;
+        if (!LG_FN(lg__all_finite)(m->logp + r, m->classes) || !LG_FN(lg__all_finite)(m->logits + r, m->classes))
+            return m->L;
+    }
     return -1;
 }
 lg_idx LG_FN(lg__model_layer_heads)(const LG_MODEL *m, int l) {
