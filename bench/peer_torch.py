@@ -231,7 +231,8 @@ class Model:
 
     def forward(self, p, x, g, training, rows=None):
         """Log-probabilities of every node, or of the nodes rows only (as
-        lipgnn's training step: the logits of all, the log-softmax of those)."""
+        lipgnn's training step: the output layer and the log-softmax on those
+        rows alone)."""
         cfg = self.cfg
         drop, att_p = cfg["dropout"], cfg["att_dropout"]
         if self.kind == "gat-classic":
@@ -249,9 +250,11 @@ class Model:
                 h = gat_layer(hd, lp, g, k, c, concat, self.lip, att_p, training)
             if l < self.L - 1:
                 h = F.elu(h)
+        if rows is not None:
+            h = h[rows]
         if self.kind != "gat-classic":
             h = h @ p["W_out"] + p["b_out"]
-        return F.log_softmax(h if rows is None else h[rows], dim=1)
+        return F.log_softmax(h, dim=1)
 
 
 def build(data):
