@@ -551,7 +551,7 @@ lg_status lg_trainer_epoch(lg_trainer *t, lg_epoch_stats *es) {
         for (int q = 0; q < LG__SPLITS; q++) t->total += lg__batcher_count(&t->bat, q);
         LG_CHECK(lg__train_batches(t, epoch, &a, &es->train_loss_step, &bad_layer));
     } else {
-        /* the log-softmax of the training rows only: all the loss needs */
+        /* the output layer and log-softmax of the training rows only: all the loss needs */
         LG_CHECK(lg__model_forward_rows_f32(t->model, 1, seed, (uint64_t)epoch, ds->train, ds->n_train));
         LG_CHECK(lg__model_eval_f32(t->model, ds->train, ds->n_train, &es->train_loss_step, NULL));
         /* before backward reuses anything */
