@@ -1339,6 +1339,16 @@ static void test_output_bias_rows(void **state) {
     lg_dataset_free(ds);
 }
 
+/* Two models of config mc on ds with the same parameters (both drawn from
+ * seed 5). */
+static void twin_models(const lg_model_config *mc, const lg_dataset *ds, lg__model_f32 **a, lg__model_f32 **b) {
+    lg_rng ra, rb;
+    lg_rng_seed(&ra, 5);
+    lg_rng_seed(&rb, 5);
+    assert_ok(lg__model_init_f32(a, mc, ds, ds->features, &ra));
+    assert_ok(lg__model_init_f32(b, mc, ds, ds->features, &rb));
+}
+
 /* lg__model_forward_rows: the log-softmax of a few listed rows gives the
  * same loss, log-probabilities and gradients, bit for bit, as the full
  * forward; eval and backward then refuse another list; the logit gradients
@@ -1356,11 +1366,8 @@ static void test_forward_rows(void **state) {
         mc.hidden = 5;
         mc.att_norm = LG_ATT_NORM_LIPSCHITZ;
         lg__model_f32 *a = NULL, *b = NULL;
-        lg_rng ra, rb;
-        lg_rng_seed(&ra, 5);
-        lg_rng_seed(&rb, 5);
-        assert_ok(lg__model_init_f32(&a, &mc, ds, ds->features, &ra));
-        assert_ok(lg__model_init_f32(&b, &mc, ds, ds->features, &rb));
+        lg_rng rb;
+        twin_models(&mc, ds, &a, &b);
         const lg_idx np = lg__model_nparams_f32(a), C = ds->n_classes;
         float *ga = malloc(sizeof(float) * (size_t)np);
         double la, lb;
@@ -1424,11 +1431,7 @@ static void test_forward_rows_output_layer(void **state) {
     mc.hidden = 5;
     mc.att_norm = LG_ATT_NORM_LIPSCHITZ;
     lg__model_f32 *a = NULL, *b = NULL;
-    lg_rng ra, rb;
-    lg_rng_seed(&ra, 5);
-    lg_rng_seed(&rb, 5);
-    assert_ok(lg__model_init_f32(&a, &mc, ds, ds->features, &ra));
-    assert_ok(lg__model_init_f32(&b, &mc, ds, ds->features, &rb));
+    twin_models(&mc, ds, &a, &b);
     const lg_idx np = lg__model_nparams_f32(a), C = ds->n_classes;
     lg__gemm_call calls[64];
     lg__gemm_log log = {calls, 64, 0};
