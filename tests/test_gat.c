@@ -691,7 +691,7 @@ static void test_threads_bitwise(void **state) {
             cfg.att_dropout = 0.3;
             /* one graph large enough for dW's product to be split along n (core/gemm.h) */
             const int big = mi == LG_ATT_NORM_LIPSCHITZ && concat;
-            const lg_idx nn = big ? 2 * LG__GEMM_KSPLIT_ROWS + 700 : 2000;
+            const lg_idx nn = big ? 4 * LG__GEMM_KSPLIT_ROWS + 700 : 2000;
             prob pr;
             prob_init(&pr, &cfg, random_graph(nn, 5, 77 + (uint64_t)mi, 1), 3, 1.0, 1.0);
             lg_idx nin = pr.n * 16, no = pr.n * pr.D;

@@ -1052,9 +1052,10 @@ static void test_gemm_ksplit(void **state) {
     (void)state;
     const int saved = omp_get_max_threads(), saved_blas = openblas_get_num_threads();
     openblas_set_num_threads(1);
-    assert_int_equal(lg__gemm_ksplit_len(16, 24, 2 * LG__GEMM_KSPLIT_ROWS - 1), 0);
-    assert_int_equal(lg__gemm_ksplit_len(2 * LG__GEMM_PANEL, 24, 100000), 0);
-    const lg_idx M = 16, N = 24, K = 3 * LG__GEMM_KSPLIT_ROWS + 5, ldc = N + 3, S = 3;
+    assert_int_equal(lg__gemm_ksplit_len(32, 48, 2 * LG__GEMM_KSPLIT_ROWS - 1), 0);
+    assert_int_equal(lg__gemm_ksplit_len(1025, 1024, 100000), 0); /* over LG__GEMM_KSPLIT_WS */
+    assert_int_equal(lg__gemm_ksplit_len(512, 512, 100000), 4 * 512 * 512); /* S capped by the workspace */
+    const lg_idx M = 32, N = 48, K = 3 * LG__GEMM_KSPLIT_ROWS + 5, ldc = N + 3, S = 3;
     const lg_idx need = lg__gemm_ksplit_len(M, N, K);
     assert_int_equal(need, (S - 1) * M * N);
     for (int form = 0; form < 2; form++) {

@@ -29,18 +29,22 @@
 #define LG__GEMM_MIN_ROWS 32
 /* Products of fewer flops are one call, not split. */
 #define LG__GEMM_MIN_FLOPS 4e6
-/* Such a small C over a long inner dimension (a weight gradient over a large
- * graph: 32 x 32 x 511 000 on TREES) is, where the caller lends a workspace
- * (lg__gemm_ws), split along K instead: S = min(LG__GEMM_KSPLIT_MAX, K /
- * LG__GEMM_KSPLIT_ROWS) chunks of K (S >= 2; S from K alone, never from the
- * thread count), one single-threaded gemm per chunk, chunk 0 into C (with
- * beta), the others into the workspace, then added to C in chunk order. Each
- * thread reads only its chunks of A and B, where panels of rows of C would each
- * read all of B (bench/README.md: TREES' weight gradient 14.5 -> 7.7 ms at 2
- * threads). The same bits whatever the thread count; other bits than the
- * product made whole. */
-#define LG__GEMM_KSPLIT_ROWS 8192
+/* A weight gradient, X^T dY (C at most 1024 x 1024, the inner dimension the
+ * graph's nodes), is, where the caller lends a workspace (lg__gemm_ws), split
+ * along K instead: S = min(LG__GEMM_KSPLIT_MAX, K / LG__GEMM_KSPLIT_ROWS,
+ * 1 + LG__GEMM_KSPLIT_WS / (M N)) chunks of K (S >= 2; S from the shape alone,
+ * never from the thread count), one single-threaded gemm per chunk, chunk 0
+ * into C (with beta), the others into the workspace, then added to C in chunk
+ * order. Each thread then reads only its share of the rows of X and dY, which
+ * are the rows the same thread wrote in the passes before (the attention
+ * layers' static schedules over nodes), where panels of C would each read
+ * every row: TREES' 32 x 32 weight gradient over 511 000 rows 14.5 -> 7.7 ms
+ * at 2 threads; on Cora, where the rows stay in the caches, 12% off DeepGAT
+ * 30's epoch when the two vCPUs are far apart (bench/README.md, stop 33). The
+ * same bits whatever the thread count; other bits than the product made whole. */
+#define LG__GEMM_KSPLIT_ROWS 1024
 #define LG__GEMM_KSPLIT_MAX 16
+#define LG__GEMM_KSPLIT_WS (1 << 20) /* reals of workspace at most */
 
 /* Benchmark hook (bench/bench_models.c): while lg__gemm_trace points to a log,
  * every lg__gemm_f32 call appends its arguments (not its data) to it, so that

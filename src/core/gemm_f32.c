@@ -6,8 +6,9 @@
 lg__gemm_log *lg__gemm_trace = NULL;
 
 lg_idx lg__gemm_ksplit_len(lg_idx M, lg_idx N, lg_idx K) {
-    if (M <= 0 || N <= 0 || M >= 2 * LG__GEMM_PANEL || N >= 2 * LG__GEMM_PANEL) return 0;
+    if (M <= 0 || N <= 0 || M > LG__GEMM_KSPLIT_WS / N) return 0; /* (no overflow: M N <= the cap) */
     if (2.0 * (double)M * (double)N * (double)K < LG__GEMM_MIN_FLOPS) return 0;
-    const lg_idx S = LG_MIN((lg_idx)LG__GEMM_KSPLIT_MAX, K / LG__GEMM_KSPLIT_ROWS);
+    const lg_idx S = LG_MIN(LG_MIN((lg_idx)LG__GEMM_KSPLIT_MAX, K / LG__GEMM_KSPLIT_ROWS),
+                            1 + (lg_idx)LG__GEMM_KSPLIT_WS / (M * N));
     return S >= 2 ? (S - 1) * M * N : 0;
 }
