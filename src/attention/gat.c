@@ -92,8 +92,8 @@ static lg_status lg__gat_bufs(const void *cfg, lg_idx n, lg_idx nnz, int lent_ma
     int lip = c->norm != LG_ATT_NORM_NONE, paper = c->norm == LG_ATT_NORM_LIPSCHITZ,
         ref = c->norm == LG_ATT_NORM_LIPSCHITZ_REF;
     /* every count below is at most 2 max(n, nnz) kc or nchunk (3kc + K): the
-     * check leaves a factor 16 (part's split workspace, when larger, is under
-     * 16 x 256 x 256: core/gemm.h) */
+     * check leaves a factor 16 (part's split workspace, when larger, is at
+     * most LG__GEMM_KSPLIT_WS values: core/gemm.h) */
     LG_CHECK(lg__att_check_sizes("GAT", n, nnz, LG_MAX(n, nnz), kc));
     lg_idx nch = (n + LG__GAT_CHUNK - 1) / LG__GAT_CHUNK;
     *nchunk = nch;

@@ -86,7 +86,7 @@ static lg_status lg__gt_bufs(const void *cfg, lg_idx n, lg_idx nnz, int lent_map
     lg_idx K = c->heads, kc = c->heads * c->head_dim, d = lg_gt_out_dim(c), p = 3 * kc + d;
     int lip = c->norm != LG_ATT_NORM_NONE, ref = c->norm == LG_ATT_NORM_LIPSCHITZ_REF, gate = c->gate;
     /* every count below is at most max(n + 1, nnz) * max(p, 4K) or (nchunk + 1) * (p + 3d)
-     * (part's split workspace, when larger, is under 16 x 256 x 256: core/gemm.h) */
+     * (part's split workspace, when larger, is at most LG__GEMM_KSPLIT_WS: core/gemm.h) */
     LG_CHECK(lg__att_check_sizes("graph-transformer", n, nnz, LG_MAX(n + 1, nnz), LG_MAX(p, 4 * K)));
     lg_idx nch = (n + LG__GT_CHUNK - 1) / LG__GT_CHUNK;
     *nchunk = nch;
