@@ -121,7 +121,8 @@ typedef struct lg_gat_mem {
                            not in the reference form), per-node scores and
                            norms                                              */
     size_t workspace;   /* backward's scratch: d(X W) (n x K*C), per-edge and
-                           per-node gradients, reduction partials            */
+                           per-node gradients, reduction partials (at least
+                           the split weight gradient's partials)             */
 } lg_gat_mem;
 
 /* Fills *mem for cfg, n, nnz and a scalar of real_size bytes (4 or 8).

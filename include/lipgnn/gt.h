@@ -125,7 +125,8 @@ typedef struct lg_gt_mem {
                            Lipschitz modes), norms, arg-maxima, normalisers,
                            and with the gate the messages (n x D) and b_i     */
     size_t workspace;   /* backward's scratch: dZ (n x P), d message (n x D),
-                           per-edge and per-node coefficients, partials       */
+                           per-edge and per-node coefficients, partials (at
+                           least the split weight gradient's)                 */
 } lg_gt_mem;
 
 /* Fills *mem for cfg, n, nnz and a scalar of real_size bytes (4 or 8).
