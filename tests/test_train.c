@@ -1418,52 +1418,56 @@ static void test_forward_rows(void **state) {
  * products of at most LG__OUT_BLOCK rows, two blocks here, against one of n
  * rows for the full forward), with the full forward's log-probabilities bit
  * for bit and its gradients within float rounding (dW_out is summed over the
- * listed rows alone). */
+ * listed rows alone); for GAT, GT and GCNII. */
 static void test_forward_rows_output_layer(void **state) {
     (void)state;
     const lg_idx n = 1200, nr = 280;
     lg_dataset *ds = lg_test_random_dataset(n, 7, 4, 1, 23);
     lg_idx rows[280];
     for (lg_idx k = 0; k < nr; k++) rows[k] = 4 * k + 1;
-    lg_model_config mc;
-    lg_model_config_default(&mc, LG_MODEL_GAT);
-    mc.layers = 2;
-    mc.hidden = 5;
-    mc.att_norm = LG_ATT_NORM_LIPSCHITZ;
-    lg__model_f32 *a = NULL, *b = NULL;
-    twin_models(&mc, ds, &a, &b);
-    const lg_idx np = lg__model_nparams_f32(a), C = ds->n_classes;
-    lg__gemm_call calls[64];
-    lg__gemm_log log = {calls, 64, 0};
-    lg_idx out_rows[2] = {0, 0}; /* rows of the output layer's products: a, b */
-    for (int q = 0; q < 2; q++) {
-        log.count = 0;
-        lg__gemm_trace = &log;
-        if (q == 0) assert_ok(lg__model_forward_rows_f32(a, 1, 9, 2, rows, nr));
-        else assert_ok(lg__model_forward_f32(b, 1, 9, 2));
-        lg__gemm_trace = NULL;
-        assert_true(log.count <= log.cap);
-        for (int k = 0; k < log.count; k++)
-            if (calls[k].N == C && calls[k].ta == CblasNoTrans) {
-                assert_true(calls[k].M <= (q == 0 ? LG__OUT_BLOCK : n));
-                out_rows[q] += calls[k].M;
-            }
+    /* GAT, GT, and GCNII (whose output layer reads a dropout of the last hidden rows) */
+    const lg_model_kind kinds[] = {LG_MODEL_GAT, LG_MODEL_GT, LG_MODEL_GCNII};
+    for (int q0 = 0; q0 < 3; q0++) {
+        lg_model_config mc;
+        lg_model_config_default(&mc, kinds[q0]);
+        mc.layers = 2;
+        mc.hidden = 5;
+        mc.att_norm = kinds[q0] == LG_MODEL_GCNII ? LG_ATT_NORM_NONE : LG_ATT_NORM_LIPSCHITZ;
+        lg__model_f32 *a = NULL, *b = NULL;
+        twin_models(&mc, ds, &a, &b);
+        const lg_idx np = lg__model_nparams_f32(a), C = ds->n_classes;
+        lg__gemm_call calls[64];
+        lg__gemm_log log = {calls, 64, 0};
+        lg_idx out_rows[2] = {0, 0}; /* rows of the output layer's products: a, b */
+        for (int q = 0; q < 2; q++) {
+            log.count = 0;
+            lg__gemm_trace = &log;
+            if (q == 0) assert_ok(lg__model_forward_rows_f32(a, 1, 9, 2, rows, nr));
+            else assert_ok(lg__model_forward_f32(b, 1, 9, 2));
+            lg__gemm_trace = NULL;
+            assert_true(log.count <= log.cap);
+            for (int k = 0; k < log.count; k++)
+                if (calls[k].N == C && calls[k].ta == CblasNoTrans) {
+                    assert_true(calls[k].M <= (q == 0 ? LG__OUT_BLOCK : n));
+                    out_rows[q] += calls[k].M;
+                }
+        }
+        assert_int_equal(out_rows[0], nr);
+        assert_int_equal(out_rows[1], n);
+        assert_int_equal(lg__model_first_nonfinite_f32(a), -1);
+        for (lg_idx k = 0; k < nr; k++)
+            assert_memory_equal(lg__model_logp_f32(a) + rows[k] * C, lg__model_logp_f32(b) + rows[k] * C,
+                                sizeof(float) * (size_t)C);
+        assert_ok(lg__model_backward_f32(a, rows, nr, 1, 9, 2));
+        assert_ok(lg__model_backward_f32(b, rows, nr, 1, 9, 2));
+        const float *ga = lg__model_grads_f32(a), *gb = lg__model_grads_f32(b);
+        float big = 0;
+        for (lg_idx t = 0; t < np; t++) big = fmaxf(big, fabsf(gb[t]));
+        assert_true(big > 0);
+        for (lg_idx t = 0; t < np; t++) assert_true(fabsf(ga[t] - gb[t]) <= 1e-5f * (fabsf(gb[t]) + 1e-2f * big));
+        lg__model_free_f32(a);
+        lg__model_free_f32(b);
     }
-    assert_int_equal(out_rows[0], nr);
-    assert_int_equal(out_rows[1], n);
-    assert_int_equal(lg__model_first_nonfinite_f32(a), -1);
-    for (lg_idx k = 0; k < nr; k++)
-        assert_memory_equal(lg__model_logp_f32(a) + rows[k] * C, lg__model_logp_f32(b) + rows[k] * C,
-                            sizeof(float) * (size_t)C);
-    assert_ok(lg__model_backward_f32(a, rows, nr, 1, 9, 2));
-    assert_ok(lg__model_backward_f32(b, rows, nr, 1, 9, 2));
-    const float *ga = lg__model_grads_f32(a), *gb = lg__model_grads_f32(b);
-    float big = 0;
-    for (lg_idx t = 0; t < np; t++) big = fmaxf(big, fabsf(gb[t]));
-    assert_true(big > 0);
-    for (lg_idx t = 0; t < np; t++) assert_true(fabsf(ga[t] - gb[t]) <= 1e-5f * (fabsf(gb[t]) + 1e-2f * big));
-    lg__model_free_f32(a);
-    lg__model_free_f32(b);
     lg_dataset_free(ds);
 }
 
