@@ -1054,8 +1054,9 @@ static void test_gemm_ksplit(void **state) {
     openblas_set_num_threads(1);
     assert_int_equal(lg__gemm_ksplit_len(32, 48, 2 * LG__GEMM_KSPLIT_ROWS - 1), 0);
     assert_int_equal(lg__gemm_ksplit_len(1025, 1024, 100000), 0); /* over LG__GEMM_KSPLIT_WS */
-    assert_int_equal(lg__gemm_ksplit_len(512, 512, 100000), 4 * 512 * 512); /* S capped by the workspace */
-    const lg_idx M = 32, N = 48, K = 3 * LG__GEMM_KSPLIT_ROWS + 5, ldc = N + 3, S = 3;
+    assert_int_equal(lg__gemm_ksplit_len(512, 512, 100000), 3 * 512 * 512); /* S capped by the workspace: 5 -> 4 */
+    assert_int_equal(lg__gemm_ksplit_len(32, 48, 3 * LG__GEMM_KSPLIT_ROWS + 5), 32 * 48); /* a power of two: 3 -> 2 */
+    const lg_idx M = 32, N = 48, K = 4 * LG__GEMM_KSPLIT_ROWS + 5, ldc = N + 3, S = 4;
     const lg_idx need = lg__gemm_ksplit_len(M, N, K);
     assert_int_equal(need, (S - 1) * M * N);
     for (int form = 0; form < 2; form++) {

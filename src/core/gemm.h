@@ -31,13 +31,15 @@
 #define LG__GEMM_MIN_FLOPS 4e6
 /* A weight gradient, X^T dY (C at most 1024 x 1024, the inner dimension the
  * graph's nodes), is, where the caller lends a workspace (lg__gemm_ws), split
- * along K instead: S = min(LG__GEMM_KSPLIT_MAX, K / LG__GEMM_KSPLIT_ROWS,
- * 1 + LG__GEMM_KSPLIT_WS / (M N)) chunks of K (S >= 2; S from the shape alone,
- * never from the thread count), one single-threaded gemm per chunk, chunk 0
- * into C (with beta), the others into the workspace, then added to C in chunk
- * order. Each thread then reads only its share of the rows of X and dY, which
- * are the rows the same thread wrote in the passes before (the attention
- * layers' static schedules over nodes), where panels of C would each read
+ * along K instead: S chunks of K, S the largest power of two not above
+ * min(LG__GEMM_KSPLIT_MAX, K / LG__GEMM_KSPLIT_ROWS, 1 + LG__GEMM_KSPLIT_WS /
+ * (M N)) (S >= 2; S from the shape alone, never from the thread count), one
+ * single-threaded gemm per chunk, chunk 0 into C (with beta), the others into
+ * the workspace, then added to C in chunk order. Each thread then reads only
+ * its share of the rows of X and dY, which are the rows the same thread wrote
+ * in the passes before (the attention layers' static schedules over nodes: a
+ * power of two of chunks splits where they split for 2, 4, ... threads), where
+ * panels of C would each read
  * every row: TREES' 32 x 32 weight gradient over 511 000 rows 14.5 -> 7.7 ms
  * at 2 threads; on Cora, where the rows stay in the caches, 12% off DeepGAT
  * 30's epoch when the two vCPUs are far apart (bench/README.md, stop 33). The
