@@ -172,7 +172,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
     const lg_real *W = params, *a_dst = params + F * KC, *a_src = a_dst + KC, *bias = a_src + KC;
     const lg_idx NS = lg__gat_ns(K, lip); /* per-node source scalars: K scores, then K norms */
     lg_real *xp = cache->xp, *att = cache->att, *sd = cache->sd, *ss = cache->ss;
-    lg_real *nrm = lip && n > 0 ? ss + K : NULL;
+    lg_real *nrm = LG__GAT_NORMS(ss, K, lip, n);
     lg_real *q = cache->q, *aeff = cache->aeff, *anorm = cache->anorm, *nmax = cache->nmax, *tsc = cache->tsc;
     lg_idx *amax = cache->amax;
     const int keep_t = mode != LG_ATT_NORM_LIPSCHITZ_REF; /* tsc kept for B2 */
@@ -303,7 +303,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
     const lg_idx NS = lg__gat_ns(K, lip);
     const lg_real *W = params, *a_dst = params + F * KC, *a_src = a_dst + KC;
     const lg_real *xp = cache->xp, *att = cache->att, *sd = cache->sd, *ss = cache->ss;
-    const lg_real *nrm = lip && n > 0 ? ss + K : NULL;
+    const lg_real *nrm = LG__GAT_NORMS(ss, K, lip, n);
     const lg_real *q = cache->q, *aeff = cache->aeff, *anorm = cache->anorm, *nmax = cache->nmax, *tsc = cache->tsc;
     const lg_idx *amax = cache->amax;
     lg_real *dxp = cache->dxp, *rec = cache->rec, *nsd = cache->nsd, *nss = cache->nss;
@@ -531,7 +531,7 @@ static lg_status LG_FN(lg__gat_edge_readout)(lg_real *r, const lg_gat_cache *cac
     const int lip = mode != LG_ATT_NORM_NONE;
     const lg_idx NS = lg__gat_ns(K, lip);
     const lg_real *sd = cache->sd, *ss = cache->ss, *q = cache->q, *anorm = cache->anorm;
-    const lg_real *nrm = lip && g->n > 0 ? ss + K : NULL;
+    const lg_real *nrm = LG__GAT_NORMS(ss, K, lip, g->n);
     const lg_idx *amax = cache->amax;
     for (lg_idx i = 0; i < g->n; i++)
         for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) {

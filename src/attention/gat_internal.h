@@ -74,6 +74,10 @@ struct lg_gat_cache {
  * (Lipschitz modes, lip = 1) the K norms, so that a gathered source costs one
  * cache line. The layout's one definition (gat.c allocates, gat_impl.h reads). */
 static inline lg_idx lg__gat_ns(lg_idx K, int lip) { return lip ? 2 * K : K; }
+/* The norms in that layout: node j's K norms at LG__GAT_NORMS(ss, ...) + j NS
+ * (ss a cache's ss as lg_real *, const or not); NULL without a normaliser or
+ * nodes. */
+#define LG__GAT_NORMS(ss, K, lip, n) ((lip) && (n) > 0 ? (ss) + (K) : NULL)
 
 /* Reals of the cache's part at n nodes: the reduction partials of B2 and B3,
  * which B4 reuses, once they are summed, as the workspace that splits the
