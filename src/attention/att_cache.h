@@ -12,6 +12,7 @@
 #ifndef LG_ATTENTION_ATT_CACHE_H
 #define LG_ATTENTION_ATT_CACHE_H
 
+#include "core/gemm.h"
 #include "core/internal.h"
 #include "graph/graph_internal.h"
 
@@ -102,6 +103,15 @@ typedef struct lg__att_kind {
  * big * wide values (the caller's bound on its largest count) could overflow,
  * or if nnz exceeds the edge map's positions (lg__att_check_edges). O(1). */
 lg_status lg__att_check_sizes(const char *layer, lg_idx n, lg_idx nnz, lg_idx big, lg_idx wide);
+
+/* Values of an attention cache's reduction partials at n nodes, (ceil(n /
+ * chunk) + 1) x width, which the backward reuses, once they are summed, as the
+ * workspace that splits its weight gradient's product H^T dZ (in_dim x cols,
+ * inner dimension n) along n (core/gemm.h): the larger of the two. Non-
+ * decreasing in n. O(1). */
+static inline lg_idx lg__att_part_len(lg_idx n, lg_idx chunk, lg_idx width, lg_idx in_dim, lg_idx cols) {
+    return LG_MAX(((n + chunk - 1) / chunk + 1) * width, lg__gemm_ksplit_len(in_dim, cols, n));
+}
 
 /* The end of a buffer table: LG_OK if it has the kind's nbuf entries (k). */
 lg_status lg__att_check_table(const char *layer, int k, int nbuf);

@@ -6,7 +6,6 @@
 #define LG_ATTENTION_GAT_INTERNAL_H
 
 #include "attention/att_cache.h"
-#include "core/gemm.h"
 #include "core/internal.h"
 
 /* Nodes per chunk of the deterministic reductions over nodes (parameter
@@ -79,13 +78,11 @@ static inline lg_idx lg__gat_ns(lg_idx K, int lip) { return lip ? 2 * K : K; }
  * nodes. */
 #define LG__GAT_NORMS(ss, K, lip, n) ((lip) && (n) > 0 ? (ss) + (K) : NULL)
 
-/* Reals of the cache's part at n nodes: the reduction partials of B2 and B3,
- * which B4 reuses, once they are summed, as the workspace that splits the
- * weight gradient's product H^T dXP (in_dim x KC, inner dimension n) along n
- * (core/gemm.h). Non-decreasing in n. O(1). */
+/* Reals of the cache's part at n nodes (lg__att_part_len): B2's and B3's
+ * partials, PW = 2KC + K + D wide, then B4's split of H^T dXP (in_dim x KC). */
 static inline lg_idx lg__gat_part_len(const lg_gat_config *c, lg_idx n) {
-    const lg_idx kc = c->heads * c->head_dim, pw = 2 * kc + c->heads + lg_gat_out_dim(c);
-    return LG_MAX(((n + LG__GAT_CHUNK - 1) / LG__GAT_CHUNK + 1) * pw, lg__gemm_ksplit_len(c->in_dim, kc, n));
+    const lg_idx kc = c->heads * c->head_dim;
+    return lg__att_part_len(n, LG__GAT_CHUNK, 2 * kc + c->heads + lg_gat_out_dim(c), c->in_dim, kc);
 }
 
 /* Validates the pair (cache, cfg) for a kernel of scalar size rs. */

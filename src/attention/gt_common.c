@@ -11,7 +11,6 @@
 #include "graph/graph_internal.h"
 #include "attention/att_cache.h"
 #include "attention/gt_internal.h"
-#include "core/gemm.h"
 
 lg_gt_config lg_gt_config_default(lg_idx in_dim, lg_idx heads, lg_idx head_dim) {
     lg_gt_config c;
@@ -70,8 +69,7 @@ lg_idx lg__gt_part_width(const lg_gt_config *c) {
 
 lg_idx lg__gt_part_len(const lg_gt_config *c, lg_idx n) {
     const lg_idx p = 3 * c->heads * c->head_dim + lg_gt_out_dim(c);
-    return LG_MAX(((n + LG__GT_CHUNK - 1) / LG__GT_CHUNK + 1) * lg__gt_part_width(c),
-                  lg__gemm_ksplit_len(c->in_dim, p, n));
+    return lg__att_part_len(n, LG__GT_CHUNK, lg__gt_part_width(c), c->in_dim, p);
 }
 
 /* The cache's buffers: one table (att_cache.h) drives both lg_gt_memory and

@@ -88,10 +88,8 @@ void lg__gt_cache_lend_tmap(lg_gt_cache *c, const lg__att_tmap *m);
 /* Width of the reduction partials: P (bias) + 3D (gate vector, if any). */
 lg_idx lg__gt_part_width(const lg_gt_config *cfg);
 
-/* Reals of the cache's part at n nodes: the reduction partials of B2, which
- * B3 reuses, once they are summed, as the workspace that splits the weight
- * gradient's product H^T dZ (in_dim x P, inner dimension n) along n
- * (core/gemm.h). Non-decreasing in n. O(1). */
+/* Reals of the cache's part at n nodes (lg__att_part_len): B2's partials,
+ * lg__gt_part_width wide, then B3's split of H^T dZ (in_dim x P). */
 lg_idx lg__gt_part_len(const lg_gt_config *cfg, lg_idx n);
 
 #endif /* LG_ATTENTION_GT_INTERNAL_H */

@@ -24,7 +24,9 @@
 #define LG__GEMM_PANEL 128
 /* C with fewer than 2 LG__GEMM_PANEL rows and columns (and enough work): at most
  * LG__GEMM_SMALL_PANELS panels of rows, each at least LG__GEMM_MIN_ROWS rows, so
- * that a narrow model's weight gradient (64 x 64, inner dimension n) uses 2 threads. */
+ * that a small weight gradient lent no workspace (a linear layer's, 64 x 64,
+ * inner dimension n) uses 2 threads; the attention layers' are split along n
+ * (below). */
 #define LG__GEMM_SMALL_PANELS 4
 #define LG__GEMM_MIN_ROWS 32
 /* Products of fewer flops are one call, not split. */

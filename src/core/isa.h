@@ -81,22 +81,26 @@ int lg__isa_level(void);
 #define LG__ISA_PUBLIC(ret, pub, impl, params, args) \
     LG__ISA_DECL_OTHERS(ret, impl, params)           \
     ret pub params { return LG__ISA_PICK(impl) args; }
-#define LG__ISA_PUBLIC_SHAPE(ret, pub, impl, shaped, cond, params, args)                          \
-    LG__ISA_DECL_OTHERS(ret, impl, params)                                                        \
-    LG__ISA_DECL_ALL(ret, shaped, params)                                                         \
-    ret pub params {                                                                              \
-        return (cond) && lg__shape_variants() ? LG__ISA_PICK(shaped) args : LG__ISA_PICK(impl) args; \
+/* one step of a shape dispatcher: the shaped variant's call when cond holds */
+#define LG__ISA_SHAPE_TRY(shaped, cond, args) \
+    if ((cond) && lg__shape_variants()) return LG__ISA_PICK(shaped) args;
+#define LG__ISA_PUBLIC_SHAPE(ret, pub, impl, shaped, cond, params, args) \
+    LG__ISA_DECL_OTHERS(ret, impl, params)                               \
+    LG__ISA_DECL_ALL(ret, shaped, params)                                \
+    ret pub params {                                                     \
+        LG__ISA_SHAPE_TRY(shaped, cond, args)                            \
+        return LG__ISA_PICK(impl) args;                                  \
     }
 #define LG__ISA_PUBLIC_SHAPE3(ret, pub, impl, shaped1, cond1, shaped2, cond2, shaped3, cond3, params, args) \
-    LG__ISA_DECL_OTHERS(ret, impl, params)                                                                    \
-    LG__ISA_DECL_ALL(ret, shaped1, params)                                                                    \
-    LG__ISA_DECL_ALL(ret, shaped2, params)                                                                    \
-    LG__ISA_DECL_ALL(ret, shaped3, params)                                                                    \
-    ret pub params {                                                                                          \
-        if ((cond1) && lg__shape_variants()) return LG__ISA_PICK(shaped1) args;                               \
-        if ((cond2) && lg__shape_variants()) return LG__ISA_PICK(shaped2) args;                               \
-        if ((cond3) && lg__shape_variants()) return LG__ISA_PICK(shaped3) args;                               \
-        return LG__ISA_PICK(impl) args;                                                                       \
+    LG__ISA_DECL_OTHERS(ret, impl, params)                                                                  \
+    LG__ISA_DECL_ALL(ret, shaped1, params)                                                                  \
+    LG__ISA_DECL_ALL(ret, shaped2, params)                                                                  \
+    LG__ISA_DECL_ALL(ret, shaped3, params)                                                                  \
+    ret pub params {                                                                                        \
+        LG__ISA_SHAPE_TRY(shaped1, cond1, args)                                                             \
+        LG__ISA_SHAPE_TRY(shaped2, cond2, args)                                                             \
+        LG__ISA_SHAPE_TRY(shaped3, cond3, args)                                                             \
+        return LG__ISA_PICK(impl) args;                                                                     \
     }
 #else
 #define LG__ISA_FN(name) name
