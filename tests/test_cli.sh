@@ -149,6 +149,43 @@ blas)
     [ -s "$tmp/err" ] && fail "restart although the user chose Prescott: $(cat "$tmp/err")"
     echo "simulated Prescott: restarted with $best"
   fi
+  # A core type this CPU cannot execute. OpenBLAS 0.3.21 takes it and stops the
+  # process with SIGILL at its first product, so lipgnn restarts with the best
+  # core, whoever set it, saying so; and where it cannot, its operations refuse
+  # (LG_EUNSUPPORTED) rather than crash. Real where this CPU lacks AVX-512:
+  best=$(env -u OPENBLAS_CORETYPE "$bin" --version 2>/dev/null | sed -n 's/.*best for this CPU: \([A-Za-z0-9]*\);.*/\1/p')
+  if [ -n "$best" ] && [ "$best" != SkylakeX ]; then
+    OPENBLAS_CORETYPE=SkylakeX "$bin" train --data "$dir/data/tiny" --layers 2 --epochs 2 --threads 1 >"$tmp/out" 2>"$tmp/err" ||
+      fail "train under OPENBLAS_CORETYPE=SkylakeX without AVX-512: rc $?: $(cat "$tmp/err")"
+    [ "$(grep -c "^lipgnn: OPENBLAS_CORETYPE=SkylakeX selects OpenBLAS's 'SkylakeX' kernels, which need instructions this CPU does not have .*restarting with OPENBLAS_CORETYPE=$best$" "$tmp/err")" = 1 ] ||
+      fail "no single restart message away from SkylakeX: $(cat "$tmp/err")"
+    grep -q "ms per epoch (median)" "$tmp/out" || fail "no results after the restart: $(cat "$tmp/out")"
+    echo "OPENBLAS_CORETYPE=SkylakeX on a CPU without AVX-512: restarted with $best"
+  else
+    echo "this CPU runs every x86-64 core type from Prescott to SkylakeX: the real unrunnable-core case is not tried here"
+  fi
+  # ... and simulated, with a type this CPU cannot run reported by the shim.
+  if [ -n "$fake" ]; then
+    bad=
+    for core in SkylakeX Cooperlake Bulldozer; do
+      env -u OPENBLAS_CORETYPE LIPGNN_BLAS_REEXEC=Prescott LG_FAKE_CORENAME=$core ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 LD_PRELOAD="$fake" "$bin" --version >"$tmp/out" 2>"$tmp/err"
+      if grep -q "^OpenBLAS core: $core .*this CPU cannot run it" "$tmp/out"; then bad=$core; break; fi
+    done
+    [ -n "$bad" ] || fail "no core type among SkylakeX, Cooperlake and Bulldozer is reported as unrunnable: $(cat "$tmp/out")"
+    env -u OPENBLAS_CORETYPE -u LIPGNN_BLAS_REEXEC LG_FAKE_CORENAME=$bad ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 LD_PRELOAD="$fake" "$bin" train --data "$dir/data/tiny" --layers 2 --epochs 2 --threads 1 >"$tmp/out" 2>"$tmp/err" ||
+      fail "train under a simulated unrunnable $bad: rc $?: $(cat "$tmp/err")"
+    [ "$(grep -c "^lipgnn: OpenBLAS's '$bad' kernels, which need instructions this CPU does not have .*restarting with OPENBLAS_CORETYPE=" "$tmp/err")" = 1 ] ||
+      fail "simulated $bad: no single restart message: $(cat "$tmp/err")"
+    grep -q "ms per epoch (median)" "$tmp/out" || fail "simulated $bad: no results after the restart: $(cat "$tmp/out")"
+    # the restart already made (or impossible): the command fails cleanly, naming the cause
+    env -u OPENBLAS_CORETYPE LIPGNN_BLAS_REEXEC=Prescott LG_FAKE_CORENAME=$bad ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 LD_PRELOAD="$fake" "$bin" train --data "$dir/data/tiny" --layers 2 --epochs 2 --threads 1 >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    [ $rc = 2 ] || fail "simulated $bad without a restart: rc $rc, not 2 (an environment that cannot work): $(cat "$tmp/err")"
+    grep -q "OpenBLAS runs its '$bad' kernels, which need instructions this CPU does not have" "$tmp/err" ||
+      fail "simulated $bad without a restart: the error does not say why: $(cat "$tmp/err")"
+    grep -qiE "sanitizer|runtime error" "$tmp/err" && fail "simulated $bad: sanitizer report"
+    echo "simulated unrunnable $bad: restarted; without a restart, refused"
+  fi
   ;;
 omp)
   # OpenMP waiting: with OMP_WAIT_POLICY and GOMP_SPINCOUNT unset, the computing

@@ -158,6 +158,35 @@ static void test_blas_check(void **state) {
     assert_false(bi.user_ignored);
     assert_int_equal(bi.recommend, slower);
     if (env) setenv("OPENBLAS_CORETYPE", env, 1); else unsetenv("OPENBLAS_CORETYPE");
+    /* this process runs its loaded core (it got here), so nothing refuses */
+    assert_false(bi.unsupported);
+    assert_int_equal(lg__blas_usable("test"), LG_OK);
+}
+
+/* Which core types this CPU can execute (CPUID): the rule behind
+ * lg_blas_info.unsupported and the CLI's restart away from a core type that
+ * would stop the process with SIGILL. */
+static void test_blas_core_runs(void **state) {
+    (void)state;
+    __builtin_cpu_init();
+    const int avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+                       __builtin_cpu_supports("avx512cd");
+    const int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    assert_int_equal(lg__blas_core_runs("SkylakeX"), avx512);
+    assert_int_equal(lg__blas_core_runs("skylakex"), avx512); /* any case, as OpenBLAS reads it */
+    assert_int_equal(lg__blas_core_runs("Cooperlake"), avx512 && __builtin_cpu_supports("avx512bf16"));
+    assert_int_equal(lg__blas_core_runs("Haswell"), avx2);
+    assert_int_equal(lg__blas_core_runs("ZEN"), avx2);
+    assert_int_equal(lg__blas_core_runs("Sandybridge"), __builtin_cpu_supports("avx"));
+    assert_int_equal(lg__blas_core_runs("Piledriver"), __builtin_cpu_supports("fma4"));
+    assert_int_equal(lg__blas_core_runs("Prescott"), __builtin_cpu_supports("sse3"));
+    assert_int_equal(lg__blas_core_runs("NoSuchCore"), 1); /* not ours to judge */
+    /* the best core lg_blas_check names always runs here */
+    lg_blas_info bi;
+    lg_blas_check(&bi);
+    if (bi.best[0]) assert_int_equal(lg__blas_core_runs(bi.best), 1);
+    assert_int_equal(bi.unsupported, !lg__blas_core_runs(bi.current));
 }
 
 /* lg_kernel_isa_info: the choice, the CPU's widest variant, and whether
@@ -210,7 +239,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_strings), cmocka_unit_test(test_error_message),
         cmocka_unit_test(test_error_is_thread_local), cmocka_unit_test(test_allocator_hook),
-        cmocka_unit_test(test_rng), cmocka_unit_test(test_blas_check), cmocka_unit_test(test_isa_info),
+        cmocka_unit_test(test_rng), cmocka_unit_test(test_blas_check), cmocka_unit_test(test_blas_core_runs), cmocka_unit_test(test_isa_info),
         cmocka_unit_test(test_version),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

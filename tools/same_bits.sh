@@ -18,8 +18,9 @@ if [ -z "${LIPGNN_DATA:-}" ]; then
   echo "$0: LIPGNN_DATA is unset: it must name the directory holding cora/ and pubmed/" >&2
   exit 2
 fi
-export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-SkylakeX}
 a=$1 b=$2
+# the best core type for this CPU (SkylakeX where it has AVX-512, Haswell where AVX2)
+export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$(env -u OPENBLAS_CORETYPE "$a" --version 2>/dev/null | sed -n 's/.*best for this CPU: \([A-Za-z0-9]*\);.*/\1/p')}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 models=(

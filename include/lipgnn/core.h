@@ -136,6 +136,12 @@ typedef struct lg_blas_info {
                            (case aside): OpenBLAS did not take it (a name it
                            does not know, or a type this CPU cannot run) and
                            runs its own choice                                */
+    int unsupported;    /* 1 if current needs instructions this CPU lacks
+                           (CPUID): OpenBLAS 0.3.21 takes an OPENBLAS_CORETYPE
+                           such as SkylakeX on a CPU without AVX-512, and its
+                           first dense product would stop the process with
+                           SIGILL. lipgnn's operations that make dense
+                           products then return LG_EUNSUPPORTED instead     */
 } lg_blas_info;
 
 /* Fills info. CPU features come from CPUID (__builtin_cpu_supports), so under

@@ -190,6 +190,7 @@ fail:
 }
 
 lg_status lg__att_check_head(const lg__att_head *h, size_t rs, const char *fn) {
+    LG_CHECK(lg__blas_usable(fn));
     if (!h) return lg__error(LG_EINVAL, "%s: cache is NULL", fn);
     if (h->real_size != rs)
         return lg__error(LG_EINVAL, "%s: the cache was made for %s, not %s", fn,

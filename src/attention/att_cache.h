@@ -135,8 +135,10 @@ lg_status lg__att_cache_alloc(const lg__att_kind *k, void **out, const void *cfg
  * NULL-safe. */
 void lg__att_cache_free(const lg__att_kind *k, void *c);
 
-/* The check that opens a layer's cache check: LG_EINVAL naming fn if the
- * cache (h) is NULL or was made for scalars of another size than rs. */
+/* The check that opens a layer's cache check (so every forward and backward):
+ * LG_EUNSUPPORTED if the loaded OpenBLAS kernels cannot run on this CPU
+ * (lg__blas_usable), LG_EINVAL naming fn if the cache (h) is NULL or was made
+ * for scalars of another size than rs. */
 lg_status lg__att_check_head(const lg__att_head *h, size_t rs, const char *fn);
 
 /* LG_EINVAL naming fn and what (e.g. "graph") unless g is a valid graph

@@ -34,7 +34,9 @@ static const char lg__usage[] =
     "                     lipgnn restarts itself with the best one and says so on stderr.\n"
     "                     A type you set is kept; train, demo and depth-study say so\n"
     "                     when it is slower than the best one for this CPU, or when\n"
-    "                     OpenBLAS did not take it (a name it does not know).\n"
+    "                     OpenBLAS did not take it (a name it does not know). A type\n"
+    "                     this CPU cannot execute (SkylakeX without AVX-512) would stop\n"
+    "                     OpenBLAS with SIGILL: lipgnn restarts with the best one instead.\n"
     "  OMP_NUM_THREADS    threads of lipgnn's own kernels (default: all cores)\n"
     "  OMP_WAIT_POLICY,   how OpenMP threads wait at a barrier. When both are unset,\n"
     "  GOMP_SPINCOUNT     " LG_CLI_COMPUTING "\n"
@@ -54,7 +56,12 @@ static const char lg__usage[] =
  * sgemm 2-5x slower. OPENBLAS_CORETYPE is only read when OpenBLAS loads, which
  * happens before main(): so when it is unset and a better core exists, set it
  * and re-execute this program, once, saying so. A core type the user set is
- * never touched.
+ * never touched, unless this CPU cannot run it (lg_blas_info.unsupported:
+ * OpenBLAS 0.3.21 takes OPENBLAS_CORETYPE=SkylakeX on a CPU without AVX-512,
+ * and its first product would stop the process with SIGILL): then the same
+ * restart with the best core, or with OpenBLAS's own choice when CPUID names
+ * none, said as loudly. Should that fail, the library's operations return
+ * LG_EUNSUPPORTED and the command ends with that error.
  *
  * libgomp reads its wait policy when it loads too. Its default spins 300 000
  * times at every barrier before sleeping, which on a machine with more
@@ -78,11 +85,23 @@ static int lg_cli_computes(int argc, char **argv) {
 static void lg_cli_env_fix(int argc, char **argv) {
     lg_blas_info bi;
     lg_blas_check(&bi);
-    const int blas = bi.recommend && !getenv("LIPGNN_BLAS_REEXEC");
+    const int bad = bi.unsupported && !getenv("LIPGNN_BLAS_REEXEC");
+    const int blas = bad || (bi.recommend && !getenv("LIPGNN_BLAS_REEXEC"));
     const int spin = lg_cli_computes(argc, argv) && !getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT") &&
                      !getenv("LIPGNN_OMP_REEXEC");
     if (!blas && !spin) return;
-    if (blas) {
+    if (bad) {
+        const char *env = getenv("OPENBLAS_CORETYPE");
+        fprintf(stderr,
+                "lipgnn: %s%s%sOpenBLAS's '%s' kernels, which need instructions this CPU does not have (its "
+                "first dense product would stop lipgnn); restarting with %s%s\n",
+                env && *env ? "OPENBLAS_CORETYPE=" : "", env && *env ? env : "", env && *env ? " selects " : "",
+                bi.current, bi.best[0] ? "OPENBLAS_CORETYPE=" : "OpenBLAS's own choice", bi.best);
+        fflush(stderr);
+        if ((bi.best[0] ? setenv("OPENBLAS_CORETYPE", bi.best, 1) : unsetenv("OPENBLAS_CORETYPE")) != 0 ||
+            setenv("LIPGNN_BLAS_REEXEC", bi.current, 1) != 0)
+            return;
+    } else if (blas) {
         fprintf(stderr,
                 "lipgnn: OpenBLAS selected its '%s' kernels, but this CPU runs '%s' (sgemm up to 5x "
                 "faster); restarting with OPENBLAS_CORETYPE=%s (set OPENBLAS_CORETYPE yourself to "
@@ -96,7 +115,10 @@ static void lg_cli_env_fix(int argc, char **argv) {
         return;
     execv("/proc/self/exe", argv);
     /* exec failed: carry on with the slower kernels and libgomp's default rather than fail */
-    if (blas) {
+    if (bad)
+        fprintf(stderr, "lipgnn: could not restart (commands that compute will fail: OpenBLAS's '%s' kernels cannot run here)\n",
+                bi.current);
+    else if (blas) {
         fprintf(stderr, "lipgnn: could not restart (continuing with OpenBLAS '%s')\n", bi.current);
         unsetenv("OPENBLAS_CORETYPE");
     }
@@ -112,7 +134,9 @@ static int lg_cli_version(void) {
     const char *fixed = getenv("LIPGNN_BLAS_REEXEC");
     printf("lipgnn %s\n", lg_version());
     printf("OpenBLAS core: %s (best for this CPU: %s; %s)\n", bi.current, bi.best[0] ? bi.best : "unknown",
-           fixed             ? "set by lipgnn"
+           bi.unsupported    ? "this CPU cannot run it: commands that compute fail"
+           : fixed && !bi.user_set ? "detected by OpenBLAS, after lipgnn unset OPENBLAS_CORETYPE"
+           : fixed           ? "set by lipgnn"
            : bi.user_ignored ? "detected by OpenBLAS, which did not take OPENBLAS_CORETYPE"
            : bi.user_set     ? "set by OPENBLAS_CORETYPE"
                              : "detected by OpenBLAS");

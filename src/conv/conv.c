@@ -156,6 +156,7 @@ void lg_conv_cache_free(lg_conv_cache *c) {
 }
 
 lg_status lg__conv_check_cache(const lg_conv_cache *cache, const lg_conv_config *cfg, size_t rs, const char *fn) {
+    LG_CHECK(lg__blas_usable(fn));
     if (!cache) return lg__error(LG_EINVAL, "%s: cache is NULL", fn);
     if (!cfg) return lg__error(LG_EINVAL, "%s: cfg is NULL", fn);
     if (cache->real_size != rs) return lg__error(LG_EINVAL, "%s: the cache was made for another scalar type", fn);

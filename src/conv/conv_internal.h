@@ -33,7 +33,8 @@ struct lg_conv_cache {
 void lg__conv_sizes(const lg_conv_config *cfg, lg_idx n, lg_idx *act, lg_idx *work);
 
 /* Validates the pair (cache, cfg) for a kernel of scalar size rs: same kind
- * and dimensions, same scalar type. */
+ * and dimensions, same scalar type; and that the loaded OpenBLAS kernels run
+ * on this CPU (lg__blas_usable). */
 lg_status lg__conv_check_cache(const lg_conv_cache *cache, const lg_conv_config *cfg, size_t rs, const char *fn);
 
 /* Validates g (lg_graph_check) and that it fits the cache. */

@@ -32,6 +32,34 @@ static const char *lg__best_core(void) {
     return "";
 }
 
+int lg__blas_core_runs(const char *name) {
+    __builtin_cpu_init();
+    const int avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+                       __builtin_cpu_supports("avx512cd");
+    const int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    static const struct {
+        const char *name;
+        int level; /* 0 SSE3, 1 SSSE3, 2 SSE4.1, 3 AVX, 4 AVX2 + FMA, 5 FMA4, 6 AVX-512, 7 AVX-512 BF16 */
+    } need[] = {{"Prescott", 0},  {"Core2", 1},      {"Penryn", 1},     {"Dunnington", 1}, {"Atom", 1},
+                {"Nehalem", 2},   {"Sandybridge", 3}, {"Haswell", 4},   {"Zen", 4},        {"Bulldozer", 5},
+                {"Piledriver", 5}, {"Steamroller", 5}, {"Excavator", 5}, {"SkylakeX", 6},  {"Cooperlake", 7}};
+    for (size_t k = 0; k < sizeof need / sizeof *need; k++) {
+        if (strcasecmp(name, need[k].name) != 0) continue;
+        switch (need[k].level) {
+        case 0: return __builtin_cpu_supports("sse3");
+        case 1: return __builtin_cpu_supports("ssse3");
+        case 2: return __builtin_cpu_supports("sse4.1");
+        case 3: return __builtin_cpu_supports("avx");
+        case 4: return avx2;
+        case 5: return __builtin_cpu_supports("fma4");
+        case 6: return avx512;
+        default: return avx512 && __builtin_cpu_supports("avx512bf16");
+        }
+    }
+    return 1;
+}
+
 static void lg__copy(char *dst, size_t cap, const char *src) {
     size_t n = src ? strlen(src) : 0;
     if (n >= cap) n = cap - 1;
@@ -51,6 +79,26 @@ void lg_blas_check(lg_blas_info *info) {
     info->recommend = slower && !info->user_set;
     info->user_slower = slower && info->user_set;
     info->user_ignored = info->user_set && strcasecmp(env, info->current) != 0;
+    info->unsupported = !lg__blas_core_runs(info->current);
+}
+
+/* 0 unknown, 1 the loaded core runs here, 2 it does not (it cannot change
+ * within a process: OpenBLAS chose it when it loaded) */
+static int lg__blas_state;
+
+lg_status lg__blas_usable(const char *fn) {
+    int st = __atomic_load_n(&lg__blas_state, __ATOMIC_RELAXED);
+    if (st == 0) {
+        st = lg__blas_core_runs(openblas_get_corename()) ? 1 : 2;
+        __atomic_store_n(&lg__blas_state, st, __ATOMIC_RELAXED);
+    }
+    if (st == 1) return LG_OK;
+    const char *best = lg__best_core();
+    return lg__error(LG_EUNSUPPORTED,
+                     "%s: OpenBLAS runs its '%s' kernels, which need instructions this CPU does not have (its "
+                     "dense products would stop the process); set OPENBLAS_CORETYPE=%s, or unset it, before the "
+                     "program starts",
+                     fn, openblas_get_corename(), best[0] ? best : "<a core type this CPU runs>");
 }
 
 int lg_set_threads(int n) {

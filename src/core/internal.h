@@ -27,6 +27,21 @@ lg_status lg__error(lg_status s, const char *fmt, ...)
 /* Records "out of memory: <what>" and returns LG_ENOMEM. */
 lg_status lg__nomem(const char *what);
 
+/* LG_OK if the OpenBLAS core type loaded in this process runs on this CPU
+ * (lg_blas_info.unsupported is 0), else LG_EUNSUPPORTED with a message that
+ * names fn, the core type and the remedy. Called at the entries of every
+ * operation that makes dense products, so that an OPENBLAS_CORETYPE naming
+ * kernels this CPU cannot execute ends in an error, not in SIGILL. O(1) after
+ * the first call. */
+lg_status lg__blas_usable(const char *fn);
+
+/* 1 if this CPU (CPUID) has the instructions that OpenBLAS's core type name
+ * (any case) executes, 0 if it lacks them (OpenBLAS 0.3.21 takes an
+ * OPENBLAS_CORETYPE without checking: its first dense product then stops the
+ * process with SIGILL), 1 for a name not listed (OpenBLAS's x86-64 types from
+ * Prescott to Cooperlake, and Zen and the FMA4 families, are). */
+int lg__blas_core_runs(const char *name);
+
 /* Propagate a failing status to the caller. */
 #define LG_CHECK(expr)                                                         \
     do {                                                                       \

@@ -55,6 +55,7 @@ static void LG_FN(lg__rows_set)(lg_real *y, const lg_real *b, lg_idx n, lg_idx o
 /* y (n x out) = x (n x in) w (in x out) + b (out) */
 lg_status LG_FN(lg_linear_forward)(lg_real *y, const lg_real *x, const lg_real *w, const lg_real *b,
                                    lg_idx n, lg_idx in, lg_idx out) {
+    LG_CHECK(lg__blas_usable(__func__));
     LG_CHECK(lg__nn_shape(__func__, n, in));
     LG_CHECK(lg__nn_shape(__func__, n, out));
     LG_CHECK(lg__nn_shape(__func__, in, out));
@@ -80,6 +81,7 @@ lg_status LG_FN(lg_linear_forward)(lg_real *y, const lg_real *x, const lg_real *
 /* dx (n x in) += dy w^T; dw (in x out) += x^T dy; db (out) += colsum(dy) */
 lg_status LG_FN(lg_linear_backward)(lg_real *dx, lg_real *dw, lg_real *db, const lg_real *dy,
                                     const lg_real *x, const lg_real *w, lg_idx n, lg_idx in, lg_idx out) {
+    LG_CHECK(lg__blas_usable(__func__));
     LG_CHECK(lg__nn_shape(__func__, n, in));
     LG_CHECK(lg__nn_shape(__func__, n, out));
     LG_CHECK(lg__nn_shape(__func__, in, out));

@@ -241,6 +241,7 @@ lg_status lg_lip_spectral_norm(double *upper, const double *w, lg_idx rows, lg_i
     lg_status st = LG_OK;
     double *a = NULL, *mm = NULL, *m2 = NULL;
     if (!upper || !w || !cols || rows < 1 || ncols < 1) return lg__error(LG_EINVAL, "lg_lip_spectral_norm: bad argument");
+    LG_CHECK(lg__blas_usable("lg_lip_spectral_norm"));
     for (lg_idx c = 0; c < ncols; c++)
         if (cols[c] < 0 || cols[c] >= ld)
             return lg__error(LG_EINVAL, "lg_lip_spectral_norm: column %lld outside 0..%lld", (long long)cols[c],
