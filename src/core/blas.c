@@ -20,24 +20,29 @@ static int lg__core_rank(const char *name) {
     return -1; /* an AMD or other type we do not rank: leave it alone */
 }
 
+/* What OpenBLAS's SkylakeX kernels need, and its Haswell kernels (CPUID). */
+static int lg__has_avx512(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512cd");
+}
+
+static int lg__has_avx2(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
 /* The best core type this CPU can run, from CPUID. */
 static const char *lg__best_core(void) {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-        __builtin_cpu_supports("avx512cd"))
-        return "SkylakeX";
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+    if (lg__has_avx512()) return "SkylakeX";
+    if (lg__has_avx2()) return "Haswell";
     if (__builtin_cpu_supports("avx")) return "Sandybridge";
     return "";
 }
 
 int lg__blas_core_runs(const char *name) {
-    __builtin_cpu_init();
-    const int avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-                       __builtin_cpu_supports("avx512cd");
-    const int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    const int avx512 = lg__has_avx512(), avx2 = lg__has_avx2();
     static const struct {
         const char *name;
         int level; /* 0 SSE3, 1 SSSE3, 2 SSE4.1, 3 AVX, 4 AVX2 + FMA, 5 FMA4, 6 AVX-512, 7 AVX-512 BF16 */
