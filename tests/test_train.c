@@ -1416,9 +1416,10 @@ static void test_forward_rows(void **state) {
 /* lg__model_forward_rows with the rows in increasing order, fewer than a
  * quarter: a whole-graph model's output layer runs on those rows only (traced:
  * products of at most LG__OUT_BLOCK rows, two blocks here, against one of n
- * rows for the full forward), with the full forward's log-probabilities bit
- * for bit and its gradients within float rounding (dW_out is summed over the
- * listed rows alone); for GAT, GT and GCNII. */
+ * rows for the full forward), with the full forward's log-probabilities and
+ * gradients within float rounding (OpenBLAS may round a product of 256 rows
+ * otherwise than one of n, and dW_out is summed over the listed rows alone);
+ * for GAT, GT and GCNII. */
 static void test_forward_rows_output_layer(void **state) {
     (void)state;
     const lg_idx n = 1200, nr = 280;
@@ -1455,9 +1456,10 @@ static void test_forward_rows_output_layer(void **state) {
         assert_int_equal(out_rows[0], nr);
         assert_int_equal(out_rows[1], n);
         assert_int_equal(lg__model_first_nonfinite_f32(a), -1);
-        for (lg_idx k = 0; k < nr; k++)
-            assert_memory_equal(lg__model_logp_f32(a) + rows[k] * C, lg__model_logp_f32(b) + rows[k] * C,
-                                sizeof(float) * (size_t)C);
+        for (lg_idx k = 0; k < nr * C; k++) {
+            const float pa = lg__model_logp_f32(a)[rows[k / C] * C + k % C], pb = lg__model_logp_f32(b)[rows[k / C] * C + k % C];
+            assert_true(fabsf(pa - pb) <= 4e-7f * (fabsf(pb) + 1));
+        }
         assert_ok(lg__model_backward_f32(a, rows, nr, 1, 9, 2));
         assert_ok(lg__model_backward_f32(b, rows, nr, 1, 9, 2));
         const float *ga = lg__model_grads_f32(a), *gb = lg__model_grads_f32(b);
@@ -1471,8 +1473,116 @@ static void test_forward_rows_output_layer(void **state) {
     lg_dataset_free(ds);
 }
 
+/* A whole-graph trainer's evaluation, when the splits' rows are under a
+ * quarter of the nodes, runs the output layer on those rows only (traced: its
+ * forward products cover n_train rows for the training step and the splits'
+ * union for the evaluation, not n) and still reports the losses and
+ * accuracies of a full forward of the same parameters (lg_trainer_predict
+ * after the epoch, the metrics over its log-probabilities): within float
+ * rounding (lg__model_forward_rows), the accuracies exactly. The splits overlap
+ * and are listed out of order, so the union and the look-up are exercised. */
+static void test_trainer_eval_rows(void **state) {
+    (void)state;
+    const lg_idx n = 400;
+    lg_dataset *ds = lg_test_random_dataset(n, 7, 4, 1, 29);
+    ds->n_train = ds->n_val = ds->n_test = 0;
+    for (lg_idx k = 0; k < 20; k++) ds->train[ds->n_train++] = (13 * k + 5) % n;
+    for (lg_idx k = 0; k < 30; k++) ds->val[ds->n_val++] = (n - 1) - 9 * k; /* decreasing */
+    for (lg_idx k = 0; k < 40; k++) ds->test[ds->n_test++] = (13 * k + 5) % n + (k % 2); /* half of them train's */
+    char seen[400] = {0};
+    lg_idx nunion = 0; /* the rows of the three splits, each once */
+    const lg_idx *sp[3] = {ds->train, ds->val, ds->test}, ns[3] = {ds->n_train, ds->n_val, ds->n_test};
+    for (int q = 0; q < 3; q++)
+        for (lg_idx k = 0; k < ns[q]; k++) {
+            nunion += !seen[sp[q][k]];
+            seen[sp[q][k]] = 1;
+        }
+    assert_true(nunion < ds->n_train + ds->n_val + ds->n_test && 4 * nunion < n);
+    lg_model_config mc;
+    lg_train_config tc;
+    lg_model_config_default(&mc, LG_MODEL_GAT);
+    mc.layers = 2;
+    mc.hidden = 8;
+    mc.att_norm = LG_ATT_NORM_LIPSCHITZ;
+    lg_train_config_default(&tc);
+    tc.seed = 3;
+    lg_trainer *t = NULL;
+    assert_ok(lg_trainer_init(&t, &mc, &tc, ds));
+    const lg_idx C = ds->n_classes;
+    float *logp = malloc(sizeof(float) * (size_t)(n * C));
+    assert_non_null(logp);
+    lg__gemm_call calls[256];
+    lg__gemm_log log = {calls, 256, 0};
+    for (int epoch = 0; epoch < 3; epoch++) {
+        lg_epoch_stats es;
+        log.count = 0;
+        lg__gemm_trace = &log;
+        assert_ok(lg_trainer_epoch(t, &es));
+        lg__gemm_trace = NULL;
+        assert_true(log.count <= log.cap);
+        lg_idx out_rows = 0; /* rows of the output layer's forward products */
+        for (int k = 0; k < log.count; k++)
+            if (calls[k].N == C && calls[k].ta == CblasNoTrans) out_rows += calls[k].M;
+        assert_int_equal(out_rows, ds->n_train + nunion);
+        assert_ok(lg_trainer_predict(t, logp, NULL));
+        const lg_idx *split[3] = {ds->train, ds->val, ds->test}, cnt[3] = {ds->n_train, ds->n_val, ds->n_test};
+        const double got_l[3] = {es.train_loss, es.val_loss, es.test_loss},
+                     got_a[3] = {es.train_acc, es.val_acc, es.test_acc};
+        for (int q = 0; q < 3; q++) {
+            double l, a;
+            assert_ok(lg_nll_forward_f32(&l, logp, n, C, ds->labels, split[q], cnt[q]));
+            assert_ok(lg_accuracy_f32(&a, logp, n, C, ds->labels, split[q], cnt[q]));
+            assert_true(fabs(l - got_l[q]) <= 1e-6 * (fabs(l) + 1e-3));
+            assert_memory_equal(&a, &got_a[q], sizeof a);
+        }
+    }
+    free(logp);
+    lg_trainer_free(t);
+    lg_dataset_free(ds);
+}
+
+/* lg__model_eval after a forward of an increasing list: any list of rows in it
+ * (in any order) gives the loss and accuracy of what that forward computed for
+ * them, and so the full forward's within float rounding; a row outside it is
+ * refused, naming it; backward takes the list itself only. */
+static void test_eval_subset(void **state) {
+    (void)state;
+    const lg_idx n = 300;
+    lg_dataset *ds = lg_test_random_dataset(n, 7, 4, 1, 31);
+    lg_idx rows[40], sub[12], stray[3];
+    for (lg_idx k = 0; k < 40; k++) rows[k] = 7 * k + 2;
+    for (lg_idx k = 0; k < 12; k++) sub[k] = rows[39 - 3 * k]; /* decreasing, every third */
+    stray[0] = rows[0], stray[1] = rows[0] + 1, stray[2] = rows[5];
+    lg_model_config mc;
+    lg_model_config_default(&mc, LG_MODEL_GAT);
+    mc.layers = 2;
+    mc.hidden = 5;
+    mc.att_norm = LG_ATT_NORM_LIPSCHITZ;
+    lg__model_f32 *a = NULL, *b = NULL;
+    twin_models(&mc, ds, &a, &b);
+    assert_ok(lg__model_forward_rows_f32(a, 0, 9, 2, rows, 40));
+    assert_ok(lg__model_forward_f32(b, 0, 9, 2));
+    double la, lb, aa, ab, lr, ar;
+    assert_ok(lg__model_eval_f32(a, sub, 12, &la, &aa));
+    assert_ok(lg__model_eval_f32(b, sub, 12, &lb, &ab));
+    const lg_idx C = ds->n_classes;
+    assert_ok(lg_nll_forward_f32(&lr, lg__model_logp_f32(a), n, C, ds->labels, sub, 12));
+    assert_ok(lg_accuracy_f32(&ar, lg__model_logp_f32(a), n, C, ds->labels, sub, 12));
+    assert_memory_equal(&la, &lr, sizeof la);
+    assert_memory_equal(&aa, &ar, sizeof aa);
+    assert_true(fabs(la - lb) <= 1e-6 * fabs(lb) && la > 0);
+    assert_memory_equal(&aa, &ab, sizeof aa);
+    assert_int_equal(lg__model_eval_f32(a, stray, 3, &la, NULL), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "row 3 (entry 1)"));
+    assert_int_equal(lg__model_backward_f32(a, sub, 12, 0, 9, 2), LG_EINVAL);
+    lg__model_free_f32(a);
+    lg__model_free_f32(b);
+    lg_dataset_free(ds);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_trainer_eval_rows), cmocka_unit_test(test_eval_subset),
         cmocka_unit_test(test_model_gradients), cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_resume_bit_identical), cmocka_unit_test(test_missing_features),
         cmocka_unit_test(test_configs), cmocka_unit_test(test_init_pytorch), cmocka_unit_test(test_memory_estimate), cmocka_unit_test(test_features_borrowed), cmocka_unit_test(test_act_rms), cmocka_unit_test(test_symmetric_graph_shared),

@@ -126,6 +126,8 @@ struct LG_MODEL {
     const lg_idx *lrows;   /* the rows of logp the last forward computed
                               (lg__model_forward_rows), NULL: all of them    */
     lg_idx nlrows;
+    int lrows_inc;         /* 1: lrows is strictly increasing (lg__model_eval
+                              then takes any list of rows in it)             */
     int lout;              /* 1: so were its logits (the output layer on lrows
                               only, lg__out_rows_forward)                    */
     lg_real *oblk;         /* whole-graph model with an output layer:
@@ -789,6 +791,7 @@ lg_status LG_FN(lg__model_forward_rows)(LG_MODEL *m, int training, uint64_t seed
     const lg_idx n = m->n;
     m->lrows = NULL; /* until the log-softmax below */
     m->nlrows = 0;
+    m->lrows_inc = 0;
     m->lout = 0;
     if (m->w_in_off >= 0) {
         if (m->sparse_in)
@@ -825,7 +828,8 @@ lg_status LG_FN(lg__model_forward_rows)(LG_MODEL *m, int training, uint64_t seed
     /* a few rows of many, each once (TREES: the roots of 511 000 nodes, 256
      * classes): the output layer on those rows only */
     const int few = rows && 4 * count < no;
-    if (few && !m->batch && m->w_out_off >= 0 && LG_FN(lg__rows_increasing)(rows, count, no)) {
+    const int inc = few && LG_FN(lg__rows_increasing)(rows, count, no);
+    if (inc && !m->batch && m->w_out_off >= 0) {
         LG_CHECK(LG_FN(lg__out_rows_forward)(m, cur, rows, count));
         m->lout = 1;
     } else if (m->w_out_off >= 0)
@@ -837,20 +841,36 @@ lg_status LG_FN(lg__model_forward_rows)(LG_MODEL *m, int training, uint64_t seed
     LG_CHECK(LG_FN(lg_log_softmax_rows_forward)(m->logp, m->logits, no, m->classes, rows, count));
     m->lrows = rows;
     m->nlrows = count;
+    m->lrows_inc = inc;
     return LG_OK;
 }
 
 /* After a forward restricted to some rows, only those rows' logp exist:
- * eval and backward must take that same list. */
-static lg_status LG_FN(lg__model_rows_match)(const LG_MODEL *m, const lg_idx *nodes, lg_idx count, const char *fn) {
-    if (m->lrows && (nodes != m->lrows || count != m->nlrows))
+ * backward must take that same list; eval too, or (subset) any list of rows
+ * in it when it is increasing (each looked up: O(count log nlrows)). */
+static lg_status LG_FN(lg__model_rows_match)(const LG_MODEL *m, const lg_idx *nodes, lg_idx count, int subset,
+                                             const char *fn) {
+    if (!m->lrows || (nodes == m->lrows && count == m->nlrows)) return LG_OK;
+    if (!(subset && m->lrows_inc) || (count > 0 && !nodes))
         return lg__error(LG_EINVAL, "%s: the last forward computed the log-probabilities of %lld listed rows "
                          "only; pass that list", fn, (long long)m->nlrows);
+    for (lg_idx k = 0; k < count; k++) {
+        lg_idx lo = 0, hi = m->nlrows; /* the first listed row >= nodes[k] */
+        while (lo < hi) {
+            const lg_idx mid = lo + (hi - lo) / 2;
+            if (m->lrows[mid] < nodes[k]) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo == m->nlrows || m->lrows[lo] != nodes[k])
+            return lg__error(LG_EINVAL, "%s: row %lld (entry %lld) is not among the %lld rows whose "
+                             "log-probabilities the last forward computed", fn, (long long)nodes[k], (long long)k,
+                             (long long)m->nlrows);
+    }
     return LG_OK;
 }
 
 lg_status LG_FN(lg__model_eval)(const LG_MODEL *m, const lg_idx *nodes, lg_idx count, double *loss, double *acc) {
-    LG_CHECK(LG_FN(lg__model_rows_match)(m, nodes, count, "lg__model_eval"));
+    LG_CHECK(LG_FN(lg__model_rows_match)(m, nodes, count, 1, "lg__model_eval"));
     if (loss) LG_CHECK(LG_FN(lg_nll_forward)(loss, m->logp, m->nout, m->classes, m->olabels, nodes, count));
     if (acc) LG_CHECK(LG_FN(lg_accuracy)(acc, m->logp, m->nout, m->classes, m->olabels, nodes, count));
     return LG_OK;
@@ -967,7 +987,7 @@ static lg_status LG_FN(lg__block_backward)(LG_MODEL *m, int l, lg_real *dcur, lg
 lg_status LG_FN(lg__model_backward)(LG_MODEL *m, const lg_idx *nodes, lg_idx count, int training, uint64_t seed,
                                     uint64_t epoch) {
     const lg_idx n = m->n;
-    LG_CHECK(LG_FN(lg__model_rows_match)(m, nodes, count, "lg__model_backward"));
+    LG_CHECK(LG_FN(lg__model_rows_match)(m, nodes, count, 0, "lg__model_backward"));
     memset(m->grads, 0, sizeof(lg_real) * (size_t)m->n_params);
     if (m->dh0) memset(m->dh0, 0, sizeof(lg_real) * (size_t)(n * m->hid));
     const lg_idx no = m->nout;
