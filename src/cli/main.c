@@ -116,7 +116,9 @@ static void lg_cli_env_fix(int argc, char **argv) {
     execv("/proc/self/exe", argv);
     /* exec failed: carry on with the slower kernels and libgomp's default rather than fail */
     if (bad)
-        fprintf(stderr, "lipgnn: could not restart (commands that compute will fail: OpenBLAS's '%s' kernels cannot run here)\n",
+        fprintf(stderr,
+                "lipgnn: could not restart (commands that compute will fail: OpenBLAS's '%s' kernels cannot run "
+                "here)\n",
                 bi.current);
     else if (blas) {
         fprintf(stderr, "lipgnn: could not restart (continuing with OpenBLAS '%s')\n", bi.current);

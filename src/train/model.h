@@ -122,11 +122,11 @@ lg_status lg__model_forward_f64(lg__model_f64 *m, int training, uint64_t seed, u
  * Debian's 0.3.21, Haswell or Zen kernels, 16 classes over a width of 32: a
  * third of the logits differ in the last bit; test_train's shapes agree bit
  * for bit). Without that output-layer path each computed row has the bits
- * lg__model_forward gives it (the same row function). Until the next forward, lg__model_backward then takes that list only
- * (the same pointer and count; LG_EINVAL otherwise), lg__model_eval that list
- * or, when it is increasing, any list of rows in it (LG_EINVAL for a row not
- * computed), and the list must stay valid (lg__model_first_nonfinite reads
- * it). */
+ * lg__model_forward gives it (the same row function). Until the next
+ * forward, lg__model_backward then takes that list only (the same pointer and
+ * count; LG_EINVAL otherwise), lg__model_eval that list or, when it is
+ * increasing, any list of rows in it (LG_EINVAL for a row not computed), and
+ * the list must stay valid (lg__model_first_nonfinite reads it). */
 #define LG__OUT_BLOCK 256
 lg_status lg__model_forward_rows_f32(lg__model_f32 *m, int training, uint64_t seed, uint64_t epoch,
                                      const lg_idx *rows, lg_idx count);
