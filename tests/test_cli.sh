@@ -148,6 +148,17 @@ blas)
     env -u LIPGNN_BLAS_REEXEC OPENBLAS_CORETYPE=Prescott ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 LD_PRELOAD="$fake" "$bin" --version >"$tmp/out" 2>"$tmp/err"
     [ -s "$tmp/err" ] && fail "restart although the user chose Prescott: $(cat "$tmp/err")"
     echo "simulated Prescott: restarted with $best"
+    # OpenBLAS's Zen kernels are of Haswell's class: an AVX2 CPU taken for a Zen
+    # keeps them, an AVX-512 one is restarted with SkylakeX
+    env -u OPENBLAS_CORETYPE -u LIPGNN_BLAS_REEXEC LG_FAKE_CORENAME=Zen ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 LD_PRELOAD="$fake" "$bin" --version >"$tmp/out" 2>"$tmp/err"
+    if [ "$best" = SkylakeX ]; then
+      grep -q "selected its 'Zen' kernels, but this CPU runs 'SkylakeX'" "$tmp/err" || fail "simulated Zen on AVX-512: no restart: $(cat "$tmp/err")"
+      echo "simulated Zen on an AVX-512 CPU: restarted with SkylakeX"
+    else
+      [ -s "$tmp/err" ] && fail "simulated Zen on a CPU without AVX-512: a restart: $(cat "$tmp/err")"
+      grep -q "^OpenBLAS core: Zen .*detected by OpenBLAS)$" "$tmp/out" || fail "simulated Zen: $(cat "$tmp/out")"
+      echo "simulated Zen on a CPU without AVX-512: kept"
+    fi
   fi
   # A core type this CPU cannot execute. OpenBLAS 0.3.21 takes it and stops the
   # process with SIGILL at its first product, so lipgnn restarts with the best

@@ -8,16 +8,22 @@
 
 #include "core/internal.h"
 
-/* Core types in increasing order of what they need of the CPU; OpenBLAS's
- * names (its DYNAMIC_ARCH list). The sgemm of each is faster than the ones
- * before it on a CPU that can run it. */
-static const char *const lg__cores[] = {"Prescott", "Core2", "Nehalem", "Sandybridge",
-                                        "Haswell", "SkylakeX", "Cooperlake"};
+/* Core types ranked by what they need of the CPU; OpenBLAS's names (its
+ * DYNAMIC_ARCH list). The sgemm of each rank is faster than the ranks below
+ * it on a CPU that can run it. Zen's kernels are of Haswell's class (AVX2 and
+ * FMA; their sgemm measured alike on a Zen 3: bench/README.md), so an AVX-512
+ * CPU that OpenBLAS takes for a Zen gets SkylakeX recommended, and an AVX2 one
+ * keeps Zen. */
+static const struct {
+    const char *name;
+    int rank;
+} lg__cores[] = {{"Prescott", 0}, {"Core2", 1},    {"Nehalem", 2},  {"Sandybridge", 3},
+                 {"Haswell", 4},  {"Zen", 4},      {"SkylakeX", 5}, {"Cooperlake", 6}};
 
 static int lg__core_rank(const char *name) {
-    for (int k = 0; k < (int)(sizeof lg__cores / sizeof *lg__cores); k++)
-        if (strcmp(name, lg__cores[k]) == 0) return k;
-    return -1; /* an AMD or other type we do not rank: leave it alone */
+    for (size_t k = 0; k < sizeof lg__cores / sizeof *lg__cores; k++)
+        if (strcmp(name, lg__cores[k].name) == 0) return lg__cores[k].rank;
+    return -1; /* another AMD or other type we do not rank: leave it alone */
 }
 
 /* What OpenBLAS's SkylakeX kernels need, and its Haswell kernels (CPUID). */
