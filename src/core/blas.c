@@ -8,24 +8,6 @@
 
 #include "core/internal.h"
 
-/* Core types ranked by what they need of the CPU; OpenBLAS's names (its
- * DYNAMIC_ARCH list). The sgemm of each rank is faster than the ranks below
- * it on a CPU that can run it. Zen's kernels are of Haswell's class (AVX2 and
- * FMA; their sgemm measured alike on a Zen 3: bench/README.md), so an AVX-512
- * CPU that OpenBLAS takes for a Zen gets SkylakeX recommended, and an AVX2 one
- * keeps Zen. */
-static const struct {
-    const char *name;
-    int rank;
-} lg__cores[] = {{"Prescott", 0}, {"Core2", 1},    {"Nehalem", 2},  {"Sandybridge", 3},
-                 {"Haswell", 4},  {"Zen", 4},      {"SkylakeX", 5}, {"Cooperlake", 6}};
-
-static int lg__core_rank(const char *name) {
-    for (size_t k = 0; k < sizeof lg__cores / sizeof *lg__cores; k++)
-        if (strcmp(name, lg__cores[k].name) == 0) return lg__cores[k].rank;
-    return -1; /* another AMD or other type we do not rank: leave it alone */
-}
-
 /* What OpenBLAS's SkylakeX kernels need, and its Haswell kernels (CPUID). */
 static int lg__has_avx512(void) {
     __builtin_cpu_init();
@@ -47,28 +29,47 @@ static const char *lg__best_core(void) {
     return "";
 }
 
+/* OpenBLAS's x86-64 core types (its DYNAMIC_ARCH names): what each needs of
+ * the CPU (0 SSE3, 1 SSSE3, 2 SSE4.1, 3 AVX, 4 AVX2 + FMA, 5 FMA4, 6 AVX-512,
+ * 7 AVX-512 BF16) and its speed rank (-1: not ranked, left alone). The sgemm
+ * of each rank is faster than the ranks below it on a CPU that can run it.
+ * Zen's kernels are of Haswell's class (their sgemm measured alike on a Zen 3:
+ * bench/README.md), so an AVX-512 CPU that OpenBLAS takes for a Zen gets
+ * SkylakeX recommended, and an AVX2 one keeps Zen. */
+static const struct {
+    const char *name;
+    int need, rank;
+} lg__cores[] = {{"Prescott", 0, 0},    {"Core2", 1, 1},       {"Penryn", 1, -1},     {"Dunnington", 1, -1},
+                 {"Atom", 1, -1},       {"Nehalem", 2, 2},     {"Sandybridge", 3, 3}, {"Haswell", 4, 4},
+                 {"Zen", 4, 4},         {"Bulldozer", 5, -1},  {"Piledriver", 5, -1}, {"Steamroller", 5, -1},
+                 {"Excavator", 5, -1},  {"SkylakeX", 6, 5},    {"Cooperlake", 7, 6}};
+
+/* The entry of name (any case), or -1. */
+static int lg__core_find(const char *name) {
+    for (int k = 0; k < (int)(sizeof lg__cores / sizeof *lg__cores); k++)
+        if (strcasecmp(name, lg__cores[k].name) == 0) return k;
+    return -1;
+}
+
+static int lg__core_rank(const char *name) {
+    const int k = lg__core_find(name);
+    return k < 0 ? -1 : lg__cores[k].rank; /* another AMD or other type: leave it alone */
+}
+
 int lg__blas_core_runs(const char *name) {
-    const int avx512 = lg__has_avx512(), avx2 = lg__has_avx2();
-    static const struct {
-        const char *name;
-        int level; /* 0 SSE3, 1 SSSE3, 2 SSE4.1, 3 AVX, 4 AVX2 + FMA, 5 FMA4, 6 AVX-512, 7 AVX-512 BF16 */
-    } need[] = {{"Prescott", 0},  {"Core2", 1},      {"Penryn", 1},     {"Dunnington", 1}, {"Atom", 1},
-                {"Nehalem", 2},   {"Sandybridge", 3}, {"Haswell", 4},   {"Zen", 4},        {"Bulldozer", 5},
-                {"Piledriver", 5}, {"Steamroller", 5}, {"Excavator", 5}, {"SkylakeX", 6},  {"Cooperlake", 7}};
-    for (size_t k = 0; k < sizeof need / sizeof *need; k++) {
-        if (strcasecmp(name, need[k].name) != 0) continue;
-        switch (need[k].level) {
-        case 0: return __builtin_cpu_supports("sse3");
-        case 1: return __builtin_cpu_supports("ssse3");
-        case 2: return __builtin_cpu_supports("sse4.1");
-        case 3: return __builtin_cpu_supports("avx");
-        case 4: return avx2;
-        case 5: return __builtin_cpu_supports("fma4");
-        case 6: return avx512;
-        default: return avx512 && __builtin_cpu_supports("avx512bf16");
-        }
+    const int k = lg__core_find(name);
+    if (k < 0) return 1;
+    __builtin_cpu_init();
+    switch (lg__cores[k].need) {
+    case 0: return __builtin_cpu_supports("sse3");
+    case 1: return __builtin_cpu_supports("ssse3");
+    case 2: return __builtin_cpu_supports("sse4.1");
+    case 3: return __builtin_cpu_supports("avx");
+    case 4: return lg__has_avx2();
+    case 5: return __builtin_cpu_supports("fma4");
+    case 6: return lg__has_avx512();
+    default: return lg__has_avx512() && __builtin_cpu_supports("avx512bf16");
     }
-    return 1;
 }
 
 static void lg__copy(char *dst, size_t cap, const char *src) {

@@ -617,7 +617,8 @@ lg_status lg_trainer_epoch(lg_trainer *t, lg_epoch_stats *es) {
         LG_CHECK(lg__eval_batches(t, 1, epoch, &es->val_loss, &es->val_acc));
         LG_CHECK(lg__eval_batches(t, 2, epoch, &es->test_loss, &es->test_acc));
     } else {
-        /* the splits' rows only: their log-probabilities have the bits a full forward gives them */
+        /* the splits' rows only: their log-probabilities equal a full forward's
+         * within float rounding (lg__model_forward_rows) */
         LG_CHECK(lg__model_forward_rows_f32(t->model, 0, seed, (uint64_t)epoch, t->evrows, t->nev));
         LG_CHECK(lg__model_eval_f32(t->model, ds->train, ds->n_train, &es->train_loss, &es->train_acc));
         LG_CHECK(lg__model_eval_f32(t->model, ds->val, ds->n_val, &es->val_loss, &es->val_acc));
