@@ -303,12 +303,17 @@ train)
   done
   command -v /usr/bin/python3 >/dev/null && { tail -1 "$tmp/out" > "$tmp/z.json"; /usr/bin/python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/z.json" || fail "--epochs 0 --json is not JSON"; }
   # a run whose values overflow (features of 3e38): its NaN loss and gradient norms are
-  # null in --json (JSON has no NaN), and the explosion message says nan, not -nan
+  # null in --json (JSON has no NaN), and the explosion message says nan, not -nan. Where
+  # the overflow first shows depends on the initial weights (at some seeds the loss stays
+  # finite and a gradient norm is the first NaN): seed 1 without dropout, whose masks
+  # would change the run, overflows in layer 0's output.
   mkdir -p "$tmp/huge"; cp "$tiny"/*.txt "$tiny/graph.mtx" "$tmp/huge/"
   awk 'NR <= 3 || NF < 3 { print; next } { print $1, $2, ($3 < 0 ? "-" : "") "3e38" }' "$tiny/features.mtx" \
     > "$tmp/huge/features.mtx"
-  run train --data "$tmp/huge" --layers 2 --hidden 4 --epochs 2 --json; expect_rc 0 "train on overflowing features"
+  run train --data "$tmp/huge" --layers 2 --hidden 4 --epochs 2 --seed 1 --dropout 0 --att-dropout 0 --json
+  expect_rc 0 "train on overflowing features"
   grep -q "loss is nan: the output of layer 0 is the first not finite" "$tmp/err" || fail "NaN loss message: $(cat "$tmp/err")"
+  grep -q -- '-nan' "$tmp/err" "$tmp/out" && fail "a -nan is printed: $(cat "$tmp/err" "$tmp/out")"
   tail -1 "$tmp/out" > "$tmp/nan.json"
   grep -qiE '[:,[]-?(nan|inf)' "$tmp/nan.json" && fail "--json prints a NaN or inf: $(cat "$tmp/nan.json")"
   for k in train_loss:null max_layer_grad_norm:null exploded:true; do
@@ -316,6 +321,12 @@ train)
   done
   grep -q '"max_grad_norm_per_layer":\[null,null\]' "$tmp/nan.json" || fail "per-layer norms: $(cat "$tmp/nan.json")"
   command -v /usr/bin/python3 >/dev/null && { /usr/bin/python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/nan.json" || fail "the overflowing run's --json is not JSON"; }
+  # seed 2 overflows past every layer (the loss is the first NaN): said once, not "loss: loss is nan"
+  run train --data "$tmp/huge" --layers 2 --hidden 4 --epochs 2 --seed 2 --dropout 0 --att-dropout 0
+  expect_rc 0 "train on overflowing features, seed 2"
+  grep -q "gradient explosion at epoch 1: loss is nan$" "$tmp/err" || fail "NaN loss message, seed 2: $(cat "$tmp/err")"
+  grep -q "largest gradient norm of a layer nan (attention parameters nan); gradients EXPLODED" "$tmp/out" ||
+    fail "the summary of a NaN run: $(cat "$tmp/out")"
   # 3 epochs, save, resume to 6: the same as 6 straight
   run train --data "$tiny" --layers 3 --hidden 8 --epochs 3 --norm lipschitz+pairnorm --residual --save "$tmp/c.ckpt" --json
   expect_rc 0 "train --save"

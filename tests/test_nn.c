@@ -648,6 +648,58 @@ static void test_layernorm_constant_row(void **state) {
     }
 }
 
+/* The mask's rule as lipgnn/nn.h states it, written out here (its own mixer
+ * and constants) as the oracle of lg_dropout_kept. */
+static uint32_t rule_mix32(uint32_t x) {
+    x ^= x >> 16;
+    x *= 0x7feb352dU;
+    x ^= x >> 15;
+    x *= 0x846ca68bU;
+    x ^= x >> 16;
+    return x;
+}
+static int rule_kept(uint64_t seed, uint64_t counter, uint64_t k, double p) {
+    const uint64_t stream = lg_hash64(seed ^ lg_hash64(counter));
+    const uint64_t key = lg_hash64(stream + (k >> 32) * 0x9e3779b97f4a7c15ULL);
+    const uint32_t u = rule_mix32(rule_mix32((uint32_t)k + (uint32_t)key) ^ (uint32_t)(key >> 32));
+    return u >= (uint32_t)(p * 4294967296.0);
+}
+
+/* lg_dropout_kept follows the documented rule, beyond 2^32 elements too, and
+ * its masks look independent: a fraction p dropped, neighbouring elements
+ * and neighbouring counters uncorrelated (6 standard deviations). */
+static void test_dropout_rule(void **state) {
+    (void)state;
+    static const uint64_t ks[] = {0, 1, 2, 4095, 4096, 4294967295ULL, 4294967296ULL, 4294967297ULL,
+                                  (1ULL << 40) + 12345, (1ULL << 62) + 7};
+    for (uint64_t seed = 0; seed < 4; seed++)
+        for (uint64_t ctr = 0; ctr < 4; ctr++)
+            for (size_t i = 0; i < sizeof ks / sizeof *ks; i++)
+                for (double p = 0.05; p < 1.0; p += 0.15)
+                    if (lg_dropout_kept(seed, ctr, (lg_idx)ks[i], p) != rule_kept(seed, ctr, ks[i], p))
+                        fail_msg("seed %llu counter %llu k %llu p %.2f: not the rule", (unsigned long long)seed,
+                                 (unsigned long long)ctr, (unsigned long long)ks[i], p);
+    const lg_idx N = 1 << 20;
+    const double p = 0.6;
+    lg_idx dropped = 0, both_lag1 = 0, both_ctr = 0, mism = 0;
+    int prev = 0;
+    for (lg_idx k = 0; k < N; k++) {
+        const int kept = lg_dropout_kept(7, 3, k, p), kept2 = lg_dropout_kept(7, 4, k, p);
+        mism += kept != rule_kept(7, 3, (uint64_t)k, p);
+        dropped += !kept;
+        both_lag1 += k > 0 && !kept && !prev;
+        both_ctr += !kept && !kept2;
+        prev = kept;
+    }
+    assert_int_equal(mism, 0);
+    const double sd1 = sqrt(p * (1 - p) / (double)N), q = p * p, sd2 = sqrt(q * (1 - q) / (double)N);
+    if (fabs((double)dropped / (double)N - p) > 6 * sd1) fail_msg("dropped %.5f for p = %.2f", (double)dropped / N, p);
+    if (fabs((double)both_lag1 / (double)(N - 1) - q) > 6 * sd2)
+        fail_msg("neighbours both dropped %.5f, not about p^2 = %.4f", (double)both_lag1 / (N - 1), q);
+    if (fabs((double)both_ctr / (double)N - q) > 6 * sd2)
+        fail_msg("counters 3 and 4 both dropped %.5f, not about p^2 = %.4f", (double)both_ctr / N, q);
+}
+
 static void test_dropout(void **state) {
     (void)state;
     const lg_idx N = 1 << 20;
@@ -1515,6 +1567,7 @@ int main(void) {
         cmocka_unit_test(test_colsum_rows),
         cmocka_unit_test(test_pairnorm_properties),
         cmocka_unit_test(test_layernorm_constant_row),
+        cmocka_unit_test(test_dropout_rule),
         cmocka_unit_test(test_dropout),
         cmocka_unit_test(test_accuracy),
         cmocka_unit_test(test_transpose),

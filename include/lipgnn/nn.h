@@ -142,11 +142,16 @@ lg_status lg_add_f64(double *y, const double *x, lg_idx count);
 
 /* The mask is never stored: it is a function of (seed, counter, element index
  * k) and is recomputed by the backward pass, the same bits whatever the number
- * of threads. With stream = lg_hash64(seed ^ lg_hash64(counter)) and
- * u_k = lg_hash64(stream + k * 0x9e3779b97f4a7c15) >> 32, element k is dropped
- * iff u_k < floor(p * 2^32). The caller picks a new counter for every call
- * that needs a fresh mask (e.g. epoch * calls_per_epoch + call), and passes the
- * same (seed, counter, p) to the backward. */
+ * of threads. With stream = lg_hash64(seed ^ lg_hash64(counter)), lo and hi
+ * the low and high 32-bit words of k, key = lg_hash64(stream + hi *
+ * 0x9e3779b97f4a7c15) and mix32 the 32-bit mixer x ^= x >> 16;
+ * x *= 0x7feb352d; x ^= x >> 15; x *= 0x846ca68b; x ^= x >> 16 (mod 2^32),
+ * u_k = mix32(mix32(lo + (key mod 2^32)) ^ (key >> 32)) and element k is
+ * dropped iff u_k < floor(p * 2^32). (Before lipgnn of 2026-11-28, u_k was
+ * lg_hash64(stream + k * 0x9e3779b97f4a7c15) >> 32: other masks, the same
+ * law.) The caller picks a new counter for every call that needs a fresh
+ * mask (e.g. epoch * calls_per_epoch + call), and passes the same (seed,
+ * counter, p) to the backward. */
 
 /* 1 if element k is kept by the mask of (seed, counter, p), 0 if dropped.
  * p outside [0, 1) keeps everything. For attention dropout and for tests. */

@@ -415,9 +415,8 @@ int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_data
             lg_train_summary s;
             lg_trainer_summary(t, &s);
             if (tty && !o->verbose) fputc('\n', stderr);
-            fprintf(stderr, "lipgnn %s: gradient explosion at epoch %ld: %s%s%s\n", cmd, s.first_explosion_epoch,
-                    s.explosion_layer >= 0 ? "" : "loss: ", s.explosion_reason,
-                    o->tc.stop_on_explosion ? " (stopping: --stop-on-explosion)" : "");
+            fprintf(stderr, "lipgnn %s: gradient explosion at epoch %ld: %s%s\n", cmd, s.first_explosion_epoch,
+                    s.explosion_reason, o->tc.stop_on_explosion ? " (stopping: --stop-on-explosion)" : "");
         }
         if (o->verbose)
             fprintf(stderr, "epoch %5ld  loss %.4f  train %.4f  val %.4f  test %.4f  %.1f ms\n", es.epoch,
@@ -491,8 +490,10 @@ int lg_cmd_train(int argc, char **argv) {
                    "best training accuracy %.4f at epoch %ld: test %.4f\n",
                    s.epochs_run, s.train_acc, s.test_acc, s.best_val_acc, s.best_epoch, s.test_acc_at_best_val);
         if (!untrained) {
-            printf("largest gradient norm of a layer %.4g (attention parameters %.4g); %s\n", s.max_layer_grad_norm,
-                   s.max_att_grad_norm, s.exploded ? "gradients EXPLODED" : "no explosion");
+            /* fabs: a NaN norm prints "nan", not "-nan" (norms are >= 0) */
+            printf("largest gradient norm of a layer %.4g (attention parameters %.4g); %s\n",
+                   fabs(s.max_layer_grad_norm), fabs(s.max_att_grad_norm),
+                   s.exploded ? "gradients EXPLODED" : "no explosion");
             if (s.exploded) printf("first explosion at epoch %ld: %s\n", s.first_explosion_epoch, s.explosion_reason);
             printf("%.2f ms per epoch (median)\n", s.epoch_ms_median);
             lg_cli_env_notes(stdout);

@@ -178,19 +178,22 @@ static inline lg_real LG_FN(lg__nn_keep_or_zero)(lg_real v, int keep) {
     return u.r;
 }
 
-/* Dropout of elements [k0, k0 + n) of a tensor: y[k] = kept(k0 + k) ? x[k]
- * scale : 0, or, accumulating (acc = 1), y[k] += that. In place allowed for
- * the forward (y = x): each element is read before it is written. */
+/* Dropout of elements [k0, k0 + n) of a tensor, one chunk of the loops
+ * below (so the range does not straddle a multiple of 2^32, as the mask's
+ * key requires: nn_common.h): y[k] = kept(k0 + k) ? x[k] scale : 0, or,
+ * accumulating (acc = 1), y[k] += that. In place allowed for the forward
+ * (y = x): each element is read before it is written. */
 LG__ALWAYS_INLINE void LG__CAT(LG_FN(lg__dropout), _body)(lg_real *y, const lg_real *x, lg_idx k0, lg_idx n, uint64_t stream,
                                                uint64_t thr, lg_real scale, int acc) {
+    const uint64_t key = lg__nn_dropout_key(stream, (uint64_t)k0 >> 32); /* [k0, k0 + n): one chunk */
     if (acc) {
 #pragma omp simd
         for (lg_idx k = 0; k < n; k++)
-            y[k] += LG_FN(lg__nn_keep_or_zero)(x[k] * scale, lg__nn_dropout_keep(stream, thr, k0 + k));
+            y[k] += LG_FN(lg__nn_keep_or_zero)(x[k] * scale, lg__nn_keep32(key, thr, (uint32_t)k0 + (uint32_t)k));
     } else {
 #pragma omp simd
         for (lg_idx k = 0; k < n; k++)
-            y[k] = LG_FN(lg__nn_keep_or_zero)(x[k] * scale, lg__nn_dropout_keep(stream, thr, k0 + k));
+            y[k] = LG_FN(lg__nn_keep_or_zero)(x[k] * scale, lg__nn_keep32(key, thr, (uint32_t)k0 + (uint32_t)k));
     }
 }
 LG__ISA_VARIANTS(LG_FN(lg__dropout),
@@ -237,16 +240,18 @@ lg_status LG_FN(lg_dropout_backward)(lg_real *dx, const lg_real *dy, lg_idx coun
     return LG_OK;
 }
 
-/* ELU then the next layer's input dropout, in one pass (lipgnn/nn.h):
- * z[k] = ELU(z[k]), d[k] = dropout(z[k]) (a copy when drop is 0). */
+/* ELU then the next layer's input dropout, in one pass (lipgnn/nn.h), over
+ * one chunk [k0, k0 + n): z[k] = ELU(z[k]), d[k] = dropout(z[k]) (a copy
+ * when drop is 0). */
 LG__ALWAYS_INLINE void LG__CAT(LG_FN(lg__elu_drop), _body)(lg_real *restrict z, lg_real *restrict d, lg_idx k0, lg_idx n,
                                                 uint64_t stream, uint64_t thr, lg_real scale, int drop) {
+    const uint64_t key = lg__nn_dropout_key(stream, (uint64_t)k0 >> 32); /* [k0, k0 + n): one chunk */
     if (drop) {
 #pragma omp simd
         for (lg_idx k = 0; k < n; k++) {
             const lg_real v = z[k], e = LG__NN_ELU_NEG(v), y = v <= 0 ? e : v;
             z[k] = y;
-            d[k] = LG_FN(lg__nn_keep_or_zero)(y * scale, lg__nn_dropout_keep(stream, thr, k0 + k));
+            d[k] = LG_FN(lg__nn_keep_or_zero)(y * scale, lg__nn_keep32(key, thr, (uint32_t)k0 + (uint32_t)k));
         }
     } else {
 #pragma omp simd
@@ -262,14 +267,16 @@ LG__ISA_VARIANTS(LG_FN(lg__elu_drop),
                   lg_real scale, int drop),
                  (z, d, k0, n, stream, thr, scale, drop))
 
-/* Their backward in place: g[k] = (kept(k) ? g[k] / (1 - p) : 0) * ELU'
- * from the output z (the mask skipped when not training or p = 0). */
+/* Their backward in place over one chunk: g[k] = (kept(k) ? g[k] / (1 - p)
+ * : 0) * ELU' from the output z (the mask skipped when not training or
+ * p = 0). */
 LG__ALWAYS_INLINE void LG__CAT(LG_FN(lg__drop_elu_bwd), _body)(lg_real *restrict g, const lg_real *restrict z, lg_idx k0,
                                                     lg_idx n, uint64_t stream, uint64_t thr, lg_real scale, int drop) {
+    const uint64_t key = lg__nn_dropout_key(stream, (uint64_t)k0 >> 32); /* [k0, k0 + n): one chunk */
     if (drop) {
 #pragma omp simd
         for (lg_idx k = 0; k < n; k++) {
-            const lg_real t = LG_FN(lg__nn_keep_or_zero)(g[k] * scale, lg__nn_dropout_keep(stream, thr, k0 + k));
+            const lg_real t = LG_FN(lg__nn_keep_or_zero)(g[k] * scale, lg__nn_keep32(key, thr, (uint32_t)k0 + (uint32_t)k));
             g[k] = t * (z[k] > 0 ? LG_R(1) : z[k] + LG_R(1));
         }
     } else {

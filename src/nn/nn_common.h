@@ -72,9 +72,42 @@ lg_status lg__nn_dropout_args(const char *fn, lg_idx count, double p, const void
 uint64_t lg__nn_dropout_stream(uint64_t seed, uint64_t counter);
 uint64_t lg__nn_dropout_threshold(double p);
 
-/* 1 if element k survives: (hash >> 32) >= threshold. */
+/* The mask of lipgnn/nn.h: element k of a stream survives iff
+ *   mix32(mix32(lo + key_lo) ^ key_hi) >= threshold,
+ * with lo, hi the low and high 32-bit words of k, key = lg_hash64(stream +
+ * hi * LG__NN_GOLDEN) (key_lo, key_hi its words) and mix32 a bijection of
+ * 32-bit words (Wellons' "lowbias32": x ^= x >> 16; x *= 0x7feb352d;
+ * x ^= x >> 15; x *= 0x846ca68b; x ^= x >> 16). Everything per element is
+ * 32-bit arithmetic, which vectorises at every width (eight or sixteen
+ * lanes, one instruction a multiply); the key is computed once per chunk of
+ * LG__NN_CHUNK elements, which never straddles a change of hi. Until
+ * 2026-11-28 the rule was lg_hash64(stream + k * golden) >> 32 >= threshold:
+ * two 64-bit multiplies an element, emulated by three each without AVX-512
+ * (bench/README.md, "Changes made for this issue", stop 35). */
+_Static_assert((1ULL << 32) % LG__NN_CHUNK == 0, "a chunk of the element-wise loops must not straddle 2^32");
+
+static inline uint32_t lg__nn_mix32(uint32_t x) {
+    x ^= x >> 16;
+    x *= 0x7feb352dU;
+    x ^= x >> 15;
+    x *= 0x846ca68bU;
+    x ^= x >> 16;
+    return x;
+}
+
+/* The key of the elements k of a stream with k >> 32 = hi. */
+static inline uint64_t lg__nn_dropout_key(uint64_t stream, uint64_t hi) {
+    return lg__hash64(stream + hi * LG__NN_GOLDEN);
+}
+
+/* 1 if the element of low word lo survives under key (threshold < 2^32). */
+static inline int lg__nn_keep32(uint64_t key, uint64_t threshold, uint32_t lo) {
+    return lg__nn_mix32(lg__nn_mix32(lo + (uint32_t)key) ^ (uint32_t)(key >> 32)) >= (uint32_t)threshold;
+}
+
+/* 1 if element k (>= 0) survives. */
 static inline int lg__nn_dropout_keep(uint64_t stream, uint64_t threshold, lg_idx k) {
-    return (lg__hash64(stream + (uint64_t)k * LG__NN_GOLDEN) >> 32) >= threshold;
+    return lg__nn_keep32(lg__nn_dropout_key(stream, (uint64_t)k >> 32), threshold, (uint32_t)k);
 }
 
 #endif /* LG_NN_COMMON_H */
