@@ -147,14 +147,15 @@ lg_status lg_add_f64(double *y, const double *x, lg_idx count);
  * 0x9e3779b97f4a7c15) and mix32 the 32-bit mixer x ^= x >> 16;
  * x *= 0x7feb352d; x ^= x >> 15; x *= 0x846ca68b; x ^= x >> 16 (mod 2^32),
  * u_k = mix32(mix32(lo + (key mod 2^32)) ^ (key >> 32)) and element k is
- * dropped iff u_k < floor(p * 2^32). (Before lipgnn of 2026-11-28, u_k was
+ * dropped iff u_k < floor(p * 2^32). (lipgnn before 2026-11-28 drew u_k =
  * lg_hash64(stream + k * 0x9e3779b97f4a7c15) >> 32: other masks, the same
  * law.) The caller picks a new counter for every call that needs a fresh
  * mask (e.g. epoch * calls_per_epoch + call), and passes the same (seed,
  * counter, p) to the backward. */
 
 /* 1 if element k is kept by the mask of (seed, counter, p), 0 if dropped.
- * p outside [0, 1) keeps everything. For attention dropout and for tests. */
+ * p outside [0, 1) keeps everything. For tests and for callers that apply
+ * the mask themselves (attention dropout has its own rule: lipgnn/gat.h). */
 int lg_dropout_kept(uint64_t seed, uint64_t counter, lg_idx k, double p);
 
 /* Forward: y[k] = x[k] / (1 - p) if kept, else 0, k < count; y = x when
