@@ -17,10 +17,48 @@
 #include "train/model.h"
 #include "train/trainer_internal.h"
 
+/* One model of the finite-difference checks below: kind, norms, residual,
+ * heads, layers, and sparse (1) or dense (0) features. */
+typedef struct fd_case {
+    lg_model_kind kind;
+    lg_att_norm att;
+    lg_node_norm node;
+    int residual, heads, layers, sp;
+} fd_case;
+
+/* Checks the whole-model gradients of every case (hidden 3; GT's gate in case
+ * gate_case) with feature dropout p (attention dropout 0.2 where the layer
+ * has it) against central differences. */
+static void fd_check_cases(const fd_case *cases, size_t count, const lg_dataset *dense, const lg_dataset *sparse,
+                           double p, size_t gate_case) {
+    for (size_t c = 0; c < count; c++) {
+        lg_model_config mc;
+        lg_model_config_default(&mc, cases[c].kind);
+        mc.att_norm = cases[c].att;
+        mc.node_norm = cases[c].node;
+        mc.residual = cases[c].residual;
+        mc.heads = cases[c].heads;
+        mc.layers = cases[c].layers;
+        mc.hidden = 3;
+        mc.dropout = p;
+        mc.att_dropout = 0.2;
+        mc.gate = mc.kind == LG_MODEL_GT && c == gate_case;
+        if (mc.kind < LG_MODEL_GCN) mc.self_loops = mc.kind == LG_MODEL_GT ? (int)(c % 2) : 1;
+        if (mc.kind == LG_MODEL_GIN) mc.train_eps = cases[c].heads == 2, mc.heads = 1;
+        if (mc.kind == LG_MODEL_GCNII) mc.alpha = 0.2, mc.lambda = 1.0;
+        double worst;
+        int bad = lg_test_model_fd_check(&mc, cases[c].sp ? sparse : dense, 1e-5, &worst, 0);
+        if (bad)
+            fail_msg("dropout %g, case %zu (%s): %d gradients differ from central differences (worst rel. error %.3g)",
+                     p, c, lg_model_kind_name(mc.kind), bad, worst);
+        print_message("dropout %g, case %zu: worst relative error %.2e\n", p, c, worst);
+    }
+}
+
 static void test_model_gradients(void **state) {
     (void)state;
     lg_dataset *dense = lg_test_random_dataset(14, 5, 3, 0, 1), *sparse = lg_test_random_dataset(14, 6, 3, 1, 2);
-    struct { lg_model_kind kind; lg_att_norm att; lg_node_norm node; int residual, heads, layers, sp; } cases[] = {
+    const fd_case cases[] = {
         {LG_MODEL_GAT, LG_ATT_NORM_NONE, LG_NODE_NORM_NONE, 0, 1, 3, 0},
         {LG_MODEL_GAT, LG_ATT_NORM_LIPSCHITZ, LG_NODE_NORM_NONE, 1, 1, 3, 1},
         {LG_MODEL_GAT, LG_ATT_NORM_LIPSCHITZ, LG_NODE_NORM_PAIRNORM, 1, 2, 3, 0},
@@ -48,27 +86,7 @@ static void test_model_gradients(void **state) {
         {LG_MODEL_GAT, LG_ATT_NORM_LIPSCHITZ, LG_NODE_NORM_LAYERNORM, 1, 2, 3, 0},
         {LG_MODEL_GAT, LG_ATT_NORM_NONE, LG_NODE_NORM_LAYERNORM, 0, 1, 2, 1},
     };
-    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-        lg_model_config mc;
-        lg_model_config_default(&mc, cases[c].kind);
-        mc.att_norm = cases[c].att;
-        mc.node_norm = cases[c].node;
-        mc.residual = cases[c].residual;
-        mc.heads = cases[c].heads;
-        mc.layers = cases[c].layers;
-        mc.hidden = 3;
-        mc.dropout = 0.3;
-        mc.att_dropout = 0.2;
-        mc.gate = mc.kind == LG_MODEL_GT && c == 9; /* the gate in one GT case */
-        if (mc.kind < LG_MODEL_GCN) mc.self_loops = mc.kind == LG_MODEL_GT ? (int)(c % 2) : 1;
-        if (mc.kind == LG_MODEL_GIN) mc.train_eps = cases[c].heads == 2, mc.heads = 1;
-        if (mc.kind == LG_MODEL_GCNII) mc.alpha = 0.2, mc.lambda = 1.0;
-        double worst;
-        int bad = lg_test_model_fd_check(&mc, cases[c].sp ? sparse : dense, 1e-5, &worst, 0);
-        if (bad) fail_msg("case %zu (%s): %d gradients differ from central differences (worst rel. error %.3g)", c,
-                          lg_model_kind_name(mc.kind), bad, worst);
-        print_message("case %zu: worst relative error %.2e\n", c, worst);
-    }
+    fd_check_cases(cases, sizeof cases / sizeof *cases, dense, sparse, 0.3, 9); /* the gate in one GT case */
     /* GAT + LayerNorm where attention dropout empties rows: the last node has only its
      * self-loop (lg_test_random_dataset), dropped with probability 0.9 in each layer, so
      * its layer output is the bias alone, a constant row that LayerNorm scales by
@@ -123,6 +141,45 @@ static void small_config(lg_model_config *mc, lg_train_config *tc) {
     lg_train_config_default(tc);
     tc->seed = 42;
     tc->plateau = 1;
+}
+
+/* Without dropout (p = 0) the model's forward hands each layer the block's
+ * input where the previous block left it, with no dropout buffer
+ * (lg__block_forward): the gradients still match central differences, with
+ * the backward in place (DeepGAT, DeepGT, L2) and not (residual, LayerNorm,
+ * PairNorm, the baselines), and the model has one n x w_in buffer a layer
+ * less than with dropout. */
+static void test_model_no_dropout(void **state) {
+    (void)state;
+    lg_dataset *dense = lg_test_random_dataset(14, 5, 3, 0, 3), *sparse = lg_test_random_dataset(14, 6, 3, 1, 4);
+    const fd_case cases[] = {
+        {LG_MODEL_GAT, LG_ATT_NORM_LIPSCHITZ, LG_NODE_NORM_NONE, 0, 1, 3, 1},
+        {LG_MODEL_GAT, LG_ATT_NORM_LIPSCHITZ, LG_NODE_NORM_PAIRNORM, 1, 2, 3, 0},
+        {LG_MODEL_GAT, LG_ATT_NORM_NONE, LG_NODE_NORM_LAYERNORM, 0, 1, 2, 0},
+        {LG_MODEL_GT, LG_ATT_NORM_LIPSCHITZ, LG_NODE_NORM_NONE, 0, 2, 3, 0},
+        {LG_MODEL_L2, LG_ATT_NORM_NONE, LG_NODE_NORM_NONE, 0, 1, 3, 1},
+        {LG_MODEL_GCN, LG_ATT_NORM_NONE, LG_NODE_NORM_NONE, 0, 1, 3, 1},
+        {LG_MODEL_GCNII, LG_ATT_NORM_NONE, LG_NODE_NORM_PAIRNORM, 1, 1, 3, 0},
+    };
+    fd_check_cases(cases, sizeof cases / sizeof *cases, dense, sparse, 0, 3); /* the gate in the GT case */
+    /* DeepGAT, 4 layers of 2 heads of 8: the first layer's input is the input
+     * linear's output (hidden, 8 wide), the others' the previous layer's (16
+     * wide, concatenated heads): n x (8 + 3 x 16) floats fewer activations
+     * without dropout */
+    lg_model_config mc;
+    lg_train_config tc;
+    lg_model_config_default(&mc, LG_MODEL_GAT);
+    mc.layers = 4;
+    mc.hidden = 8;
+    mc.heads = 2;
+    lg_train_config_default(&tc);
+    lg_trainer_mem with, without;
+    assert_ok(lg_trainer_estimate(&mc, &tc, dense, &with));
+    mc.dropout = 0;
+    assert_ok(lg_trainer_estimate(&mc, &tc, dense, &without));
+    assert_int_equal(with.activations - without.activations, sizeof(float) * 14 * (8 + 3 * 16));
+    lg_dataset_free(dense);
+    lg_dataset_free(sparse);
 }
 
 static void test_deterministic(void **state) {
@@ -1584,7 +1641,8 @@ static void test_eval_subset(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trainer_eval_rows), cmocka_unit_test(test_eval_subset),
-        cmocka_unit_test(test_model_gradients), cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_model_gradients), cmocka_unit_test(test_model_no_dropout),
+        cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_resume_bit_identical), cmocka_unit_test(test_missing_features),
         cmocka_unit_test(test_configs), cmocka_unit_test(test_init_pytorch), cmocka_unit_test(test_memory_estimate), cmocka_unit_test(test_features_borrowed), cmocka_unit_test(test_act_rms), cmocka_unit_test(test_symmetric_graph_shared),
         cmocka_unit_test(test_out_of_memory), cmocka_unit_test(test_restored_values),

@@ -210,7 +210,6 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
             const lg_idx e0 = g->p[i], e1 = g->p[i + 1];
             lg_real *o = out + i * D;
             lg__gprefetch_sources(g, i + 1, ss, NS);
-            for (lg_idx c = 0; c < D; c++) o[c] = 0;
             if (e1 == e0) { /* no in-neighbour: bias only */
                 for (lg_idx k = 0; k < K && lip; k++) {
                     amax[i * K + k] = -1;
@@ -249,17 +248,18 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
                 lg__asoftmax(att, e0, e1, K, k);
             }
             /* aggregation, edge-major over whole rows of XP */
+            LG__ATT_ACC(acc, o, D);
             for (lg_idx e = e0; e < e1; e++) {
                 const lg_real *xj = xp + g->j[e] * KC;
                 if (e + LG__ATT_PF_DIST < nnz) lg__aprefetch(xp + g->j[e + LG__ATT_PF_DIST] * KC, KC);
                 for (lg_idx k = 0; k < K; k++) {
                     lg_real w = att[e * K + k];
                     if (drop) w *= mk[lg__akeep(key, e, K, k, p)];
-                    if (concat) lg__aaxpy(o + k * C, w, xj + k * C, C);
-                    else lg__aaxpy(o, w * invK, xj + k * C, C);
+                    if (concat) lg__aaxpy(acc + k * C, w, xj + k * C, C);
+                    else lg__aaxpy(acc, w * invK, xj + k * C, C);
                 }
             }
-            for (lg_idx c = 0; c < D; c++) o[c] += bias[c];
+            for (lg_idx c = 0; c < D; c++) o[c] = acc[c] + bias[c];
         }
     }
     LG__PASS_MARK(LG__PASS_GAT_FWD_ROWS);
@@ -331,9 +331,9 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
      * mask), stored in the edge's record (transposed order). */
 #pragma omp parallel for schedule(static)
     for (lg_idx j = 0; j < n; j++) {
-        lg_real *dx = dxp + j * KC;
+        lg_real *dxj = dxp + j * KC;
         const lg_real *xj = xp + j * KC;
-        for (lg_idx c = 0; c < KC; c++) dx[c] = 0;
+        LG__ATT_ACC(dx, dxj, KC);
         for (lg_idx t = gT->p[j]; t < gT->p[j + 1]; t++) {
             const lg_idx e = tedge[t];
             const lg_real *gi = d_out + gT->j[t] * D;
@@ -354,6 +354,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
                 }
             }
         }
+        for (lg_idx c = 0; c < KC; c++) dxj[c] = dx[c];
     }
 
     LG__PASS_MARK(LG__PASS_GAT_BWD_B1);

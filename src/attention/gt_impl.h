@@ -196,7 +196,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_forward))(lg_real *out, lg_gt_cache *cache, co
             const lg_idx e0 = g->p[i], e1 = g->p[i + 1];
             const lg_real *zi = z + i * P;
             lg_real *o = out + i * D;
-            for (lg_idx c = 0; c < D; c++) o[c] = 0;
+            LG__ATT_ACC(acc, o, D);
             if (lip)
                 for (lg_idx k = 0; k < K; k++) {
                     lg_idx ak = -1, av = -1, sel = 0;
@@ -243,11 +243,12 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_forward))(lg_real *out, lg_gt_cache *cache, co
                     for (lg_idx k = 0; k < K; k++) {
                         lg_real w = att[e * K + k];
                         if (drop) w = lg__akeep(key, e, K, k, p) ? w * dscale : 0;
-                        if (concat) lg__aaxpy(o + k * C, w, vj + k * C, C);
-                        else lg__aaxpy(o, w * invK, vj + k * C, C);
+                        if (concat) lg__aaxpy(acc + k * C, w, vj + k * C, C);
+                        else lg__aaxpy(acc, w * invK, vj + k * C, C);
                     }
                 }
             }
+            for (lg_idx c = 0; c < D; c++) o[c] = acc[c];
             /* skip term r_i and the gate */
             const lg_real *r = zi + 3 * KC;
             if (gate) {

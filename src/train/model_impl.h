@@ -51,6 +51,9 @@ typedef struct {
     int pn;               /* PairNorm after it (not after gcn's last: logits)  */
     int residual;         /* out = z + input                                  */
     lg_real *drop;        /* n x w_in   dropout(input)                        */
+    const lg_real *lin;   /* the layer's input in the last forward: drop, or, in
+                             the model's forward when the dropout is the
+                             identity, the block's input itself (no copy)    */
     lg_real *act;         /* n x w_out  layer output                          */
     lg_real *ln;          /* n x w_out  LayerNorm output (or NULL)            */
     lg_real *ln_mean, *ln_rstd; /* n each (or NULL)                           */
@@ -560,7 +563,10 @@ buffers:
             LG_TRY(lg__gat_memory_ext(&y->gc, m->n, nnz_g, sizeof(lg_real), 1, &gm));
             m->act_bytes += gm.activations;
         }
-        LG_TRY(LG_FN(lg__buf)(m, &y->drop, m->n, y->w_in, &m->act_bytes, "dropout activations"));
+        /* without dropout (p = 0) the model's forward reads each block's
+         * input in place (lg__block_forward): no copy to keep; one block
+         * alone (lg__model_block_forward) makes the buffer on first use */
+        if (m->c.dropout > 0) LG_TRY(LG_FN(lg__buf)(m, &y->drop, m->n, y->w_in, &m->act_bytes, "dropout activations"));
         LG_TRY(LG_FN(lg__buf)(m, &y->act, m->n, y->w_out, &m->act_bytes, "layer activations"));
         y->z = y->act;
         if (y->ln_gain >= 0) {
@@ -701,30 +707,38 @@ static lg_status LG_FN(lg__block_forward)(LG_MODEL *m, int l, const lg_real *cur
                                           uint64_t epoch, int fused) {
     const lg_idx n = m->n;
     LG_FN(lg__layer) *y = &m->layer[l];
-    if (!(fused && l > 0 && LG_FN(lg__fwd_fused)(m, l - 1)))
+    /* the input dropout is the identity (not training, or p = 0): the model's
+     * forward reads the block's input where it is (kept until the backward,
+     * which reads it there), not a copy; one block alone copies it, as the
+     * caller's input need not outlive the call */
+    const int ident = !training || m->c.dropout == 0.0;
+    y->lin = y->drop;
+    if (fused && ident) y->lin = cur;
+    else if (!(fused && l > 0 && LG_FN(lg__fwd_fused)(m, l - 1)))
         LG_CHECK(LG_FN(lg_dropout_forward)(y->drop, cur, n * y->w_in, m->c.dropout, seed, LG_FN(lg__ctr)(epoch, l, 0),
                                            training));
+    const lg_real *lin = y->lin;
     if (y->cos) { /* out = cur + alpha (*) SCSA(CenterNorm(drop)) */
-        LG_CHECK(LG_FN(lg_centernorm_forward)(y->cn, y->drop, m->params + y->cn_gain, m->params + y->cn_bias, n,
+        LG_CHECK(LG_FN(lg_centernorm_forward)(y->cn, lin, m->params + y->cn_gain, m->params + y->cn_bias, n,
                                               y->w_in));
         LG_CHECK(LG_FN(lg_cosatt_forward)(y->act, y->scache, y->cn, m->params + y->off, m->g, &y->sc));
         return LG_FN(lg_wresidual_forward)(y->out, cur, y->act, m->params + y->alpha, n, y->w_out);
     }
     if (y->gt)
-        LG_CHECK(LG_FN(lg_gt_forward)(y->act, y->tcache, y->drop, m->params + y->off, m->g, &y->tc, training, seed,
+        LG_CHECK(LG_FN(lg_gt_forward)(y->act, y->tcache, lin, m->params + y->off, m->g, &y->tc, training, seed,
                                       LG_FN(lg__ctr)(epoch, l, 1)));
     else if (y->l2)
-        LG_CHECK(LG_FN(lg_l2att_forward)(y->act, y->lcache, y->drop, m->params + y->off, m->g, &y->lc));
+        LG_CHECK(LG_FN(lg_l2att_forward)(y->act, y->lcache, lin, m->params + y->off, m->g, &y->lc));
     else if (y->conv)
-        LG_CHECK(LG_FN(lg_conv_forward)(y->act, y->ccache, y->drop, m->dh0 ? m->h0 : NULL, m->params + y->off, m->g,
+        LG_CHECK(LG_FN(lg_conv_forward)(y->act, y->ccache, lin, m->dh0 ? m->h0 : NULL, m->params + y->off, m->g,
                                         &y->cc));
     else
-        LG_CHECK(LG_FN(lg_gat_forward)(y->act, y->cache, y->drop, m->params + y->off, m->g, &y->gc, training, seed,
+        LG_CHECK(LG_FN(lg_gat_forward)(y->act, y->cache, lin, m->params + y->off, m->g, &y->gc, training, seed,
                                        LG_FN(lg__ctr)(epoch, l, 1)));
     if (y->ln)
         LG_CHECK(LG_FN(lg_layernorm_forward)(y->ln, y->ln_mean, y->ln_rstd, y->act, m->params + y->ln_gain,
                                              m->params + y->ln_bias, n, y->w_out));
-    if (fused && LG_FN(lg__fwd_fused)(m, l)) /* and block l + 1's input dropout */
+    if (fused && !ident && LG_FN(lg__fwd_fused)(m, l)) /* and block l + 1's input dropout */
         return LG_FN(lg_elu_dropout_forward)(y->z, m->layer[l + 1].drop, n * y->w_out, m->c.dropout, seed,
                                              LG_FN(lg__ctr)(epoch, l + 1, 0), training);
     if (y->actf == LG__ACT_ELU) LG_CHECK(LG_FN(lg_elu_forward)(y->z, y->z, n * y->w_out));
@@ -900,7 +914,7 @@ static lg_status LG_FN(lg__block_backward)(LG_MODEL *m, int l, lg_real *dcur, lg
                                            m->params + y->off, m->g, m->gT, &y->sc));
         memset(m->buf[2], 0, in_sz);
         LG_CHECK(LG_FN(lg_centernorm_backward)(m->buf[2], m->grads + y->cn_gain, m->grads + y->cn_bias, m->buf[4],
-                                               y->drop, m->params + y->cn_gain, n, y->w_in));
+                                               y->lin, m->params + y->cn_gain, n, y->w_in));
         if (!dprev) return LG_OK;
         memset(dprev, 0, in_sz);
         LG_CHECK(LG_FN(lg_dropout_backward)(dprev, m->buf[2], n * y->w_in, m->c.dropout, seed,
@@ -920,13 +934,13 @@ static lg_status LG_FN(lg__block_backward)(LG_MODEL *m, int l, lg_real *dcur, lg
         /* one_grad: dprev is dcur, which the layer's backward overwrites */
         if (dprev != dcur) memset(dprev, 0, in_sz);
         if (y->gt)
-            LG_CHECK(LG_FN(lg_gt_backward)(dprev, m->grads + y->off, dcur, y->tcache, y->drop, m->params + y->off, m->g,
+            LG_CHECK(LG_FN(lg_gt_backward)(dprev, m->grads + y->off, dcur, y->tcache, y->lin, m->params + y->off, m->g,
                                            m->gT, &y->tc));
         else if (y->l2)
-            LG_CHECK(LG_FN(lg_l2att_backward)(dprev, m->grads + y->off, dcur, y->lcache, y->drop, m->params + y->off,
+            LG_CHECK(LG_FN(lg_l2att_backward)(dprev, m->grads + y->off, dcur, y->lcache, y->lin, m->params + y->off,
                                               m->g, m->gT, &y->lc));
         else
-            LG_CHECK(LG_FN(lg_gat_backward)(dprev, m->grads + y->off, dcur, y->cache, y->drop, m->params + y->off, m->g,
+            LG_CHECK(LG_FN(lg_gat_backward)(dprev, m->grads + y->off, dcur, y->cache, y->lin, m->params + y->off, m->g,
                                             m->gT, &y->gc));
         if (fused && l > 0 && LG_FN(lg__bwd_fused)(m, l - 1)) return LG_OK; /* block l - 1 applies the mask */
         return LG_FN(lg_dropout_forward)(dprev, dprev, n * y->w_in, m->c.dropout, seed, LG_FN(lg__ctr)(epoch, l, 0),
@@ -965,16 +979,16 @@ static lg_status LG_FN(lg__block_backward)(LG_MODEL *m, int l, lg_real *dcur, lg
     }
     if (need_din) memset(dlayer_in, 0, in_sz);
     if (y->gt)
-        LG_CHECK(LG_FN(lg_gt_backward)(need_din ? dlayer_in : NULL, m->grads + y->off, ga, y->tcache, y->drop,
+        LG_CHECK(LG_FN(lg_gt_backward)(need_din ? dlayer_in : NULL, m->grads + y->off, ga, y->tcache, y->lin,
                                        m->params + y->off, m->g, m->gT, &y->tc));
     else if (y->l2)
-        LG_CHECK(LG_FN(lg_l2att_backward)(need_din ? dlayer_in : NULL, m->grads + y->off, ga, y->lcache, y->drop,
+        LG_CHECK(LG_FN(lg_l2att_backward)(need_din ? dlayer_in : NULL, m->grads + y->off, ga, y->lcache, y->lin,
                                           m->params + y->off, m->g, m->gT, &y->lc));
     else if (y->conv)
-        LG_CHECK(LG_FN(lg_conv_backward)(need_din ? dlayer_in : NULL, m->dh0, m->grads + y->off, ga, y->ccache, y->drop,
+        LG_CHECK(LG_FN(lg_conv_backward)(need_din ? dlayer_in : NULL, m->dh0, m->grads + y->off, ga, y->ccache, y->lin,
                                          m->dh0 ? m->h0 : NULL, m->params + y->off, m->g, m->gT, &y->cc));
     else
-        LG_CHECK(LG_FN(lg_gat_backward)(need_din ? dlayer_in : NULL, m->grads + y->off, ga, y->cache, y->drop,
+        LG_CHECK(LG_FN(lg_gat_backward)(need_din ? dlayer_in : NULL, m->grads + y->off, ga, y->cache, y->lin,
                                         m->params + y->off, m->g, m->gT, &y->gc));
     if (!need_din) return LG_OK;
     memset(dprev, 0, in_sz);
@@ -1156,8 +1170,13 @@ void LG_FN(lg__model_memory)(const LG_MODEL *m, size_t *activations, size_t *wor
 lg_status LG_FN(lg__model_block_forward)(LG_MODEL *m, int l, const lg_real *in, lg_real *out) {
     if (!m || l < 0 || l >= m->L || !in || !out)
         return lg__error(LG_EINVAL, "lg__model_block_forward: bad argument (layer %d)", l);
-    const LG_FN(lg__layer) *y = &m->layer[l];
+    LG_FN(lg__layer) *y = &m->layer[l];
     if (in == y->out || in == y->drop) return lg__error(LG_EINVAL, "lg__model_block_forward: input aliases the model's");
+    if (!y->drop) { /* a model without dropout: the copy of the input the backward reads */
+        const lg_idx rows = m->batch ? m->n_cap : m->n;
+        y->drop = lg__calloc((size_t)(rows * y->w_in > 0 ? rows * y->w_in : 1), sizeof(lg_real));
+        if (!y->drop) return lg__nomem("dropout activations");
+    }
     LG_CHECK(LG_FN(lg__block_forward)(m, l, in, 0, 0, 0, 0));
     memcpy(out, y->out, sizeof(lg_real) * (size_t)(m->n * y->w_out));
     return LG_OK;
