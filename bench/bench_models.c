@@ -16,6 +16,10 @@
  * values in the same run and thread configuration: the time of the dense
  * products the model is made of. The sparse first product (Cora, PubMed,
  * TREES, SBM features are sparse) and every per-edge pass are not in it.
+ * The cold replay (floor_cold_ms, cold_over_floor): the step's calls once more,
+ * each on operands of its own, interleaved with the floor's replays (cold_init
+ * below): the products with their operands out of the cache, as the model's
+ * are, against the floor's, whose buffers stay in the cache when small.
  *
  * With 2 threads or more the line also carries xcore_rt_ns: the round trip of
  * a cache line bounced between two OpenMP threads, just before and just after
@@ -198,6 +202,7 @@ typedef struct replay {
     lg__gemm_log log;
     float *a, *b, *c; /* buffers large enough for every call */
     float *ws;        /* the largest workspace a call was lent (lg__gemm_ws) */
+    size_t sa, sb, sc; /* their sizes (floats)                              */
 } replay;
 
 static void replay_record_begin(replay *r, int cap) {
@@ -223,6 +228,7 @@ static void replay_record_end(replay *r) {
         sc = LG_MAX(sc, (size_t)k->M * (size_t)k->ldc);
         sw = LG_MAX(sw, (size_t)k->wsn);
     }
+    r->sa = sa, r->sb = sb, r->sc = sc;
     r->a = rand_array((lg_idx)sa, 1.0f, 11);
     r->b = rand_array((lg_idx)sb, 1.0f, 12);
     r->c = rand_array((lg_idx)sc, 0.0f, 13);
@@ -235,6 +241,41 @@ static double replay_once(const replay *r) {
         const lg__gemm_call *k = &r->log.calls[q];
         lg__gemm_ws_f32(k->ta, k->tb, k->M, k->N, k->K, r->a, k->lda, r->b, k->ldb, k->beta, r->c, k->ldc, r->ws,
                         k->wsn);
+    }
+    return now_ms() - t0;
+}
+
+/* The cold replay (floor_cold_ms): the same calls, each on buffers of its own
+ * (A, B and C) from a ring of slots of at least LG__COLD_BYTES in all, so that
+ * no call finds its operands in the cache (32 MiB of L3 on the machines this
+ * suite ran on), as the model's products read and write each layer's own
+ * activations; the floor replays every call on one set, in the cache when
+ * small. Not the issue's floor: what the products cost with their operands in
+ * memory, a bound on how much of the ratio the products' cache misses can
+ * explain (bench/README.md). */
+#define LG__COLD_BYTES ((size_t)256 << 20)
+
+typedef struct cold_pool {
+    float *mem;       /* nslot slots of slot floats: A, then B, then C      */
+    size_t slot;      /* floats a slot                                      */
+    int nslot;        /* slots: call q uses slot q % nslot                  */
+} cold_pool;
+
+static void cold_init(cold_pool *p, const replay *r) {
+    p->slot = r->sa + r->sb + r->sc;
+    size_t want = (LG__COLD_BYTES / sizeof(float) + p->slot - 1) / p->slot;
+    p->nslot = (int)LG_MIN(want, (size_t)LG_MAX(r->log.count, 2));
+    p->mem = malloc(sizeof(float) * p->slot * (size_t)p->nslot);
+    if (!p->mem) die("cold replay pool", LG_ENOMEM);
+    for (size_t t = 0; t < p->slot * (size_t)p->nslot; t++) p->mem[t] = (float)(t % 7) * 0.125f - 0.375f;
+}
+
+static double cold_once(const replay *r, const cold_pool *p) {
+    double t0 = now_ms();
+    for (int q = 0; q < r->log.count; q++) {
+        const lg__gemm_call *k = &r->log.calls[q];
+        float *a = p->mem + (size_t)(q % p->nslot) * p->slot, *b = a + r->sa, *c = b + r->sb;
+        lg__gemm_ws_f32(k->ta, k->tb, k->M, k->N, k->K, a, k->lda, b, k->ldb, k->beta, c, k->ldc, r->ws, k->wsn);
     }
     return now_ms() - t0;
 }
@@ -472,13 +513,26 @@ int main(int argc, char **argv) {
     replay_record_end(&ri);
     double *ft = malloc(sizeof(double) * (size_t)epochs), *fi = malloc(sizeof(double) * (size_t)epochs);
     if (!ft || !fi) die("alloc", LG_ENOMEM);
+    /* the cold replay of the training step's calls (cold_init), interleaved
+     * with the floor's first ncold replays, so that both see the machine of the
+     * same moment: fco, each cold replay over the floor's replay beside it */
+    cold_pool cp;
+    cold_init(&cp, &rt);
+    const int ncold = LG_MIN(epochs, 5);
+    double fc[5], fco[5];
     for (int e = -1; e < epochs; e++) {
-        double a = replay_once(&rt), b = replay_once(&ri);
+        double a = replay_once(&rt), b = replay_once(&ri), cz = e < ncold ? cold_once(&rt, &cp) : 0;
         if (e >= 0) {
             ft[e] = a;
             fi[e] = b;
         }
+        if (e >= 0 && e < ncold) {
+            fc[e] = cz;
+            fco[e] = cz / a;
+        }
     }
+    free(cp.mem);
+    const double fl_cold = median(fc, ncold), cold_over = median(fco, ncold);
     double *pr = malloc(sizeof(double) * (size_t)epochs); /* per pair: 1 thread / T threads */
     if (!pr) die("alloc", LG_ENOMEM);
     for (int e = 0; e < epochs; e++) pr[e] = pair1 ? ep1[e] / ep[e] : 0;
@@ -504,7 +558,7 @@ int main(int argc, char **argv) {
            "\"layers\":%d,\"hidden\":%d,\"heads\":%d,\"norm\":\"%s\",\"dropout\":%g,\"att_dropout\":%g,\"params\":%lld},"
            "\"threads\":%d,\"blas_core\":\"%s\",\"kernel_isa\":\"%s\",\"epochs\":%d,\"warmup\":%d,\"infer_passes\":%d,"
            "\"epoch_ms\":%.3f,\"epoch_ms_min\":%.3f,\"epoch_cpu_ms\":%.3f,%s%s\"infer_ms\":%.3f,\"floor_ms\":%.3f,\"floor_infer_ms\":%.3f,"
-           "\"ratio\":%.3f,\"infer_ratio\":%.3f,\"gemm_calls\":%d,\"gemm_gflop\":%.3f,"
+           "\"ratio\":%.3f,\"infer_ratio\":%.3f,\"floor_cold_ms\":%.3f,\"cold_over_floor\":%.3f,\"cold_ratio\":%.3f,\"cold_slots\":%d,\"gemm_calls\":%d,\"gemm_gflop\":%.3f,"
            "\"rss_before_bytes\":%lld,\"peak_rss_bytes\":%lld,\"rss_end_bytes\":%lld,\"peak_ok\":%d,"
            "\"params_adam_bytes\":%zu,\"activation_bytes\":%zu,\"workspace_bytes\":%zu,\"other_bytes\":%zu,"
            "\"mem_ratio\":%.3f,\"mem_ratio_accounted\":%.3f,\"allocs_in_loop\":%ld,\"loss_first\":%.6f,\"loss_last\":%.6f,\"setup_ms\":%.1f}\n",
@@ -512,7 +566,7 @@ int main(int argc, char **argv) {
            (long long)ds->features->d, (long long)ds->features->nnz, ds->n_classes, (long long)ds->n_train,
            c->kind == LG_MODEL_GAT_CLASSIC ? 2 : mc.layers, mc.hidden, mc.heads, norm, mc.dropout, mc.att_dropout,
            (long long)lg__model_nparams_f32(m), threads, bi.current, lg_kernel_isa(), epochs, warmup, passes, ms, ms_min, ms_cpu, pair, xcore, ms_inf, fl, fl_inf,
-           ms / fl, ms_inf / fl_inf, rt.log.count, replay_flops(&rt) * 1e-9, rss_before, rss_peak, rss_end, peak_ok,
+           ms / fl, ms_inf / fl_inf, fl_cold, cold_over, ms / fl_cold, cp.nslot, rt.log.count, replay_flops(&rt) * 1e-9, rss_before, rss_peak, rss_end, peak_ok,
            mem.params, mem.activations, mem.workspace, mem.other, (double)grown / (double)budget,
            (double)(mem.params + mem.activations + mem.workspace + mem.other) / (double)budget, allocs, loss_first,
            loss_last, setup_ms);

@@ -214,16 +214,16 @@ def table(path):
     f = lambda v, d=1: "-" if v is None else f"{v:.{d}f}"
     mib = lambda b: "-" if b is None else f"{b / 2**20:.0f}"
     xc = lambda v: "-" if not v else " / ".join(f"{x:.0f}" for x in v)  # before / after the timed epochs
-    print("| configuration | nodes | edges | ms/epoch | floor ms | ratio | ms/inference | 1-thread ms/epoch | "
+    print("| configuration | nodes | edges | ms/epoch | floor ms | ratio | cold floor ms | ratio to it | ms/inference | 1-thread ms/epoch | "
           "2 vs 1 thread | peer ms/epoch | speed-up | CPU ms/epoch | peer CPU ms/epoch | CPU speed-up | peak RSS MiB | "
           "kept activations MiB | mem ratio | cross-core ns |")
-    print("| --- |" + " ---: |" * 17)
+    print("| --- |" + " ---: |" * 19)
     for r in rows:
         if "bench" not in r:
             continue
         c = r["config"]
         print(f"| {r['name']} | {c['nodes']} | {c['edges']} | {f(r['epoch_ms'])} | {f(r['floor_ms'])} | "
-              f"{f(r['ratio'], 2)} | {f(r['infer_ms'])} | {f(r['threads1_epoch_ms'])} | {f(r['thread_speedup'], 2)} | "
+              f"{f(r['ratio'], 2)} | {f(r.get('floor_cold_ms'))} | {f(r.get('cold_ratio'), 2)} | {f(r['infer_ms'])} | {f(r['threads1_epoch_ms'])} | {f(r['thread_speedup'], 2)} | "
               f"{f(r['peer_epoch_ms'])} | {f(r['speedup'], 2)} | {f(r.get('epoch_cpu_ms'))} | "
               f"{f(r.get('peer_epoch_cpu_ms'))} | {f(r.get('cpu_speedup'), 2)} | {mib(r['peak_rss_bytes'])} | "
               f"{mib(r['activation_bytes'])} | {f(r['mem_ratio'], 2)} | {xc(r.get('xcore_rt_ns'))} |")

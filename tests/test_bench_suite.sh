@@ -2,7 +2,8 @@
 # bench/run_all.py on gat-classic-cora, one epoch, without the peer: under the
 # suite's default wait setting (the spin count `lipgnn --version` names, for
 # both sides) and under --omp-wait-policy passive, the header line records the
-# setting and the configuration's line has its figures.
+# setting and the configuration's line has its figures (the cold replay's
+# among them), which --table prints.
 #   test_bench_suite.sh BUILD_DIR SOURCE_DIR     exit 0 pass, 1 fail, 77 skip
 set -u
 build=$1 src=$2
@@ -28,5 +29,10 @@ for policy in lipgnn passive; do
   fi
   grep -q '^{"bench": "models", "name": "gat-classic-cora".*"epoch_ms": [0-9.]*,.*"floor_ms": [0-9.]*,' "$tmp/out" ||
     fail "$policy: no figures for gat-classic-cora: $(cat "$tmp/out")"
+  grep -q '"floor_cold_ms": [0-9.]*, "cold_over_floor": [0-9.]*, "cold_ratio": [0-9.]*, "cold_slots": [1-9]' "$tmp/out" ||
+    fail "$policy: no cold replay for gat-classic-cora: $(cat "$tmp/out")"
+  /usr/bin/python3 "$src/bench/run_all.py" --table "$tmp/out" >"$tmp/table" 2>"$tmp/err" ||
+    fail "run_all.py --table: $(tail -c 600 "$tmp/err")"
+  grep -q '^| gat-classic-cora | 2708 |' "$tmp/table" || fail "run_all.py --table: no row: $(cat "$tmp/table")"
 done
 echo "run_all.py: both sides at GOMP_SPINCOUNT=$spin by default, passive on request"
