@@ -194,8 +194,11 @@ typedef struct lg__block_info {
 
 /* out (n x w_out) = block l of input in (n x w_in; not a buffer of the
  * model), evaluation mode. Keeps the block's activations for
- * lg__model_block_backward; overwrites what the full forward left in block l
- * (lg__model_block_input(m, l + 1) then holds this output). */
+ * lg__model_block_backward (a copy of in among them: in need not outlive the
+ * call; in a model without dropout, the first call for a block allocates that
+ * copy's buffer, which may fail with LG_ENOMEM); overwrites what the full
+ * forward left in block l (lg__model_block_input(m, l + 1) then holds this
+ * output). */
 lg_status lg__model_block_forward_f32(lg__model_f32 *m, int l, const float *in, float *out);
 lg_status lg__model_block_forward_f64(lg__model_f64 *m, int l, const double *in, double *out);
 /* d_in (n x w_in, overwritten) = J^T d_out, J the Jacobian of block l at the
