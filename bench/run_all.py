@@ -5,7 +5,7 @@ where /usr/bin/python3 has torch (else its fields are null and it says why).
 
   LIPGNN_DATA=../shared/data bench/run_all.py [--build build] [--threads 2]
       [--epochs 10] [--warmup 2] [--infer 10] [--peer-epochs N] [--configs a,b,...] [--no-peer]
-      [--peer-max-edges N] [--coretype auto|keep|NAME] [--trees-count N]
+      [--peer-max-edges N] [--coretype auto|keep|NAME] [--trees-count N] [--rounds R]
   bench/run_all.py --table FILE    the JSON lines of a run as Markdown tables
 
 For every configuration (bench_models --list): lipgnn at --threads (for the
@@ -26,6 +26,14 @@ for a partner that is not scheduled (measured here at load 20 on 2 cores,
 DeepGAT 30 layers on Cora at 2 threads: 87 ms per epoch passive, 8090 ms
 spinning); `passive` never spins and pays a wake-up per parallel region;
 `keep` leaves the environment's OMP_WAIT_POLICY and GOMP_SPINCOUNT.
+
+--rounds R (default 1) runs every configuration R times, the configurations
+in turn (round 1 of each, then round 2, ...), so that a machine whose speed
+drifts over minutes spreads its drift over all of them; each configuration's
+line then carries the median over its rounds of every figure (the largest
+peak RSS and allocation count), each figure still measured within one run
+(a ratio is the median of R ratios, not a ratio of medians), and the rounds'
+own values of the figures the targets read in round_<field> lists.
 """
 import argparse
 import json
@@ -38,6 +46,35 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEEP = {"narrow", "dense"}
+# --rounds: figures combined by their maximum over the rounds, not the median
+WORST = {"peak_rss_bytes", "rss_end_bytes", "allocs_in_loop", "mem_ratio", "peer_peak_rss_bytes"}
+# and the figures whose rounds' values the line lists (round_<field>)
+LISTED = ("epoch_ms", "floor_ms", "ratio", "thread_speedup", "speedup", "peer_epoch_ms", "cold_over_floor")
+
+
+def median(v):
+    v = sorted(v)
+    h = len(v) // 2
+    return v[h] if len(v) % 2 else (v[h - 1] + v[h]) / 2
+
+
+def combine(rounds):
+    """One configuration's line from its rounds' lines (run_all --rounds)."""
+    if len(rounds) == 1:
+        return rounds[0]
+    r = dict(rounds[-1])
+    for k, v in rounds[-1].items():
+        vals = [x.get(k) for x in rounds]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or any(
+                not isinstance(x, (int, float)) or isinstance(x, bool) for x in vals):
+            continue
+        r[k] = max(vals) if k in WORST else median(vals)
+        if isinstance(v, int) and k not in WORST:
+            r[k] = int(round(r[k]))
+    for k in LISTED:
+        r["round_" + k] = [x.get(k) for x in rounds]
+    r["rounds"] = len(rounds)
+    return r
 
 
 def run_json(cmd, env, what):
@@ -83,10 +120,14 @@ def main():
                     help="how both sides' OpenMP threads wait: 'lipgnn' (the default: GOMP_SPINCOUNT as the "
                          "lipgnn command sets it), 'passive', 'active', or 'keep' (the environment's)")
     ap.add_argument("--trees-count", type=int, default=0)
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="runs of every configuration, in turn; each figure the median of its rounds'")
     ap.add_argument("--table", metavar="FILE")
     a = ap.parse_args()
     if a.table:
         return table(a.table)
+    if a.rounds < 1:
+        raise SystemExit("run_all: --rounds must be at least 1")
     if a.epochs < 10:
         sys.stderr.write("run_all: fewer than 10 epochs: the figures are not the suite's\n")
     exe = os.path.join(a.build, "bench", "bench_models")
@@ -118,63 +159,81 @@ def main():
     if not a.no_peer and not have_torch:
         sys.stderr.write("run_all: /usr/bin/python3 has no torch (apt-get install python3-torch): the peer is skipped\n")
     print(json.dumps({"suite": "lipgnn models", "threads": a.threads, "epochs": a.epochs, "warmup": a.warmup,
-                      "infer_passes": a.infer, "peer_epochs": a.peer_epochs or a.epochs, "load_average": os.getloadavg(),
+                      "infer_passes": a.infer, "peer_epochs": a.peer_epochs or a.epochs, "rounds": a.rounds,
+                      "load_average": os.getloadavg(),
                       "openblas_coretype": env.get("OPENBLAS_CORETYPE", ""),
                       "omp_wait_policy": env.get("OMP_WAIT_POLICY", ""),
                       "gomp_spincount": env.get("GOMP_SPINCOUNT", ""), "blas_detected": blas,
                       "cpu": cpu_name(), "cores": os.cpu_count()}), flush=True)
     tmp = tempfile.mkdtemp(prefix="lipgnn-bench-")
-    results = []
+    results, runs, skipped = [], {}, set()
     try:
-        for name, family in configs:
-            base = [exe, "--config", name, "--epochs", str(a.epochs), "--warmup", str(a.warmup), "--infer", str(a.infer)]
-            if a.trees_count:
-                base += ["--trees-count", str(a.trees_count)]
-            ev = dict(env, OMP_NUM_THREADS=str(a.threads))
-            load = [round(x, 1) for x in os.getloadavg()]
-            # the deep configurations: each epoch at T threads paired with one at 1 thread in
-            # the same run (bench_models --threads1), so the 2-vs-1 ratio does not drift
-            pair = ["--threads1"] if family in DEEP and a.threads > 1 else []
-            r, err = run_json(base + ["--threads", str(a.threads)] + pair, ev, name)
-            if r is None:
-                print(json.dumps({"name": name, "skipped": err}), flush=True)
-                continue
-            r["load_average"] = load
-            r.setdefault("threads1_epoch_ms", None)
-            r.setdefault("thread_speedup", None)
-            r["peer_epoch_ms"] = r["peer_infer_ms"] = r["speedup"] = r["infer_speedup"] = None
-            r["peer_epoch_cpu_ms"] = r["cpu_speedup"] = None
-            r["peer_blas_core"] = r["peer_peak_rss_bytes"] = None
-            r["peer_note"] = "" if have_torch else "no torch"
-            if have_torch and r["config"]["edges"] > a.peer_max_edges:
-                r["peer_note"] = f"not run: {r['config']['edges']} edges > --peer-max-edges {a.peer_max_edges:.0f}"
-            elif have_torch:
-                d = os.path.join(tmp, name)
-                dump = base[:3] + ["--dump", d] + (["--trees-count", str(a.trees_count)] if a.trees_count else [])
-                subprocess.run(dump, env=ev, check=True)
-                pe = dict(env, OMP_NUM_THREADS=str(a.threads), OPENBLAS_NUM_THREADS=str(a.threads))
-                pep = a.peer_epochs or a.epochs
-                p, err = run_json(["/usr/bin/python3", peer, "bench", d, "--threads", str(a.threads), "--epochs",
-                                   str(pep), "--warmup", str(min(a.warmup, 1) if a.peer_epochs else a.warmup),
-                                   "--infer", str(min(a.infer, pep))], pe, name + " (peer)")
-                shutil.rmtree(d, ignore_errors=True)
-                if p:
-                    r["peer_epoch_ms"], r["peer_infer_ms"] = p["epoch_ms"], p["infer_ms"]
-                    r["speedup"] = round(p["epoch_ms"] / r["epoch_ms"], 3)
-                    r["peer_epoch_cpu_ms"] = p["epoch_cpu_ms"]
-                    r["cpu_speedup"] = round(p["epoch_cpu_ms"] / r["epoch_cpu_ms"], 3)
-                    r["infer_speedup"] = round(p["infer_ms"] / r["infer_ms"], 3)
-                    r["peer_blas_core"], r["peer_peak_rss_bytes"] = p["blas_core"], p["peak_rss_bytes"]
-                    r["peer_loss_first"] = p["loss_first"]
-                    r["peer_epochs"], r["peer_infer_passes"] = p["epochs"], p["infer_passes"]
-                else:
-                    r["peer_note"] = err
-            results.append(r)
-            print(json.dumps(r), flush=True)
+        for rnd in range(a.rounds):
+            for name, family in configs:
+                if name in skipped:
+                    continue
+                r = run_config(a, exe, env, tmp, have_torch, peer, name, family)
+                if "skipped" in r:
+                    skipped.add(name)
+                    print(json.dumps(r), flush=True)
+                    continue
+                runs.setdefault(name, []).append(r)
+                if a.rounds > 1:
+                    sys.stderr.write(f"run_all: round {rnd + 1}/{a.rounds}: {name} {r['epoch_ms']:.1f} ms an epoch\n")
+        for name, _ in configs:
+            if name in runs:
+                results.append(combine(runs[name]))
+                print(json.dumps(results[-1]), flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     for t in targets(results):
         print(json.dumps(t), flush=True)
+
+
+def run_config(a, exe, env, tmp, have_torch, peer, name, family):
+    """One run of one configuration: lipgnn's line with the peer's figures."""
+    base = [exe, "--config", name, "--epochs", str(a.epochs), "--warmup", str(a.warmup), "--infer", str(a.infer)]
+    if a.trees_count:
+        base += ["--trees-count", str(a.trees_count)]
+    ev = dict(env, OMP_NUM_THREADS=str(a.threads))
+    load = [round(x, 1) for x in os.getloadavg()]
+    # the deep configurations: each epoch at T threads paired with one at 1 thread in
+    # the same run (bench_models --threads1), so the 2-vs-1 ratio does not drift
+    pair = ["--threads1"] if family in DEEP and a.threads > 1 else []
+    r, err = run_json(base + ["--threads", str(a.threads)] + pair, ev, name)
+    if r is None:
+        return {"name": name, "skipped": err}
+    r["load_average"] = load
+    r.setdefault("threads1_epoch_ms", None)
+    r.setdefault("thread_speedup", None)
+    r["peer_epoch_ms"] = r["peer_infer_ms"] = r["speedup"] = r["infer_speedup"] = None
+    r["peer_epoch_cpu_ms"] = r["cpu_speedup"] = None
+    r["peer_blas_core"] = r["peer_peak_rss_bytes"] = None
+    r["peer_note"] = "" if have_torch else "no torch"
+    if have_torch and r["config"]["edges"] > a.peer_max_edges:
+        r["peer_note"] = f"not run: {r['config']['edges']} edges > --peer-max-edges {a.peer_max_edges:.0f}"
+    elif have_torch:
+        d = os.path.join(tmp, name)
+        dump = base[:3] + ["--dump", d] + (["--trees-count", str(a.trees_count)] if a.trees_count else [])
+        subprocess.run(dump, env=ev, check=True)
+        pe = dict(env, OMP_NUM_THREADS=str(a.threads), OPENBLAS_NUM_THREADS=str(a.threads))
+        pep = a.peer_epochs or a.epochs
+        p, err = run_json(["/usr/bin/python3", peer, "bench", d, "--threads", str(a.threads), "--epochs",
+                           str(pep), "--warmup", str(min(a.warmup, 1) if a.peer_epochs else a.warmup),
+                           "--infer", str(min(a.infer, pep))], pe, name + " (peer)")
+        shutil.rmtree(d, ignore_errors=True)
+        if p:
+            r["peer_epoch_ms"], r["peer_infer_ms"] = p["epoch_ms"], p["infer_ms"]
+            r["speedup"] = round(p["epoch_ms"] / r["epoch_ms"], 3)
+            r["peer_epoch_cpu_ms"] = p["epoch_cpu_ms"]
+            r["cpu_speedup"] = round(p["epoch_cpu_ms"] / r["epoch_cpu_ms"], 3)
+            r["infer_speedup"] = round(p["infer_ms"] / r["infer_ms"], 3)
+            r["peer_blas_core"], r["peer_peak_rss_bytes"] = p["blas_core"], p["peak_rss_bytes"]
+            r["peer_loss_first"] = p["loss_first"]
+            r["peer_epochs"], r["peer_infer_passes"] = p["epochs"], p["infer_passes"]
+        else:
+            r["peer_note"] = err
+    return r
 
 
 def targets(results):

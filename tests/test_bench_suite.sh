@@ -35,4 +35,17 @@ for policy in lipgnn passive; do
     fail "run_all.py --table: $(tail -c 600 "$tmp/err")"
   grep -q '^| gat-classic-cora | 2708 |' "$tmp/table" || fail "run_all.py --table: no row: $(cat "$tmp/table")"
 done
-echo "run_all.py: both sides at GOMP_SPINCOUNT=$spin by default, passive on request"
+# --rounds 2: the configuration twice, its line the median of the two with their own values listed
+$clean /usr/bin/python3 "$src/bench/run_all.py" --build "$build" --configs gat-classic-cora --epochs 1 --warmup 0 \
+  --infer 1 --no-peer --rounds 2 >"$tmp/out" 2>"$tmp/err" || fail "run_all.py --rounds 2: $(tail -c 600 "$tmp/err")"
+grep -q '"rounds": 2,' "$tmp/out" || fail "--rounds 2: the header does not say so: $(head -1 "$tmp/out")"
+/usr/bin/python3 - "$tmp/out" <<'PY' || fail "--rounds 2: $(cat "$tmp/out")"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+m = [r for r in rows if r.get("bench") == "models"]
+assert len(m) == 1 and m[0]["rounds"] == 2, m
+e = m[0]["round_epoch_ms"]
+assert len(e) == 2 and abs(m[0]["epoch_ms"] - (e[0] + e[1]) / 2) < 1e-9, (e, m[0]["epoch_ms"])
+assert len(m[0]["round_ratio"]) == 2 and m[0]["allocs_in_loop"] == 0
+PY
+echo "run_all.py: both sides at GOMP_SPINCOUNT=$spin by default, passive on request; --rounds 2 combines two runs"
