@@ -40,7 +40,7 @@
  * machine whose speed drifts. The model's bits do not depend on the thread
  * count, so the training is the same as 2E epochs at T threads (loss_last
  * tells). Built with cmake -DLG_PASS_TIMES=ON, the run also prints one JSON
- * line per pass of the GAT layer ({"bench":"passes"}: microseconds per call
+ * line per pass of the GAT and graph-transformer layers ({"bench":"passes"}: microseconds per call
  * at 1 and at T threads over the timed epochs; see core/passtime.h).
  *
  * Usage: bench_models --list | --blas (OpenBLAS's core type: current and best)
@@ -571,7 +571,7 @@ int main(int argc, char **argv) {
            (double)(mem.params + mem.activations + mem.workspace + mem.other) / (double)budget, allocs, loss_first,
            loss_last, setup_ms);
     fflush(stdout);
-#ifdef LG_PASS_TIMES /* cmake -DLG_PASS_TIMES=ON: the GAT passes, at 1 and at T threads (with --threads1) */
+#ifdef LG_PASS_TIMES /* cmake -DLG_PASS_TIMES=ON: the attention layers' passes, at 1 and at T threads (with --threads1) */
     lg__pass_times_report(stdout);
 #endif
     replay_free(&rt);

@@ -59,6 +59,7 @@
 
 #include "core/gemm.h"
 #include "core/isa.h"
+#include "core/passtime.h"
 #include "core/real.h"
 #include "attention/att_cache.h"
 #include "attention/gt_internal.h"
@@ -151,6 +152,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_forward))(lg_real *out, lg_gt_cache *cache, co
                                             int training, uint64_t seed, uint64_t counter) {
     static const char fn[] = "lg_gt_forward";
     LG_CHECK(lg__gt_check_cache(cache, cfg, sizeof(lg_real), fn));
+    LG__PASS_MARK(LG__PASS_START);
     if (!out || !in || !params) return lg__error(LG_EINVAL, "%s: out, in or params is NULL", fn);
     LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
     cache->have_fwd = 0;
@@ -189,6 +191,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_forward))(lg_real *out, lg_gt_cache *cache, co
                 }
                 u[k] = LG_SQRT(s);
             }
+        LG__PASS_MARK(LG__PASS_GT_FWD_GEMM);
 
         /* 3. fused row pass: normaliser, scores, softmax, aggregation, skip, gate */
 #pragma omp parallel for schedule(static)
@@ -266,6 +269,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_forward))(lg_real *out, lg_gt_cache *cache, co
             }
         }
     }
+    LG__PASS_MARK(LG__PASS_GT_FWD_ROWS);
     cache->fcfg = *cfg;
     cache->n = n;
     cache->nnz = g->nnz;
@@ -281,6 +285,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
                                              const lg_graph *g, const lg_graph *gT, const lg_gt_config *cfg) {
     static const char fn[] = "lg_gt_backward";
     LG_CHECK(lg__gt_check_cache(cache, cfg, sizeof(lg_real), fn));
+    LG__PASS_MARK(LG__PASS_START);
     LG_CHECK(LG__ATT_AFTER_FWD(cache, fn));
     if (!d_params || !d_out || !in || !params)
         return lg__error(LG_EINVAL, "%s: d_params, d_out, in or params is NULL", fn);
@@ -317,6 +322,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
     /* B0. position in gT of every edge of g, checking gT (or the map lent by
      * a model, made and checked once for these graphs) */
     LG_CHECK(lg__att_tmap_pick(&cache->lent, cache->tpos, NULL, cache->tnext, g, gT, &tpos, &tedge_unused, fn));
+    LG__PASS_MARK(LG__PASS_GT_BWD_CHECK);
 
     /* B1. row pass over targets i: per-edge records written at their position
      * in gT (each edge once: no two threads write the same place) */
@@ -412,6 +418,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
             dut[k] = s;
         }
 
+    LG__PASS_MARK(LG__PASS_GT_BWD_B1);
     /* B2. pass over sources j on the transposed graph, chunks of nodes; the
      * records are read in order, only the rows q_i and dm_i are gathered */
     const lg_idx nch = (n + LG__GT_CHUNK - 1) / LG__GT_CHUNK;
@@ -468,6 +475,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
         for (lg_idx t = 0; t < PW; t++) tot[t] += part[b * PW + t];
     lg_real *dW = d_params, *db = d_params + F * P;
     for (lg_idx t = 0; t < PW; t++) db[t] += tot[t]; /* biases, then the gate vector */
+    LG__PASS_MARK(LG__PASS_GT_BWD_B2);
 
     /* B3. dW += H^T dZ (on a large graph split along n, over part, whose
      * partials are summed above); d_in += dZ W^T, or d_in = dZ W^T over d_out
@@ -475,6 +483,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
     LG_FN(lg__gemm_ws)(CblasTrans, CblasNoTrans, F, P, n, in, F, dz, P, LG_R(1), dW, P, part, lg__gt_part_len(cfg, n));
     if (d_in)
         LG_FN(lg__gemm)(CblasNoTrans, CblasTrans, n, F, P, dz, P, W, P, d_in == d_out ? LG_R(0) : LG_R(1), d_in, F);
+    LG__PASS_MARK(LG__PASS_GT_BWD_TAIL);
     return LG_OK;
 }
 

@@ -6,7 +6,8 @@
 
 static const char *const lg__pass_names[LG__PASS_COUNT] = {
     "gat_fwd_gemm", "gat_fwd_rows", "gat_bwd_check", "gat_bwd_b1",
-    "gat_bwd_b2",   "gat_bwd_b3",   "gat_bwd_tail"};
+    "gat_bwd_b2",   "gat_bwd_b3",   "gat_bwd_tail", "gt_fwd_gemm",
+    "gt_fwd_rows",  "gt_bwd_check", "gt_bwd_b1",    "gt_bwd_b2",    "gt_bwd_tail"};
 static double lg__pass_s[2][LG__PASS_COUNT], lg__pass_last;
 static long lg__pass_n[2][LG__PASS_COUNT];
 static int lg__pass_on;

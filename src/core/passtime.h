@@ -12,7 +12,7 @@
  * count only between lg__pass_times_enable(1) and lg__pass_times_enable(0).
  * lg__pass_times_report writes one JSON line per pass with calls at each
  * bucket, microseconds per call, and the ratio. Instrumented: the GAT layer
- * (forward and backward).
+ * and the graph-transformer layer (forward and backward).
  */
 #ifndef LG_CORE_PASSTIME_H
 #define LG_CORE_PASSTIME_H
@@ -30,6 +30,15 @@ enum {
     LG__PASS_GAT_BWD_B2,      /* targets: softmax and normaliser backward        */
     LG__PASS_GAT_BWD_B3,      /* sources: the rest of d x_j, partial sums        */
     LG__PASS_GAT_BWD_TAIL,    /* reductions, d W, d H                           */
+    LG__PASS_GT_FWD_GEMM,     /* graph transformer: the checks, Z = H W and its
+                                 epilogue (biases, per-node norms)             */
+    LG__PASS_GT_FWD_ROWS,     /* the fused row pass: normaliser, scores,
+                                 softmax, aggregation, skip, gate              */
+    LG__PASS_GT_BWD_CHECK,    /* checks and the transposed graph's position map */
+    LG__PASS_GT_BWD_B1,       /* targets: the row pass and its per-edge records */
+    LG__PASS_GT_BWD_B2,       /* sources (transposed graph): the gathers of q_i
+                                 and dm_i, and the reductions                  */
+    LG__PASS_GT_BWD_TAIL,     /* d W, d H                                       */
     LG__PASS_COUNT
 };
 
