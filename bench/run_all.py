@@ -286,6 +286,16 @@ def table(path):
               f"{f(r['peer_epoch_ms'])} | {f(r['speedup'], 2)} | {f(r.get('epoch_cpu_ms'))} | "
               f"{f(r.get('peer_epoch_cpu_ms'))} | {f(r.get('cpu_speedup'), 2)} | {mib(r['peak_rss_bytes'])} | "
               f"{mib(r['activation_bytes'])} | {f(r['mem_ratio'], 2)} | {xc(r.get('xcore_rt_ns'))} |")
+    multi = [r for r in rows if "bench" in r and r.get("rounds", 1) > 1]
+    if multi:  # --rounds R: the figures that decide a target, each round's
+        rr = lambda r, k, d: " / ".join(f(v, d) for v in r.get("round_" + k) or [])
+        print()
+        print("| configuration | epoch ms | floor ms | ratio to the floor | 2 vs 1 thread | speed-up over the peer | "
+              "peer ms/epoch |")
+        print("| --- |" + " --- |" * 6)
+        for r in multi:
+            print(f"| {r['name']} | {rr(r, 'epoch_ms', 1)} | {rr(r, 'floor_ms', 1)} | {rr(r, 'ratio', 2)} | "
+                  f"{rr(r, 'thread_speedup', 2)} | {rr(r, 'speedup', 2)} | {rr(r, 'peer_epoch_ms', 0)} |")
     print()
     print("| target | configuration | measured | met |")
     print("| --- | --- | ---: | --- |")

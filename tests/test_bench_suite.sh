@@ -35,7 +35,8 @@ for policy in lipgnn passive; do
     fail "run_all.py --table: $(tail -c 600 "$tmp/err")"
   grep -q '^| gat-classic-cora | 2708 |' "$tmp/table" || fail "run_all.py --table: no row: $(cat "$tmp/table")"
 done
-# --rounds 2: the configuration twice, its line the median of the two with their own values listed
+# --rounds 2: the configuration twice, its line the median of the two with their own values listed,
+# which --table prints round by round
 $clean /usr/bin/python3 "$src/bench/run_all.py" --build "$build" --configs gat-classic-cora --epochs 1 --warmup 0 \
   --infer 1 --no-peer --rounds 2 >"$tmp/out" 2>"$tmp/err" || fail "run_all.py --rounds 2: $(tail -c 600 "$tmp/err")"
 grep -q '"rounds": 2,' "$tmp/out" || fail "--rounds 2: the header does not say so: $(head -1 "$tmp/out")"
@@ -48,4 +49,8 @@ e = m[0]["round_epoch_ms"]
 assert len(e) == 2 and abs(m[0]["epoch_ms"] - (e[0] + e[1]) / 2) < 1e-9, (e, m[0]["epoch_ms"])
 assert len(m[0]["round_ratio"]) == 2 and m[0]["allocs_in_loop"] == 0
 PY
+/usr/bin/python3 "$src/bench/run_all.py" --table "$tmp/out" >"$tmp/table" 2>"$tmp/err" ||
+  fail "--rounds 2: run_all.py --table: $(tail -c 600 "$tmp/err")"
+grep -q '^| gat-classic-cora | [0-9.]* / [0-9.]* | [0-9.]* / [0-9.]* | [0-9.]* / [0-9.]* |' "$tmp/table" ||
+  fail "--rounds 2: --table prints no round-by-round row: $(cat "$tmp/table")"
 echo "run_all.py: both sides at GOMP_SPINCOUNT=$spin by default, passive on request; --rounds 2 combines two runs"
