@@ -52,6 +52,20 @@
  * 64, 8 heads of 64 and one head of 32 (gat_f32*_k1c64.c, _k8c64.c, _k1c32.c:
  * LG__ATT_SHAPE_K and _C, att_common_impl.h; the dispatchers call them for
  * those shapes); test_gat compares the variants bitwise. */
+/* B2's loops over a block of heads, and its LeakyReLU factor (1 or the
+ * slope, by the sign of t). In the shape variant at several heads a block is
+ * vector code: the loop is kept a loop (GCC would unroll it into scalar code
+ * first) and the factor is a select, which becomes a blend. Elsewhere the
+ * loops are scalar code, and the factor an indexed load from lr: GCC makes
+ * the select a branch, mispredicted on every other edge (DeepGAT 30's B2 a third
+ * longer, bench/README.md, stop 40). */
+#if defined(LG__ATT_SHAPE_K) && LG__ATT_SHAPE_K > 1
+#define LG__GAT_HLOOP _Pragma("GCC unroll 1") _Pragma("GCC ivdep")
+#define LG__GAT_LEAKY(t) ((t) > 0 ? LG_R(1) : slope)
+#else
+#define LG__GAT_HLOOP
+#define LG__GAT_LEAKY(t) lr[(t) > 0]
+#endif
 #if defined(LG_REAL_F32)
 #define LG__GAT_BIG 1e18f /* squares of values below this cannot overflow */
 #else
@@ -311,12 +325,14 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
     const lg__epos *tpos, *tedge;
     /* record: dL/d att' (B1), replaced by dL/ds (B2, which reads it first) |
      * (Lipschitz modes) the coefficient of x_j */
+    const int keep_t = !ref; /* the forward kept t (tsc) */
     const lg_idx RW = (lip ? 2 : 1) * K;
     const int drop = cache->drop_on;
     const uint64_t key = cache->drop_key;
     const double p = cache->drop_p;
     const lg_real dscale = (lg_real)(1.0 / (1.0 - p));
     const lg_real lr[2] = {slope, 1}, mk[2] = {0, dscale}; /* LeakyReLU slopes, dropout factors */
+    (void)lr; /* unused where B2 selects (LG__GAT_LEAKY) */
     if (n == 0) return LG_OK;
 
     /* B0. position in gT of every edge of g and its inverse, checking gT (or
@@ -376,40 +392,66 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
                 for (lg_idx e = g->p[i + 1]; e < g->p[i + 2]; e++) __builtin_prefetch(rec + tpos[e] * RW);
                 if (ref) lg__gprefetch_sources(g, i + 1, ss, NS);
             }
-            for (lg_idx k = 0; k < K; k++) { /* per head: tight loops over the row */
-                const lg_real sdi = sd[i * K + k], a4 = 4 * anorm[k];
-                const lg_real qi = paper ? q[i * K + k] : 1, m = lip ? nmax[i * K + k] : 0;
-                lg_real S = 0, sdk = 0, cfk = 0, dAk = 0, qr = 0, cij = 0;
-                for (lg_idx e = e0; e < e1; e++) S += att[e * K + k] * rec[tpos[e] * RW + k];
+            /* heads as the inner loop, in blocks of LG__GAT_HB: each head's
+             * sums still run over the row's edges in order (the same bits as
+             * head by head), and at several heads the loops over a block are
+             * vector code (bench/README.md, stop 40) */
+            for (lg_idx k0 = 0; k0 < K; k0 += LG__GAT_HB) {
+                const lg_idx kn = LG_MIN(K - k0, LG__GAT_HB);
+                lg_real S[LG__GAT_HB], sdk[LG__GAT_HB], cfk[LG__GAT_HB], dAk[LG__GAT_HB];
+                LG__GAT_HLOOP for (lg_idx k = 0; k < kn; k++) S[k] = sdk[k] = cfk[k] = dAk[k] = 0;
                 for (lg_idx e = e0; e < e1; e++) {
-                    const lg_idx j = g->j[e];
-                    lg_real *r = rec + tpos[e] * RW;
-                    lg_real de = att[e * K + k] * (r[k] - S); /* softmax backward */
-                    /* t as the forward computed it: kept, or (reference form) recomputed with q_ij, c_ij */
-                    lg_real t = ref ? lg__gscore(mode, sdi + ss[j * NS + k], sc, qi, m, nrm[j * NS + k], a4, &qr, &cij)
-                                    : tsc[e * K + k];
-                    lg_real dt = de * lr[t > 0]; /* LeakyReLU backward */
-                    lg_real ds;
-                    if (mode == LG_ATT_NORM_NONE) {
-                        ds = dt;
-                    } else if (paper) { /* t = sc s / q_i; cfk accumulates sum dt t */
-                        ds = sc * dt / qi;
-                        cfk += dt * t;
-                        r[K + k] = 0;
-                    } else { /* t = sc s / c_ij, c_ij = 4 ||a_k|| q_ij + eps */
-                        ds = sc * dt / cij;
-                        lg_real dc = -t * dt / cij;
-                        dAk += dc * 4 * qr;
-                        lg_real w = qr > 0 ? dc * a4 / qr : 0; /* dL/dq_ij / q_ij: x_j and x_amax */
-                        r[K + k] = w;
-                        cfk += w;
-                    }
-                    r[k] = ds; /* in place of dL/d att', read above and not again */
-                    sdk += ds;
+                    const lg_real *a = att + e * K + k0, *r = rec + tpos[e] * RW + k0;
+                    LG__GAT_HLOOP for (lg_idx k = 0; k < kn; k++) S[k] += a[k] * r[k];
                 }
-                Sd[k] = sdk;
-                if (paper) cf[k] = e1 > e0 ? (-cfk / qi) / qi : 0; /* dL/dq_i / q_i: x_i (own) and x_amax */
-                if (ref) cf[k] = cfk, dA[k] = dAk;                /* the row's coefficients, to x_amax */
+                for (lg_idx e = e0; e < e1; e++) {
+                    const lg_real *restrict a = att + e * K + k0, *restrict ts = keep_t ? tsc + e * K + k0 : NULL;
+                    lg_real *restrict r = rec + tpos[e] * RW + k0;
+                    /* de: softmax backward; dt: LeakyReLU backward;
+                     * ds = dL/ds_ij, in place of dL/d att' (read above and not again) */
+                    if (mode == LG_ATT_NORM_NONE) {
+                        LG__GAT_HLOOP for (lg_idx k = 0; k < kn; k++) {
+                            const lg_real de = a[k] * (r[k] - S[k]), dt = de * LG__GAT_LEAKY(ts[k]);
+                            r[k] = dt;
+                            sdk[k] += dt;
+                        }
+                    } else if (paper) { /* t = sc s / q_i; cfk accumulates sum dt t */
+                        const lg_real *restrict qi = q + i * K + k0;
+                        LG__GAT_HLOOP for (lg_idx k = 0; k < kn; k++) {
+                            const lg_real de = a[k] * (r[k] - S[k]), t = ts[k], dt = de * LG__GAT_LEAKY(t);
+                            const lg_real ds = sc * dt / qi[k];
+                            cfk[k] += dt * t;
+                            r[K + k] = 0;
+                            r[k] = ds;
+                            sdk[k] += ds;
+                        }
+                    } else { /* t = sc s / c_ij, c_ij = 4 ||a_k|| q_ij + eps, recomputed as the forward did */
+                        const lg_idx j = g->j[e];
+                        LG__GAT_HLOOP for (lg_idx k = 0; k < kn; k++) {
+                            const lg_idx kk = k0 + k;
+                            const lg_real a4 = 4 * anorm[kk], de = a[k] * (r[k] - S[k]);
+                            lg_real qr = 0, cij = 0;
+                            const lg_real t = lg__gscore(mode, sd[i * K + kk] + ss[j * NS + kk], sc, 1, nmax[i * K + kk],
+                                                         nrm[j * NS + kk], a4, &qr, &cij);
+                            const lg_real dt = de * LG__GAT_LEAKY(t), ds = sc * dt / cij, dc = -t * dt / cij;
+                            dAk[k] += dc * 4 * qr;
+                            const lg_real w = qr > 0 ? dc * a4 / qr : 0; /* dL/dq_ij / q_ij: x_j and x_amax */
+                            r[K + k] = w;
+                            cfk[k] += w;
+                            r[k] = ds;
+                            sdk[k] += ds;
+                        }
+                    }
+                }
+                LG__GAT_HLOOP for (lg_idx k = 0; k < kn; k++) {
+                    const lg_idx kk = k0 + k;
+                    Sd[kk] = sdk[k];
+                    if (paper) { /* dL/dq_i / q_i: x_i (own) and x_amax */
+                        const lg_real qi = q[i * K + kk];
+                        cf[kk] = e1 > e0 ? (-cfk[k] / qi) / qi : 0;
+                    }
+                    if (ref) cf[kk] = cfk[k], dA[kk] = dAk[k]; /* the row's coefficients, to x_amax */
+                }
             }
             if (lip) { /* add the normaliser's coefficient to the arg-max's record */
                 const lg_idx *am = amax + i * K;
