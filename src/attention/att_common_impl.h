@@ -84,28 +84,61 @@ static inline lg_real lg__anorm(const lg_real *x, lg_idx n) {
     return m * LG_SQRT(t);
 }
 
-/* The softmax of one row and head, in place: att[e K + k] for the edges
- * e in [e0, e1) (e1 > e0) of a row, head k of K, become exp(a - max) / sum,
- * the maximum subtracted (every exponent <= 0: no overflow; the sum >= 1) and
- * the sum's inverse multiplied. A row of one edge with a finite score gets 1
- * without the exp, which is what the general path computes (exp(0) = 1
- * exactly; a non-finite score still gives NaN through it): TREES' leaves are
- * half its rows. The one softmax of every attention layer. */
-static inline void lg__asoftmax(lg_real *att, lg_idx e0, lg_idx e1, lg_idx K, lg_idx k) {
-    lg_real mx = att[e0 * K + k];
-    if (e1 == e0 + 1 && mx - mx == 0) { /* one finite score: exp(0) = 1, times 1/1 */
-        att[e0 * K + k] = 1;
+/* Heads are taken in blocks of at most LG__ATT_HB where a loop runs over the
+ * heads inside a loop over a row's edges (the GAT layer's forward row pass and
+ * B2, the softmax below); LG__ATT_HLOOP marks such a loop over a block. In the
+ * shape variants at several heads it is kept a loop, which GCC vectorises,
+ * rather than unrolled first into scalar code; elsewhere it is left to the
+ * compiler. */
+#define LG__ATT_HB 16
+#if defined(LG__ATT_SHAPE_K) && LG__ATT_SHAPE_K > 1
+#define LG__ATT_HLOOP _Pragma("GCC unroll 1") _Pragma("GCC ivdep")
+#else
+#define LG__ATT_HLOOP
+#endif
+
+/* The softmax of one row over the heads [k0, k0 + kn) of K (kn <= LG__ATT_HB),
+ * in place: att[e K + k] for the edges e in [e0, e1) (e1 > e0) of the row
+ * become exp(a - max) / sum, each head's maximum over the row subtracted
+ * (every exponent <= 0: no overflow; the sum >= 1) and the sum's inverse
+ * multiplied; each head's maximum and sum run over the edges in order. A row
+ * of one edge with a finite score gets 1 without the exp, which is what the
+ * general path computes (exp(0) = 1 exactly; a non-finite score still gives
+ * NaN through it): TREES' leaves are half its rows. The one softmax of every
+ * attention layer. */
+static inline void lg__asoftmax(lg_real *att, lg_idx e0, lg_idx e1, lg_idx K, lg_idx k0, lg_idx kn) {
+    lg_real mx[LG__ATT_HB], z[LG__ATT_HB];
+    const lg_real *a0 = att + e0 * K + k0;
+    if (e1 == e0 + 1) {
+        lg_real *a = att + e0 * K + k0;
+        for (lg_idx k = 0; k < kn; k++) {
+            if (a[k] - a[k] == 0) { /* one finite score: exp(0) = 1, times 1/1 */
+                a[k] = 1;
+            } else {
+                const lg_real v = LG_EXP(a[k] - a[k]);
+                a[k] = v * (1 / v);
+            }
+        }
         return;
     }
-    for (lg_idx e = e0 + 1; e < e1; e++) mx = att[e * K + k] > mx ? att[e * K + k] : mx;
-    lg_real z = 0;
-    for (lg_idx e = e0; e < e1; e++) {
-        lg_real v = LG_EXP(att[e * K + k] - mx);
-        att[e * K + k] = v;
-        z += v;
+    LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) mx[k] = a0[k], z[k] = 0;
+    for (lg_idx e = e0 + 1; e < e1; e++) {
+        const lg_real *a = att + e * K + k0;
+        LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) mx[k] = a[k] > mx[k] ? a[k] : mx[k];
     }
-    const lg_real iz = 1 / z;
-    for (lg_idx e = e0; e < e1; e++) att[e * K + k] *= iz;
+    for (lg_idx e = e0; e < e1; e++) {
+        lg_real *a = att + e * K + k0;
+        for (lg_idx k = 0; k < kn; k++) {
+            const lg_real v = LG_EXP(a[k] - mx[k]);
+            a[k] = v;
+            z[k] += v;
+        }
+    }
+    LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) z[k] = 1 / z[k];
+    for (lg_idx e = e0; e < e1; e++) {
+        lg_real *restrict a = att + e * K + k0;
+        LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) a[k] *= z[k];
+    }
 }
 
 /* A zeroed row accumulator named name for a row that ends in dst (len

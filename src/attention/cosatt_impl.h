@@ -116,7 +116,7 @@ lg_status LG_FN(lg_cosatt_forward)(lg_real *out, lg_cosatt_cache *cache, const l
                 if (e + LG__ATT_PF_DIST < nnz) lg__aprefetch(zh + g->j[e + LG__ATT_PF_DIST] * P + KC, 2 * KC);
                 for (lg_idx k = 0; k < K; k++) att[e * K + k] = tau * lg__adot(qi + k * C, kj + k * C, C);
             }
-            for (lg_idx k = 0; k < K; k++) lg__asoftmax(att, e0, e1, K, k);
+            for (lg_idx k = 0; k < K; k++) lg__asoftmax(att, e0, e1, K, k, 1);
             for (lg_idx e = e0; e < e1; e++) {
                 const lg_real *vj = zh + g->j[e] * P + 2 * KC;
                 for (lg_idx k = 0; k < K; k++) lg__aaxpy(m + k * C, nu * att[e * K + k], vj + k * C, C);

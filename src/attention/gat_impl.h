@@ -6,7 +6,8 @@
  *   1. XP = H W                      (OpenBLAS gemm, n x F by F x KC)
  *   2. node pass, over nodes j:      sd_jk = aeff_dst_k . x_jk, ss_jk = aeff_src_k . x_jk,
  *                                    nrm_jk = ||x_jk|| (Lipschitz modes)
- *   3. row pass, over targets i:     per head: arg-max of the neighbours' norms,
+ *   3. row pass, over targets i:     per block of heads (the heads the inner
+ *                                    loop): arg-max of the neighbours' norms,
  *                                    q_i, scores, LeakyReLU, softmax (max
  *                                    subtracted); then one edge-major sweep
  *                                    out_i += att'_ij x_j over whole rows of XP.
@@ -20,7 +21,8 @@
  *       tedge (counting sort, O(n + nnz), which also checks gT).
  *   B1. pass over sources j (gT): the backward's only gather, rows g_i:
  *       d x_j = sum_i att'_ij g_i and the dots dL/d att'_ij = m_ij g_i . x_j.
- *   B2. pass over targets i (g), scalars only: softmax, LeakyReLU and
+ *   B2. pass over targets i (g), scalars only, per block of heads as in 3:
+ *       softmax, LeakyReLU and
  *       normaliser backward -> dL/ds_ij (over the dot, in the record); the
  *       normaliser's coefficient
  *       dL/dq / q (to x_i and x_amax; per edge for the reference form);
@@ -52,18 +54,15 @@
  * 64, 8 heads of 64 and one head of 32 (gat_f32*_k1c64.c, _k8c64.c, _k1c32.c:
  * LG__ATT_SHAPE_K and _C, att_common_impl.h; the dispatchers call them for
  * those shapes); test_gat compares the variants bitwise. */
-/* B2's loops over a block of heads, and its LeakyReLU factor (1 or the
- * slope, by the sign of t). In the shape variant at several heads a block is
- * vector code: the loop is kept a loop (GCC would unroll it into scalar code
- * first) and the factor is a select, which becomes a blend. Elsewhere the
- * loops are scalar code, and the factor an indexed load from lr: GCC makes
- * the select a branch, mispredicted on every other edge (DeepGAT 30's B2 a third
- * longer, bench/README.md, stop 40). */
+/* The LeakyReLU factor of t (1 or the slope, by its sign) in the loops over
+ * a block of heads (att_common_impl.h, LG__ATT_HLOOP). In the shape variant at
+ * several heads those are vector code and the factor a select, which becomes
+ * a blend. Elsewhere they are scalar code, and the factor an indexed load
+ * from lr = {slope, 1}: GCC makes the select a branch, mispredicted on every
+ * other edge (DeepGAT 30's B2 a third longer, bench/README.md, stop 40). */
 #if defined(LG__ATT_SHAPE_K) && LG__ATT_SHAPE_K > 1
-#define LG__GAT_HLOOP _Pragma("GCC unroll 1") _Pragma("GCC ivdep")
 #define LG__GAT_LEAKY(t) ((t) > 0 ? LG_R(1) : slope)
 #else
-#define LG__GAT_HLOOP
 #define LG__GAT_LEAKY(t) lr[(t) > 0]
 #endif
 #if defined(LG_REAL_F32)
@@ -115,6 +114,41 @@ static inline lg_real lg__gscore(lg_att_norm mode, lg_real s, lg_real sc, lg_rea
     *qr = q;
     *cij = c;
     return sc * (s / c);
+}
+
+/* The forward's scores of a row [e0, e1) over a block of kn heads (the row
+ * pass): per edge and head t with lg__gscore, v = LeakyReLU(t) into att, t
+ * into tsc (but in the reference form).
+ * Called with a constant mode, so that each mode's loops are specialised
+ * (and, at several heads, vector code). */
+typedef struct {
+    const lg_idx *gj;            /* the graph's sources, g->j                               */
+    lg_idx e0, e1, K, NS, kn;    /* the row's edges, heads, per-node source scalars, block  */
+    const lg_real *sd, *ss, *nrm; /* the target's scores; every node's scores, norms (NS apart) */
+    const lg_real *qi, *m;       /* q_i (paper) and the maximum neighbour norm, per head    */
+    const lg_real *anorm;        /* ||a_k||                                               */
+    lg_real *att, *tsc;          /* n x K, from the block's first head                     */
+    lg_real sc, slope;           /* the Lipschitz scale, the LeakyReLU slope               */
+} lg__gat_scores_in;
+
+static inline __attribute__((always_inline)) void lg__gat_scores(lg_att_norm mode, const lg__gat_scores_in *in) {
+    const lg_real slope = in->slope, sc = in->sc, lr[2] = {slope, 1};
+    const lg_real *restrict sd = in->sd, *restrict qi = in->qi, *restrict m = in->m, *restrict an = in->anorm;
+    const lg_idx K = in->K, NS = in->NS, kn = in->kn;
+    (void)lr;
+    for (lg_idx e = in->e0; e < in->e1; e++) {
+        const lg_idx j = in->gj[e];
+        const lg_real *restrict sj = in->ss + j * NS, *restrict nj = mode == LG_ATT_NORM_NONE ? NULL : in->nrm + j * NS;
+        lg_real *restrict a = in->att + e * K, *restrict ts = mode == LG_ATT_NORM_LIPSCHITZ_REF ? NULL : in->tsc + e * K;
+        LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) {
+            lg_real qr = 0, cij = 0;
+            const lg_real t = lg__gscore(mode, sd[k] + sj[k], sc, qi[k], m[k], mode == LG_ATT_NORM_NONE ? 0 : nj[k],
+                                         4 * an[k], &qr, &cij);
+            const lg_real v = t * LG__GAT_LEAKY(t);
+            a[k] = v;
+            if (mode != LG_ATT_NORM_LIPSCHITZ_REF) ts[k] = t;
+        }
+    }
 }
 
 #ifndef LG__ISA_FILE /* not in the instruction-set variants: forward and backward only */
@@ -209,7 +243,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
     const double p = cfg->att_dropout;
     const uint64_t key = lg_hash64(seed ^ lg_hash64(counter));
     const lg_real dscale = (lg_real)(1.0 / (1.0 - p));
-    const lg_real lr[2] = {slope, 1}, mk[2] = {0, dscale}; /* LeakyReLU slopes, dropout factors */
+    const lg_real mk[2] = {0, dscale}; /* dropout factors */
 
     if (n > 0) {
         /* 1. XP = H W, and 2. per-node scores and norms, panel by panel */
@@ -233,33 +267,48 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
                 for (lg_idx c = 0; c < D; c++) o[c] = bias[c];
                 continue;
             }
-            for (lg_idx k = 0; k < K; k++) { /* per head: tight loops over the row */
-                lg_real m = 0, qi = 1;
+            /* per block of heads, the heads as the inner loops (vector code at
+             * several heads, att_common_impl.h; each head's arg-max, maximum
+             * and sums still over the row's edges in order) */
+            for (lg_idx k0 = 0; k0 < K; k0 += LG__ATT_HB) {
+                const lg_idx kn = LG_MIN(K - k0, LG__ATT_HB);
+                lg_real m[LG__ATT_HB], qv[LG__ATT_HB];
+                lg_idx am[LG__ATT_HB];
                 if (lip) { /* arg-max of ||x_j||: the first (lowest) on ties */
-                    lg_idx am = g->j[e0];
-                    m = nrm[am * NS + k];
+                    const lg_idx ja = g->j[e0];
+                    const lg_real *na = nrm + ja * NS + k0;
+                    LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) {
+                        m[k] = na[k];
+                        am[k] = ja;
+                    }
                     for (lg_idx e = e0 + 1; e < e1; e++) {
-                        lg_real v = nrm[g->j[e] * NS + k];
-                        if (v > m) {
-                            m = v;
-                            am = g->j[e];
+                        const lg_idx j = g->j[e];
+                        const lg_real *nj = nrm + j * NS + k0;
+                        LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) {
+                            if (nj[k] > m[k]) {
+                                m[k] = nj[k];
+                                am[k] = j;
+                            }
                         }
                     }
-                    amax[i * K + k] = am;
-                    nmax[i * K + k] = m;
-                    if (paper) q[i * K + k] = qi = lg__ghyp(nrm[i * NS + k], m, eps);
+                    LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) {
+                        amax[i * K + k0 + k] = am[k];
+                        nmax[i * K + k0 + k] = m[k];
+                    }
+                    for (lg_idx k = 0; k < kn; k++) {
+                        qv[k] = paper ? lg__ghyp(nrm[i * NS + k0 + k], m[k], eps) : 1;
+                        if (paper) q[i * K + k0 + k] = qv[k];
+                    }
+                } else {
+                    LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) m[k] = 0, qv[k] = 1;
                 }
-                const lg_real sdi = sd[i * K + k], a4 = 4 * anorm[k];
-                lg_real qr = 0, cij = 0;
-                for (lg_idx e = e0; e < e1; e++) {
-                    const lg_idx j = g->j[e];
-                    lg_real t =
-                        lg__gscore(mode, sdi + ss[j * NS + k], sc, qi, m, lip ? nrm[j * NS + k] : 0, a4, &qr, &cij);
-                    lg_real v = t * lr[t > 0]; /* LeakyReLU, without a branch */
-                    att[e * K + k] = v;
-                    if (keep_t) tsc[e * K + k] = t;
-                }
-                lg__asoftmax(att, e0, e1, K, k);
+                /* scores t (kept for B2 but in the reference form), LeakyReLU, softmax */
+                const lg__gat_scores_in blk = {g->j, e0, e1, K, NS, kn, sd + i * K + k0, ss + k0, lip ? nrm + k0 : NULL,
+                                               qv, m, anorm + k0, att + k0, keep_t ? tsc + k0 : NULL, sc, slope};
+                if (mode == LG_ATT_NORM_NONE) lg__gat_scores(LG_ATT_NORM_NONE, &blk);
+                else if (paper) lg__gat_scores(LG_ATT_NORM_LIPSCHITZ, &blk);
+                else lg__gat_scores(LG_ATT_NORM_LIPSCHITZ_REF, &blk);
+                lg__asoftmax(att, e0, e1, K, k0, kn);
             }
             /* aggregation, edge-major over whole rows of XP */
             LG__ATT_ACC(acc, o, D);
@@ -392,17 +441,17 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
                 for (lg_idx e = g->p[i + 1]; e < g->p[i + 2]; e++) __builtin_prefetch(rec + tpos[e] * RW);
                 if (ref) lg__gprefetch_sources(g, i + 1, ss, NS);
             }
-            /* heads as the inner loop, in blocks of LG__GAT_HB: each head's
+            /* heads as the inner loop, in blocks of LG__ATT_HB: each head's
              * sums still run over the row's edges in order (the same bits as
              * head by head), and at several heads the loops over a block are
              * vector code (bench/README.md, stop 40) */
-            for (lg_idx k0 = 0; k0 < K; k0 += LG__GAT_HB) {
-                const lg_idx kn = LG_MIN(K - k0, LG__GAT_HB);
-                lg_real S[LG__GAT_HB], sdk[LG__GAT_HB], cfk[LG__GAT_HB], dAk[LG__GAT_HB];
-                LG__GAT_HLOOP for (lg_idx k = 0; k < kn; k++) S[k] = sdk[k] = cfk[k] = dAk[k] = 0;
+            for (lg_idx k0 = 0; k0 < K; k0 += LG__ATT_HB) {
+                const lg_idx kn = LG_MIN(K - k0, LG__ATT_HB);
+                lg_real S[LG__ATT_HB], sdk[LG__ATT_HB], cfk[LG__ATT_HB], dAk[LG__ATT_HB];
+                LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) S[k] = sdk[k] = cfk[k] = dAk[k] = 0;
                 for (lg_idx e = e0; e < e1; e++) {
                     const lg_real *a = att + e * K + k0, *r = rec + tpos[e] * RW + k0;
-                    LG__GAT_HLOOP for (lg_idx k = 0; k < kn; k++) S[k] += a[k] * r[k];
+                    LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) S[k] += a[k] * r[k];
                 }
                 for (lg_idx e = e0; e < e1; e++) {
                     const lg_real *restrict a = att + e * K + k0, *restrict ts = keep_t ? tsc + e * K + k0 : NULL;
@@ -410,14 +459,14 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
                     /* de: softmax backward; dt: LeakyReLU backward;
                      * ds = dL/ds_ij, in place of dL/d att' (read above and not again) */
                     if (mode == LG_ATT_NORM_NONE) {
-                        LG__GAT_HLOOP for (lg_idx k = 0; k < kn; k++) {
+                        LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) {
                             const lg_real de = a[k] * (r[k] - S[k]), dt = de * LG__GAT_LEAKY(ts[k]);
                             r[k] = dt;
                             sdk[k] += dt;
                         }
                     } else if (paper) { /* t = sc s / q_i; cfk accumulates sum dt t */
                         const lg_real *restrict qi = q + i * K + k0;
-                        LG__GAT_HLOOP for (lg_idx k = 0; k < kn; k++) {
+                        LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) {
                             const lg_real de = a[k] * (r[k] - S[k]), t = ts[k], dt = de * LG__GAT_LEAKY(t);
                             const lg_real ds = sc * dt / qi[k];
                             cfk[k] += dt * t;
@@ -427,7 +476,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
                         }
                     } else { /* t = sc s / c_ij, c_ij = 4 ||a_k|| q_ij + eps, recomputed as the forward did */
                         const lg_idx j = g->j[e];
-                        LG__GAT_HLOOP for (lg_idx k = 0; k < kn; k++) {
+                        LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) {
                             const lg_idx kk = k0 + k;
                             const lg_real a4 = 4 * anorm[kk], de = a[k] * (r[k] - S[k]);
                             lg_real qr = 0, cij = 0;
@@ -443,7 +492,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
                         }
                     }
                 }
-                LG__GAT_HLOOP for (lg_idx k = 0; k < kn; k++) {
+                LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) {
                     const lg_idx kk = k0 + k;
                     Sd[kk] = sdk[k];
                     if (paper) { /* dL/dq_i / q_i: x_i (own) and x_amax */

@@ -12,8 +12,6 @@
  * gradients): chunk b sums nodes [b*CHUNK, (b+1)*CHUNK) in order, then the
  * chunks are summed in order, so the result does not depend on threads. */
 #define LG__GAT_CHUNK 128
-/* B2 of the backward takes the heads in blocks of this many (gat_impl.h) */
-#define LG__GAT_HB 16
 
 /* eps of LipschitzNorm (inside the square root for the paper's form, added to
  * c_ij for the reference code's). */

@@ -238,7 +238,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_forward))(lg_real *out, lg_gt_cache *cache, co
                     }
                 }
                 /* softmax per head, maximum subtracted */
-                for (lg_idx k = 0; k < K; k++) lg__asoftmax(att, e0, e1, K, k);
+                for (lg_idx k = 0; k < K; k++) lg__asoftmax(att, e0, e1, K, k, 1);
                 /* aggregation, edge-major over whole value rows */
                 for (lg_idx e = e0; e < e1; e++) {
                     const lg_real *vj = z + g->j[e] * P + 2 * KC;

@@ -169,7 +169,7 @@ lg_status LG_FN(lg_l2att_forward)(lg_real *out, lg_l2att_cache *cache, const lg_
                     lg_real s = j == i ? 0 : -((qni + qn[j * K + k]) - 2 * lg__adot(qi + k * C, q + j * KC + k * C, C)) * isc;
                     att[e * K + k] = s;
                 }
-                lg__asoftmax(att, e0, e1, K, k);
+                lg__asoftmax(att, e0, e1, K, k, 1);
             }
             for (lg_idx c = 0; c < KC; c++) mi[c] = 0;
             for (lg_idx e = e0; e < e1; e++) {
