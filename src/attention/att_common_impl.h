@@ -108,15 +108,14 @@ static inline lg_real lg__anorm(const lg_real *x, lg_idx n) {
  * attention layer. */
 static inline void lg__asoftmax(lg_real *att, lg_idx e0, lg_idx e1, lg_idx K, lg_idx k0, lg_idx kn) {
     lg_real mx[LG__ATT_HB], z[LG__ATT_HB];
-    const lg_real *a0 = att + e0 * K + k0;
+    lg_real *a0 = att + e0 * K + k0; /* the row's first edge */
     if (e1 == e0 + 1) {
-        lg_real *a = att + e0 * K + k0;
         for (lg_idx k = 0; k < kn; k++) {
-            if (a[k] - a[k] == 0) { /* one finite score: exp(0) = 1, times 1/1 */
-                a[k] = 1;
-            } else {
-                const lg_real v = LG_EXP(a[k] - a[k]);
-                a[k] = v * (1 / v);
+            if (a0[k] - a0[k] == 0) { /* one finite score: exp(0) = 1, times 1/1 */
+                a0[k] = 1;
+            } else { /* the general path's steps: NaN */
+                const lg_real v = LG_EXP(a0[k] - a0[k]);
+                a0[k] = v * (1 / v);
             }
         }
         return;
