@@ -6,6 +6,7 @@
  * (element-wise, also in place): branch-free selects instead of jumps on the
  * random signs and masks.
  */
+#include "core/fexp.h"
 #include "core/isa.h"
 #include "core/real.h"
 #include "nn/nn_common.h"
@@ -17,28 +18,7 @@
 #endif
 
 #if defined(LG_REAL_F32)
-/* expm1(w) for w <= 0 in float, branch-free and inline so that the ELU loop
- * vectorises (libm's expm1f is one call per element: it was a fifth of a
- * DeepGAT epoch). w = n ln2 + r, |r| <= ln2/2 (Cody-Waite), expm1(r) by its
- * Taylor series to r^9 (truncation below 2e-9 relative),
- * expm1(w) = 2^n expm1(r) + (2^n - 1). Within 3 ulp of expm1 (test_nn). */
-static inline float lg__expm1f_nonpos(float w) {
-    w = w < -87.0f ? -87.0f : w; /* 2^n stays normal; expm1 is -1 in float there */
-    const float t = w * 1.44269504089f + 12582912.0f; /* 1.5 * 2^23: rounds to nearest */
-    const float n = t - 12582912.0f;
-    const float r = (w - n * 0.693359375f) + n * 2.12194440e-4f;
-    float p = 1.0f / 362880;
-    p = p * r + 1.0f / 40320;
-    p = p * r + 1.0f / 5040;
-    p = p * r + 1.0f / 720;
-    p = p * r + 1.0f / 120;
-    p = p * r + 1.0f / 24;
-    p = p * r + 1.0f / 6;
-    p = p * r + 0.5f;
-    const float em = r + r * r * p;
-    union { int32_t i; float f; } s = {.i = ((int32_t)n + 127) * (1 << 23)}; /* 2^n */
-    return s.f * em + (s.f - 1.0f);
-}
+/* expm1 inline (core/fexp.h), so that the ELU loop vectorises */
 #define LG__NN_ELU_NEG(v) lg__expm1f_nonpos((v) < 0 ? (v) : 0.0f)
 #else
 #define LG__NN_ELU_NEG(v) LG__NN_EXPM1(v)
