@@ -6,7 +6,6 @@
 #ifndef LG_ATT_COMMON_IMPL_H
 #define LG_ATT_COMMON_IMPL_H
 
-#include "core/fexp.h"
 
 /* Shape variants (core/isa.h): a file that defines LG__ATT_SHAPE_K and
  * LG__ATT_SHAPE_C before including an impl compiles its forward and backward
@@ -99,15 +98,6 @@ static inline lg_real lg__anorm(const lg_real *x, lg_idx n) {
 #define LG__ATT_HLOOP
 #endif
 
-/* The softmax's exponential: in float the inline one of core/fexp.h (the
- * exponents are <= 0), whose loop has no call (and at several heads is
- * vector code); in double libm's. */
-#if defined(LG_REAL_F32)
-#define LG__ATT_EXP lg__expf_nonpos
-#else
-#define LG__ATT_EXP LG_EXP
-#endif
-
 /* The softmax of one row over the heads [k0, k0 + kn) of K (kn <= LG__ATT_HB),
  * in place: att[e K + k] for the edges e in [e0, e1) (e1 > e0) of the row
  * become exp(a - max) / sum, each head's maximum over the row subtracted
@@ -115,8 +105,10 @@ static inline lg_real lg__anorm(const lg_real *x, lg_idx n) {
  * multiplied; each head's maximum and sum run over the edges in order. A row
  * of one edge with a finite score gets 1 without the exp, which is what the
  * general path computes (exp(0) = 1 exactly; a non-finite score still gives
- * NaN through it): TREES' leaves are half its rows. In float, exponents below
- * -87 give 0 (core/fexp.h). The one softmax of every attention layer. */
+ * NaN through it): TREES' leaves are half its rows. The exponential is
+ * LG_EXP_NONPOS (in float inline, core/fexp.h: no call in the loop, which at
+ * several heads is vector code; exponents below -87 give 0). The one softmax
+ * of every attention layer. */
 static inline void lg__asoftmax(lg_real *att, lg_idx e0, lg_idx e1, lg_idx K, lg_idx k0, lg_idx kn) {
     lg_real mx[LG__ATT_HB], z[LG__ATT_HB];
     lg_real *a0 = att + e0 * K + k0; /* the row's first edge */
@@ -125,7 +117,7 @@ static inline void lg__asoftmax(lg_real *att, lg_idx e0, lg_idx e1, lg_idx K, lg
             if (a0[k] - a0[k] == 0) { /* one finite score: exp(0) = 1, times 1/1 */
                 a0[k] = 1;
             } else { /* the general path's steps: NaN */
-                const lg_real v = LG__ATT_EXP(a0[k] - a0[k]);
+                const lg_real v = LG_EXP_NONPOS(a0[k] - a0[k]);
                 a0[k] = v * (1 / v);
             }
         }
@@ -139,7 +131,7 @@ static inline void lg__asoftmax(lg_real *att, lg_idx e0, lg_idx e1, lg_idx K, lg
     for (lg_idx e = e0; e < e1; e++) {
         lg_real *a = att + e * K + k0;
         LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) {
-            const lg_real v = LG__ATT_EXP(a[k] - mx[k]);
+            const lg_real v = LG_EXP_NONPOS(a[k] - mx[k]);
             a[k] = v;
             z[k] += v;
         }

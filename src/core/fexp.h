@@ -1,7 +1,8 @@
 /*
  * The float exponential for w <= 0, inline and branch-free, for the loops that
- * must vectorise or stay free of calls: the ELU (expm1, nn/activation_impl.h)
- * and the attention softmax (exp, attention/att_common_impl.h). libm's expf and
+ * must vectorise or stay free of calls: the ELU (expm1, nn/activation_impl.h),
+ * the attention softmax and the log-softmax (exp, LG_EXP_NONPOS of
+ * core/real.h: attention/att_common_impl.h, nn/loss_impl.h). libm's expf and
  * expm1f are one call per element: the ELU's was a fifth of a DeepGAT epoch,
  * and the softmax's call, with the registers it spills, a fifth of DeepGAT 30's
  * forward row pass (bench/README.md, stop 41).

@@ -15,12 +15,15 @@
 #include <cblas.h>
 #include <math.h>
 
+#include "core/fexp.h"
+
 #if defined(LG_REAL_F32)
 typedef float lg_real;
 #define LG_FN(name) name##_f32
 #define LG_R(c) ((float)(c))
 #define LG_SQRT sqrtf
 #define LG_EXP expf
+#define LG_EXP_NONPOS lg__expf_nonpos /* exp(w) for w <= 0: inline, no call (core/fexp.h) */
 #define LG_LOG logf
 #define LG_FABS fabsf
 #define LG_GEMM cblas_sgemm
@@ -34,6 +37,7 @@ typedef double lg_real;
 #define LG_R(c) ((double)(c))
 #define LG_SQRT sqrt
 #define LG_EXP exp
+#define LG_EXP_NONPOS exp
 #define LG_LOG log
 #define LG_FABS fabs
 #define LG_GEMM cblas_dgemm

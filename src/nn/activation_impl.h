@@ -6,7 +6,6 @@
  * (element-wise, also in place): branch-free selects instead of jumps on the
  * random signs and masks.
  */
-#include "core/fexp.h"
 #include "core/isa.h"
 #include "core/real.h"
 #include "nn/nn_common.h"

@@ -20,7 +20,7 @@ static inline void LG_FN(lg__log_softmax_row)(lg_real *li, const lg_real *zi, lg
     lg_real mx = zi[0];
     for (lg_idx k = 1; k < c; k++) mx = zi[k] > mx ? zi[k] : mx;
     lg_real sum = 0;
-    for (lg_idx k = 0; k < c; k++) sum += LG_EXP(zi[k] - mx);
+    for (lg_idx k = 0; k < c; k++) sum += LG_EXP_NONPOS(zi[k] - mx); /* inline in float: core/fexp.h */
     lg_real lse = LG_LOG(sum);
     for (lg_idx k = 0; k < c; k++) li[k] = (zi[k] - mx) - lse;
 }
@@ -76,7 +76,7 @@ lg_status LG_FN(lg_log_softmax_nll_backward)(lg_real *dlogits, const lg_real *lo
         const lg_idx i = nodes[k];
         const lg_real *li = logp + i * c;
         lg_real *di = dlogits + i * c;
-        for (lg_idx q = 0; q < c; q++) di[q] += w * LG_EXP(li[q]);
+        for (lg_idx q = 0; q < c; q++) di[q] += w * LG_EXP_NONPOS(li[q]); /* logp <= 0 */
         di[labels[i]] -= w;
     }
     return LG_OK;
