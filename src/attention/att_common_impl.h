@@ -6,7 +6,6 @@
 #ifndef LG_ATT_COMMON_IMPL_H
 #define LG_ATT_COMMON_IMPL_H
 
-
 /* Shape variants (core/isa.h): a file that defines LG__ATT_SHAPE_K and
  * LG__ATT_SHAPE_C before including an impl compiles its forward and backward
  * with that shape fixed: K heads of C values (and D = C, one head's output

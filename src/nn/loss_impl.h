@@ -76,7 +76,7 @@ lg_status LG_FN(lg_log_softmax_nll_backward)(lg_real *dlogits, const lg_real *lo
         const lg_idx i = nodes[k];
         const lg_real *li = logp + i * c;
         lg_real *di = dlogits + i * c;
-        for (lg_idx q = 0; q < c; q++) di[q] += w * LG_EXP_NONPOS(li[q]); /* logp <= 0 */
+        for (lg_idx q = 0; q < c; q++) di[q] += w * LG_EXP(li[q]);
         di[labels[i]] -= w;
     }
     return LG_OK;
