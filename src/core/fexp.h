@@ -6,8 +6,9 @@
  * expm1f are one call per element: the ELU's was a fifth of a DeepGAT epoch;
  * without the softmax's, DeepGAT 30's forward row pass is a tenth shorter and
  * at 8 heads the exps of a block of heads are one vector (bench/README.md,
- * stop 41). Arguments above 0 are outside the contract (exp overflows to NaN
- * there, not inf): callers pass differences from a maximum.
+ * stop 41). Arguments above 0 are outside the contract (where exp overflows,
+ * above 88.7, the result is NaN, not inf): callers pass differences from a
+ * maximum, which are <= 0.
  *
  * One range reduction and one polynomial for both: w = n ln2 + r, |r| <= ln2/2
  * (Cody-Waite, two constants), expm1(r) = r + r^2 p(r) with p of degree 4,
