@@ -429,8 +429,9 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
         const lg_idx jend = LG_MIN(n, (b + 1) * LG__GT_CHUNK);
         for (lg_idx j = b * LG__GT_CHUNK; j < jend; j++) {
             const lg_real *zj = z + j * P;
-            lg_real *dzj = dz + j * P, *dk = dzj + KC, *dv = dzj + 2 * KC, *cf = lip ? ncf + j * 2 * K : NULL;
-            for (lg_idx c = KC; c < 3 * KC; c++) dzj[c] = 0;
+            lg_real *dzj = dz + j * P, *cf = lip ? ncf + j * 2 * K : NULL;
+            LG__ATT_ACC(dk, dzj + KC, KC); /* at one head of 64 local rows, written below */
+            LG__ATT_ACC(dv, dzj + 2 * KC, KC);
             if (lip)
                 for (lg_idx k = 0; k < 2 * K; k++) cf[k] = 0;
             for (lg_idx t = gT->p[j]; t < gT->p[j + 1]; t++) {
@@ -451,6 +452,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
                     if (cf[k] != 0) lg__aaxpy(dk + k * C, cf[k], zj + KC + k * C, C);
                     if (cf[K + k] != 0) lg__aaxpy(dv + k * C, cf[K + k], zj + 2 * KC + k * C, C);
                 }
+            for (lg_idx c = 0; c < KC; c++) dzj[KC + c] = dk[c], dzj[2 * KC + c] = dv[c];
             if (ref) { /* U_k = sqrt(sum_j |N(j)| ||q_jk||^2): dq_j += dU |N(j)| q_j / U */
                 const lg_real deg = (lg_real)(g->p[j + 1] - g->p[j]);
                 for (lg_idx k = 0; k < K; k++)
