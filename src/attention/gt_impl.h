@@ -345,10 +345,13 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
         } else {
             for (lg_idx c = 0; c < D; c++) dmi[c] = dzi[3 * KC + c] = gi[c];
         }
-        for (lg_idx c = 0; c < KC; c++) dzi[c] = 0;
+        LG__ATT_ACC(dqa, dzi, KC); /* dq_i: at one head of 64 a local row, written at the end */
         if (ref)
             for (lg_idx k = 0; k < K; k++) dun[i * K + k] = 0;
-        if (e1 == e0) continue;
+        if (e1 == e0) {
+            for (lg_idx c = 0; c < KC; c++) dzi[c] = dqa[c];
+            continue;
+        }
         /* dA_ij = dm_ik . v_jk and the weight of dm_i in dv_j, through the dropout mask */
         for (lg_idx e = e0; e < e1; e++) {
             const lg_real *vj = z + g->j[e] * P + 2 * KC;
@@ -369,7 +372,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
         }
         for (lg_idx k = 0; k < K; k++) {
             const lg_real *qi = zi + k * C;
-            lg_real *dq = dzi + k * C;
+            lg_real *dq = dqa + k * C;
             const lg_real dn = lip ? den[i * K + k] : 1, cs = lg__tcoef(mode, isc, dn);
             const lg_idx ak = lip ? amax[(i * 3) * K + k] : -1, av = lip ? amax[(i * 3 + 1) * K + k] : -1;
             lg_idx eak = -1, eav = -1; /* the arg-maxima's edges */
@@ -407,6 +410,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
                 dun[i * K + k] = da;
             }
         }
+        for (lg_idx c = 0; c < KC; c++) dzi[c] = dqa[c];
     }
 
     /* the reference form's dL/dU_k: one serial sum in node order */
