@@ -148,12 +148,23 @@ static inline void lg__asoftmax(lg_real *att, lg_idx e0, lg_idx e1, lg_idx K, lg
  * (dst written once at the end, by the caller: DeepGAT 30's forward row pass
  * 15% shorter on the Zen 3 VM, bench/README.md); elsewhere dst itself. The
  * same sums in the same order either way: the same bits. */
-#if defined(LG__ATT_SHAPE_K) && LG__ATT_SHAPE_K == 1
-#define LG__ATT_ACC(name, dst, len) lg_real name[LG__ATT_SHAPE_C] = {0}
-#else
-#define LG__ATT_ACC(name, dst, len) \
-    lg_real *name = (dst);          \
+#define LG__ATT_ACC_LOCAL(name, dst, len) lg_real name[LG__ATT_SHAPE_C] = {0}
+#define LG__ATT_ACC_MEM(name, dst, len) \
+    lg_real *name = (dst);              \
     for (lg_idx c_ = 0; c_ < (len); c_++) name[c_] = 0
+#if defined(LG__ATT_SHAPE_K) && LG__ATT_SHAPE_K == 1
+#define LG__ATT_ACC LG__ATT_ACC_LOCAL
+#else
+#define LG__ATT_ACC LG__ATT_ACC_MEM
+#endif
+/* The same for a pass that keeps two or three such rows at once besides its
+ * other values (the graph transformer's backward): local rows only where the
+ * registers hold them, AVX-512's 32; with AVX2's 16 they spill, and its B2 was
+ * a fifth slower than with the rows in memory (bench/README.md, stop 41). */
+#if defined(LG__ATT_SHAPE_K) && LG__ATT_SHAPE_K == 1 && defined(__AVX512F__)
+#define LG__ATT_ACC_WIDE LG__ATT_ACC_LOCAL
+#else
+#define LG__ATT_ACC_WIDE LG__ATT_ACC_MEM
 #endif
 
 /* Attention dropout, the rule of both layers (lipgnn/gat.h): 1 if edge e,

@@ -345,11 +345,12 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
         } else {
             for (lg_idx c = 0; c < D; c++) dmi[c] = dzi[3 * KC + c] = gi[c];
         }
-        LG__ATT_ACC(dqa, dzi, KC); /* dq_i: at one head of 64 a local row, written at the end */
+        LG__ATT_ACC_WIDE(dqa, dzi, KC); /* dq_i: a local row with AVX-512 at one head of 64, written at the end */
         if (ref)
             for (lg_idx k = 0; k < K; k++) dun[i * K + k] = 0;
         if (e1 == e0) {
-            for (lg_idx c = 0; c < KC; c++) dzi[c] = dqa[c];
+            if (dqa != dzi) /* a local row */
+                for (lg_idx c = 0; c < KC; c++) dzi[c] = dqa[c];
             continue;
         }
         /* dA_ij = dm_ik . v_jk and the weight of dm_i in dv_j, through the dropout mask */
@@ -410,7 +411,8 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
                 dun[i * K + k] = da;
             }
         }
-        for (lg_idx c = 0; c < KC; c++) dzi[c] = dqa[c];
+        if (dqa != dzi) /* a local row */
+            for (lg_idx c = 0; c < KC; c++) dzi[c] = dqa[c];
     }
 
     /* the reference form's dL/dU_k: one serial sum in node order */
@@ -434,8 +436,8 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
         for (lg_idx j = b * LG__GT_CHUNK; j < jend; j++) {
             const lg_real *zj = z + j * P;
             lg_real *dzj = dz + j * P, *cf = lip ? ncf + j * 2 * K : NULL;
-            LG__ATT_ACC(dk, dzj + KC, KC); /* at one head of 64 local rows, written below */
-            LG__ATT_ACC(dv, dzj + 2 * KC, KC);
+            LG__ATT_ACC_WIDE(dk, dzj + KC, KC); /* local rows with AVX-512 at one head of 64, written below */
+            LG__ATT_ACC_WIDE(dv, dzj + 2 * KC, KC);
             if (lip)
                 for (lg_idx k = 0; k < 2 * K; k++) cf[k] = 0;
             for (lg_idx t = gT->p[j]; t < gT->p[j + 1]; t++) {
@@ -456,7 +458,8 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
                     if (cf[k] != 0) lg__aaxpy(dk + k * C, cf[k], zj + KC + k * C, C);
                     if (cf[K + k] != 0) lg__aaxpy(dv + k * C, cf[K + k], zj + 2 * KC + k * C, C);
                 }
-            for (lg_idx c = 0; c < KC; c++) dzj[KC + c] = dk[c], dzj[2 * KC + c] = dv[c];
+            if (dk != dzj + KC) /* local rows */
+                for (lg_idx c = 0; c < KC; c++) dzj[KC + c] = dk[c], dzj[2 * KC + c] = dv[c];
             if (ref) { /* U_k = sqrt(sum_j |N(j)| ||q_jk||^2): dq_j += dU |N(j)| q_j / U */
                 const lg_real deg = (lg_real)(g->p[j + 1] - g->p[j]);
                 for (lg_idx k = 0; k < K; k++)
