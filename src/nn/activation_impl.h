@@ -10,17 +10,12 @@
 #include "core/real.h"
 #include "nn/nn_common.h"
 
+/* The ELU's expm1: in float inline (core/fexp.h), so that the ELU loop
+ * vectorises; in double libm's. */
 #if defined(LG_REAL_F32)
-#define LG__NN_EXPM1 expm1f
-#else
-#define LG__NN_EXPM1 expm1
-#endif
-
-#if defined(LG_REAL_F32)
-/* expm1 inline (core/fexp.h), so that the ELU loop vectorises */
 #define LG__NN_ELU_NEG(v) lg__expm1f_nonpos((v) < 0 ? (v) : 0.0f)
 #else
-#define LG__NN_ELU_NEG(v) LG__NN_EXPM1(v)
+#define LG__NN_ELU_NEG(v) expm1(v)
 #endif
 
 /* The element-wise loops run over chunks of LG__NN_CHUNK elements, each
@@ -305,5 +300,4 @@ lg_status LG_FN(lg_dropout_elu_backward_inplace)(lg_real *g, const lg_real *z, l
     return LG_OK;
 }
 
-#undef LG__NN_EXPM1
 #undef LG__NN_ELU_NEG
