@@ -2,12 +2,15 @@
  * the OpenBLAS core check, the kernels' instruction set and LIPGNN_ISA, the
  * version. */
 #include <ctype.h>
+#include <omp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
 #include "core/internal.h"
+#include "core/steal.h"
 
 static void test_status_strings(void **state) {
     (void)state;
@@ -227,6 +230,72 @@ static void test_isa_info(void **state) {
     if (env) setenv("LIPGNN_ISA", env, 1);
 }
 
+/* Static partitions with stealing (core/steal.h): each thread's range is
+ * schedule(static)'s; every item runs exactly once, for any n, chunk and
+ * team size (including n = 0, n below the team, a chunk above n); a thread
+ * that has not started when the other ends gets nothing, its range taken by
+ * the other. */
+static void test_steal(void **state) {
+    (void)state;
+    const int maxt = omp_get_max_threads();
+    enum { NMAX = 1000 };
+    static int seen[NMAX], by[NMAX];
+    const lg_idx ns[] = {0, 1, 3, 7, 64, 999, 1000}, chs[] = {1, 5, 32, 2000};
+    for (int T = 1; T <= 4; T++)
+        for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
+            for (size_t b = 0; b < sizeof chs / sizeof *chs; b++) {
+                const lg_idx n = ns[a], ch = chs[b];
+                memset(seen, 0, sizeof seen);
+                lg__steal st;
+                omp_set_num_threads(T);
+                lg__steal_reset(&st);
+#pragma omp parallel
+                LG__STEAL_FOR(&st, n, ch, i) {
+#pragma omp atomic
+                    seen[i]++;
+                }
+                for (lg_idx i = 0; i < n; i++) assert_int_equal(seen[i], 1);
+            }
+    /* the ranges are schedule(static)'s */
+    for (int T = 1; T <= 5; T++) {
+        lg_idx prev = 0;
+        for (int w = 0; w < T; w++) {
+            lg_idx lo, hi;
+            lg__steal_range(23, T, w, &lo, &hi);
+            assert_int_equal(lo, prev);
+            assert_true(hi - lo == 23 / T || hi - lo == 23 / T + 1);
+            assert_true((hi - lo == 23 / T + 1) == (w < 23 % T));
+            prev = hi;
+        }
+        assert_int_equal(prev, 23);
+    }
+    /* thread 0 starts only once thread 1 has ended: thread 1 runs every item */
+    omp_set_num_threads(2);
+    int done = 0, team = 0;
+    lg__steal st;
+    lg__steal_reset(&st);
+    memset(seen, 0, sizeof seen);
+#pragma omp parallel
+    {
+        const int t = omp_get_thread_num();
+        if (t == 0) {
+            team = omp_get_num_threads();
+            while (team == 2 && !__atomic_load_n(&done, __ATOMIC_ACQUIRE)) sched_yield();
+        }
+        LG__STEAL_FOR(&st, NMAX, 16, i) {
+            seen[i]++;
+            by[i] = t;
+        }
+        if (t == 1) __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
+    }
+    for (lg_idx i = 0; i < NMAX; i++) {
+        assert_int_equal(seen[i], 1);
+        if (team == 2) assert_int_equal(by[i], 1);
+    }
+    if (team != 2) print_message("test_steal: the team had %d thread(s): stealing not exercised\n", team);
+    omp_set_num_threads(maxt);
+}
+
 static void test_version(void **state) {
     (void)state;
     assert_string_equal(lg_version(), LG_VERSION_STRING);
@@ -240,7 +309,7 @@ int main(void) {
         cmocka_unit_test(test_status_strings), cmocka_unit_test(test_error_message),
         cmocka_unit_test(test_error_is_thread_local), cmocka_unit_test(test_allocator_hook),
         cmocka_unit_test(test_rng), cmocka_unit_test(test_blas_check), cmocka_unit_test(test_blas_core_runs), cmocka_unit_test(test_isa_info),
-        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_version), cmocka_unit_test(test_steal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,12 +33,17 @@
  *   B4. dW += H^T dXP, d_in += dXP W^T (OpenBLAS; = when d_in is d_out, which
  *       no pass reads after B2). On a large graph dW's product is split along
  *       n over the reduction partials' buffer (core/gemm.h).
- * Every thread writes only the rows it owns; no atomics; sums run in a fixed
- * order, so results are bitwise identical whatever the number of threads.
+ * Every thread writes only the rows it is given (a node's row, or a chunk's
+ * partial sums, is computed by one thread alone); no atomics on values; sums
+ * run in a fixed order, so results are bitwise identical whatever the number
+ * of threads. The per-node passes hand out their rows as schedule(static)
+ * would, and a thread whose range is done takes chunks left in the other's
+ * (core/steal.h): which thread computes a row changes none of its bits.
  */
 #include <string.h>
 
 #include "core/gemm.h"
+#include "core/steal.h"
 #include "core/isa.h"
 #include "core/passtime.h"
 #include "core/real.h"
@@ -253,8 +258,10 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
 
         LG__PASS_MARK(LG__PASS_GAT_FWD_GEMM);
         /* 3. fused row pass: normaliser, scores, softmax, aggregation */
-#pragma omp parallel for schedule(static)
-        for (lg_idx i = 0; i < n; i++) {
+        lg__steal st;
+        lg__steal_reset(&st);
+#pragma omp parallel
+        LG__STEAL_FOR(&st, n, lg__steal_rows(n), i) {
             const lg_idx e0 = g->p[i], e1 = g->p[i + 1];
             lg_real *o = out + i * D;
             lg__gprefetch_sources(g, i + 1, ss, NS);
@@ -394,8 +401,10 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
      * backward, rows g_i of the targets of j. d x_j = sum_i att'_ij g_i, and
      * the dots g_i . x_j that the softmax backward needs (through the dropout
      * mask), stored in the edge's record (transposed order). */
-#pragma omp parallel for schedule(static)
-    for (lg_idx j = 0; j < n; j++) {
+    lg__steal st1;
+    lg__steal_reset(&st1);
+#pragma omp parallel
+    LG__STEAL_FOR(&st1, n, lg__steal_rows(n), j) {
         lg_real *dxj = dxp + j * KC;
         const lg_real *xj = xp + j * KC;
         LG__ATT_ACC(dx, dxj, KC);
@@ -427,8 +436,10 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
      * reductions, on scalars only: softmax, LeakyReLU and normaliser backward
      * from the dots; dL/ds_ij and the coefficients of x_j into the records;
      * the bias gradient's partial sums. */
-#pragma omp parallel for schedule(static)
-    for (lg_idx b = 0; b < nch; b++) {
+    lg__steal stb1;
+    lg__steal_reset(&stb1);
+#pragma omp parallel
+    LG__STEAL_FOR(&stb1, nch, 1, b) {
         lg_real *pb = part + b * PW + 2 * KC + K;
         for (lg_idx c = 0; c < D; c++) pb[c] = 0;
         const lg_idx iend = LG_MIN(n, (b + 1) * LG__GAT_CHUNK);
@@ -515,8 +526,10 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
     /* B3. pass over sources j, in the chunks: the remaining terms of d x_j
      * from the records (read in order; no gather) and the partial sums of
      * the attention vectors' gradients. */
-#pragma omp parallel for schedule(static)
-    for (lg_idx b = 0; b < nch; b++) {
+    lg__steal stb2;
+    lg__steal_reset(&stb2);
+#pragma omp parallel
+    LG__STEAL_FOR(&stb2, nch, 1, b) {
         lg_real *pd = part + b * PW, *ps = pd + KC, *pA = pd + 2 * KC;
         for (lg_idx t = 0; t < 2 * KC + K; t++) pd[t] = 0; /* the bias part is B2's */
         const lg_idx jend = LG_MIN(n, (b + 1) * LG__GAT_CHUNK);

@@ -45,8 +45,12 @@
  *   B3. dW += H^T dZ, d_in += dZ W^T (OpenBLAS; = when d_in is d_out, which
  *       only B1 reads). On a large graph dW's product is split along n over
  *       the reduction partials' buffer (core/gemm.h).
- * Every thread writes only the rows it owns; no atomics; sums run in a fixed
- * order, so results are bitwise identical whatever the number of threads.
+ * Every thread writes only the rows it is given (a node's row, or a chunk's
+ * partial sums, is computed by one thread alone); no atomics on values; sums
+ * run in a fixed order, so results are bitwise identical whatever the number
+ * of threads. The per-node passes hand out their rows as schedule(static)
+ * would, and a thread whose range is done takes chunks left in the other's
+ * (core/steal.h): which thread computes a row changes none of its bits.
  * Forward and backward are compiled per instruction set (core/isa.h,
  * LG__ISA_FN): gt_f32.c (LG__ISA_DISPATCH: everything, the baseline variant
  * and the dispatchers), gt_f32_avx2.c and gt_f32_avx512.c (LG__ISA_FILE:
@@ -58,6 +62,7 @@
 #include <string.h>
 
 #include "core/gemm.h"
+#include "core/steal.h"
 #include "core/isa.h"
 #include "core/passtime.h"
 #include "core/real.h"
@@ -194,8 +199,10 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_forward))(lg_real *out, lg_gt_cache *cache, co
         LG__PASS_MARK(LG__PASS_GT_FWD_GEMM);
 
         /* 3. fused row pass: normaliser, scores, softmax, aggregation, skip, gate */
-#pragma omp parallel for schedule(static)
-        for (lg_idx i = 0; i < n; i++) {
+        lg__steal st;
+        lg__steal_reset(&st);
+#pragma omp parallel
+        LG__STEAL_FOR(&st, n, lg__steal_rows(n), i) {
             const lg_idx e0 = g->p[i], e1 = g->p[i + 1];
             const lg_real *zi = z + i * P;
             lg_real *o = out + i * D;
@@ -326,8 +333,10 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
 
     /* B1. row pass over targets i: per-edge records written at their position
      * in gT (each edge once: no two threads write the same place) */
-#pragma omp parallel for schedule(static)
-    for (lg_idx i = 0; i < n; i++) {
+    lg__steal st1;
+    lg__steal_reset(&st1);
+#pragma omp parallel
+    LG__STEAL_FOR(&st1, n, lg__steal_rows(n), i) {
         const lg_idx e0 = g->p[i], e1 = g->p[i + 1];
         const lg_real *gi = d_out + i * D, *zi = z + i * P, *r = zi + 3 * KC;
         lg_real *dzi = dz + i * P, *dmi = dm + i * D;
@@ -428,8 +437,10 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
     /* B2. pass over sources j on the transposed graph, chunks of nodes; the
      * records are read in order, only the rows q_i and dm_i are gathered */
     const lg_idx nch = (n + LG__GT_CHUNK - 1) / LG__GT_CHUNK;
-#pragma omp parallel for schedule(static)
-    for (lg_idx b = 0; b < nch; b++) {
+    lg__steal stb1;
+    lg__steal_reset(&stb1);
+#pragma omp parallel
+    LG__STEAL_FOR(&stb1, nch, 1, b) {
         lg_real *pb = part + b * PW, *pg = pb + P;
         for (lg_idx t = 0; t < PW; t++) pb[t] = 0;
         const lg_idx jend = LG_MIN(n, (b + 1) * LG__GT_CHUNK);
