@@ -43,10 +43,10 @@
 #include <string.h>
 
 #include "core/gemm.h"
-#include "core/steal.h"
 #include "core/isa.h"
 #include "core/passtime.h"
 #include "core/real.h"
+#include "core/steal.h"
 #include "attention/att_cache.h"
 #include "attention/gat_internal.h"
 #include "attention/att_common_impl.h"
