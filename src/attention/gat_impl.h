@@ -401,10 +401,10 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
      * backward, rows g_i of the targets of j. d x_j = sum_i att'_ij g_i, and
      * the dots g_i . x_j that the softmax backward needs (through the dropout
      * mask), stored in the edge's record (transposed order). */
-    lg__steal st1;
-    lg__steal_reset(&st1);
+    lg__steal st; /* each pass resets it */
+    lg__steal_reset(&st);
 #pragma omp parallel
-    LG__STEAL_FOR(&st1, n, lg__steal_rows(n), j) {
+    LG__STEAL_FOR(&st, n, lg__steal_rows(n), j) {
         lg_real *dxj = dxp + j * KC;
         const lg_real *xj = xp + j * KC;
         LG__ATT_ACC(dx, dxj, KC);
@@ -436,10 +436,9 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
      * reductions, on scalars only: softmax, LeakyReLU and normaliser backward
      * from the dots; dL/ds_ij and the coefficients of x_j into the records;
      * the bias gradient's partial sums. */
-    lg__steal stb1;
-    lg__steal_reset(&stb1);
+    lg__steal_reset(&st);
 #pragma omp parallel
-    LG__STEAL_FOR(&stb1, nch, 1, b) {
+    LG__STEAL_FOR(&st, nch, 1, b) {
         lg_real *pb = part + b * PW + 2 * KC + K;
         for (lg_idx c = 0; c < D; c++) pb[c] = 0;
         const lg_idx iend = LG_MIN(n, (b + 1) * LG__GAT_CHUNK);
@@ -526,10 +525,9 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
     /* B3. pass over sources j, in the chunks: the remaining terms of d x_j
      * from the records (read in order; no gather) and the partial sums of
      * the attention vectors' gradients. */
-    lg__steal stb2;
-    lg__steal_reset(&stb2);
+    lg__steal_reset(&st);
 #pragma omp parallel
-    LG__STEAL_FOR(&stb2, nch, 1, b) {
+    LG__STEAL_FOR(&st, nch, 1, b) {
         lg_real *pd = part + b * PW, *ps = pd + KC, *pA = pd + 2 * KC;
         for (lg_idx t = 0; t < 2 * KC + K; t++) pd[t] = 0; /* the bias part is B2's */
         const lg_idx jend = LG_MIN(n, (b + 1) * LG__GAT_CHUNK);

@@ -333,10 +333,10 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
 
     /* B1. row pass over targets i: per-edge records written at their position
      * in gT (each edge once: no two threads write the same place) */
-    lg__steal st1;
-    lg__steal_reset(&st1);
+    lg__steal st; /* each pass resets it */
+    lg__steal_reset(&st);
 #pragma omp parallel
-    LG__STEAL_FOR(&st1, n, lg__steal_rows(n), i) {
+    LG__STEAL_FOR(&st, n, lg__steal_rows(n), i) {
         const lg_idx e0 = g->p[i], e1 = g->p[i + 1];
         const lg_real *gi = d_out + i * D, *zi = z + i * P, *r = zi + 3 * KC;
         lg_real *dzi = dz + i * P, *dmi = dm + i * D;
@@ -437,10 +437,9 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
     /* B2. pass over sources j on the transposed graph, chunks of nodes; the
      * records are read in order, only the rows q_i and dm_i are gathered */
     const lg_idx nch = (n + LG__GT_CHUNK - 1) / LG__GT_CHUNK;
-    lg__steal stb1;
-    lg__steal_reset(&stb1);
+    lg__steal_reset(&st);
 #pragma omp parallel
-    LG__STEAL_FOR(&stb1, nch, 1, b) {
+    LG__STEAL_FOR(&st, nch, 1, b) {
         lg_real *pb = part + b * PW, *pg = pb + P;
         for (lg_idx t = 0; t < PW; t++) pb[t] = 0;
         const lg_idx jend = LG_MIN(n, (b + 1) * LG__GT_CHUNK);
