@@ -33,7 +33,8 @@ drifts over minutes spreads its drift over all of them; each configuration's
 line then carries the median over its rounds of every figure (the largest
 peak RSS and allocation count), each figure still measured within one run
 (a ratio is the median of R ratios, not a ratio of medians), and the rounds'
-own values of the figures the targets read in round_<field> lists.
+own values of the figures the targets read (and each round's cross-core round
+trip, whose line value is the last round's) in round_<field> lists.
 """
 import argparse
 import json
@@ -49,7 +50,10 @@ DEEP = {"narrow", "dense"}
 # --rounds: figures combined by their maximum over the rounds, not the median
 WORST = {"peak_rss_bytes", "rss_end_bytes", "allocs_in_loop", "mem_ratio", "peer_peak_rss_bytes"}
 # and the figures whose rounds' values the line lists (round_<field>)
-LISTED = ("epoch_ms", "floor_ms", "ratio", "thread_speedup", "speedup", "peer_epoch_ms", "cold_over_floor")
+# (and the cross-core round trip, a list [before, after] that has no median: the placement
+# of the two virtual CPUs can change between rounds)
+LISTED = ("epoch_ms", "floor_ms", "ratio", "thread_speedup", "speedup", "peer_epoch_ms", "cold_over_floor",
+          "xcore_rt_ns")
 
 
 def median(v):

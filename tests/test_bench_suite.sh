@@ -48,6 +48,8 @@ assert len(m) == 1 and m[0]["rounds"] == 2, m
 e = m[0]["round_epoch_ms"]
 assert len(e) == 2 and abs(m[0]["epoch_ms"] - (e[0] + e[1]) / 2) < 1e-9, (e, m[0]["epoch_ms"])
 assert len(m[0]["round_ratio"]) == 2 and m[0]["allocs_in_loop"] == 0
+x = m[0]["round_xcore_rt_ns"]  # each round's [before, after] at 2 threads
+assert len(x) == 2 and all(isinstance(v, list) and len(v) == 2 for v in x), x
 PY
 /usr/bin/python3 "$src/bench/run_all.py" --table "$tmp/out" >"$tmp/table" 2>"$tmp/err" ||
   fail "--rounds 2: run_all.py --table: $(tail -c 600 "$tmp/err")"
