@@ -9,9 +9,11 @@
  * these VMs). Each thread takes its own range's items in chunks from the
  * front; once its range is empty it takes the chunks left in the other
  * threads' ranges, in thread order after its own. A thread that runs slower
- * than the other (a virtual CPU shared with other work, or preempted on a busy
- * machine) then no longer holds up the whole pass, which with a static
- * schedule ends when its slowest thread ends.
+ * than the other (on this project's VMs one of the two virtual CPUs often runs
+ * these passes at half the other's speed: bench/README.md, "Stop 42") then no
+ * longer holds up the whole pass, which with a static schedule ends when its
+ * slowest thread ends. (A thread the kernel has preempted still holds up the
+ * region's closing barrier: no help on a machine busier than its cores.)
  *
  * Only for passes whose items are independent: which thread runs an item,
  * and in which order, changes no value, so every result keeps the bits of
