@@ -27,13 +27,18 @@
  *       for q, k and v of row j; chunk partials of the bias gradients (b from
  *       dZ, b_O from dOut), summed in chunk order.
  *   B3. dW += H^T dZ; d_in += dZ W^T.
- * No atomics; each thread writes only rows it owns; fixed summation orders:
- * bitwise identical results for any number of threads.
+ * Each thread writes only the rows (or chunk partials) it is given, each computed
+ * by one thread alone; no atomics on values; fixed summation orders: bitwise
+ * identical results for any number of threads. The per-node passes hand out
+ * their rows as schedule(static) would, and a thread whose range is done takes
+ * chunks left in the other's (core/steal.h): which thread computes a row
+ * changes none of its bits.
  */
 #include <string.h>
 
 #include "core/gemm.h"
 #include "core/real.h"
+#include "core/steal.h"
 #include "attention/att_cache.h"
 #include "attention/cosatt_internal.h"
 #include "attention/att_common_impl.h"
@@ -104,8 +109,10 @@ lg_status LG_FN(lg_cosatt_forward)(lg_real *out, lg_cosatt_cache *cache, const l
             }
         }
         /* 3. fused row pass: scores, softmax, aggregation */
-#pragma omp parallel for schedule(static)
-        for (lg_idx i = 0; i < n; i++) {
+        lg__steal st;
+        lg__steal_reset(&st);
+#pragma omp parallel
+        LG__STEAL_FOR(&st, n, lg__steal_rows(n), i) {
             const lg_idx e0 = g->p[i], e1 = g->p[i + 1];
             const lg_real *qi = zh + i * P;
             lg_real *m = msg + i * KC;
@@ -165,8 +172,10 @@ lg_status LG_FN(lg_cosatt_backward)(lg_real *d_in, lg_real *d_params, const lg_r
     LG_FN(lg__gemm)(CblasTrans, CblasNoTrans, KC, D, n, msg, KC, d_out, D, LG_R(1), dWo, D);
 
     /* B1. row pass over targets: dqhat_i and the per-edge records */
-#pragma omp parallel for schedule(static)
-    for (lg_idx i = 0; i < n; i++) {
+    lg__steal st; /* each pass resets it */
+    lg__steal_reset(&st);
+#pragma omp parallel
+    LG__STEAL_FOR(&st, n, lg__steal_rows(n), i) {
         const lg_idx e0 = g->p[i], e1 = g->p[i + 1];
         const lg_real *dmi = dm + i * KC;
         lg_real *dq = dz + i * P;
@@ -192,8 +201,9 @@ lg_status LG_FN(lg_cosatt_backward)(lg_real *d_in, lg_real *d_params, const lg_r
     /* B2. source pass over gT in fixed chunks: dkhat, dvhat, then through the
      * normalisation for the whole row; bias partials per chunk */
     const lg_idx nch = (n + LG__COS_CHUNK - 1) / LG__COS_CHUNK;
-#pragma omp parallel for schedule(static)
-    for (lg_idx b = 0; b < nch; b++) {
+    lg__steal_reset(&st);
+#pragma omp parallel
+    LG__STEAL_FOR(&st, nch, 1, b) {
         lg_real *pb = part + b * PW;
         for (lg_idx t = 0; t < PW; t++) pb[t] = 0;
         const lg_idx jend = LG_MIN(n, (b + 1) * LG__COS_CHUNK);

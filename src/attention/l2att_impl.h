@@ -25,13 +25,18 @@
  *   B5. dW_Q += X^T dQ; d_in += dQ W_Q^T (gemms)
  *   B6. contractive form: dL/ds = <G_O, W_O> + <sum_i g_i, b>, and
  *       d params += dL/ds * (-s / (B + eps)) * grad B
- * Each thread writes only rows it owns; no atomics; every sum runs in a fixed
- * order, so results are bitwise identical whatever the number of threads.
+ * Each thread writes only the rows (or chunk partials) it is given, each computed
+ * by one thread alone; no atomics on values; fixed summation orders: bitwise
+ * identical results for any number of threads. The per-node passes hand out
+ * their rows as schedule(static) would, and a thread whose range is done takes
+ * chunks left in the other's (core/steal.h): which thread computes a row
+ * changes none of its bits.
  */
 #include <string.h>
 
 #include "core/gemm.h"
 #include "core/real.h"
+#include "core/steal.h"
 #include "attention/att_cache.h"
 #include "attention/l2att_internal.h"
 #include "attention/att_common_impl.h"
@@ -156,8 +161,10 @@ lg_status LG_FN(lg_l2att_forward)(lg_real *out, lg_l2att_cache *cache, const lg_
         for (lg_idx j = 0; j < n; j++)
             for (lg_idx k = 0; k < K; k++) qn[j * K + k] = lg__adot(q + j * KC + k * C, q + j * KC + k * C, C);
         /* 3. fused row pass: scores, softmax, aggregation */
-#pragma omp parallel for schedule(static)
-        for (lg_idx i = 0; i < n; i++) {
+        lg__steal st;
+        lg__steal_reset(&st);
+#pragma omp parallel
+        LG__STEAL_FOR(&st, n, lg__steal_rows(n), i) {
             const lg_idx e0 = g->p[i], e1 = g->p[i + 1]; /* e1 > e0: the self-loop */
             const lg_real *qi = q + i * KC;
             lg_real *mi = m + i * KC;
@@ -233,8 +240,10 @@ lg_status LG_FN(lg_l2att_backward)(lg_real *d_in, lg_real *d_params, const lg_re
 
     /* B1. G_O = O^T g; bias partials; dO = s g W_O^T */
     LG_FN(lg__gemm)(CblasTrans, CblasNoTrans, KC, D, n, o, KC, d_out, D, LG_R(0), gwo, D);
-#pragma omp parallel for schedule(static)
-    for (lg_idx b = 0; b < nch; b++) {
+    lg__steal st; /* each pass resets it */
+    lg__steal_reset(&st);
+#pragma omp parallel
+    LG__STEAL_FOR(&st, nch, 1, b) {
         lg_real *pb = part + b * D;
         for (lg_idx c = 0; c < D; c++) pb[c] = 0;
         const lg_idx iend = LG_MIN(n, (b + 1) * LG__L2_CHUNK);
@@ -259,8 +268,9 @@ lg_status LG_FN(lg_l2att_backward)(lg_real *d_in, lg_real *d_params, const lg_re
     }
 
     /* B3. rows i: softmax backward into the records; the target term of dq_i */
-#pragma omp parallel for schedule(static)
-    for (lg_idx i = 0; i < n; i++) {
+    lg__steal_reset(&st);
+#pragma omp parallel
+    LG__STEAL_FOR(&st, n, lg__steal_rows(n), i) {
         const lg_idx e0 = g->p[i], e1 = g->p[i + 1];
         const lg_real *qi = q + i * KC, *dmi = dM + i * KC;
         lg_real *dqi = dQ + i * KC;
@@ -286,8 +296,9 @@ lg_status LG_FN(lg_l2att_backward)(lg_real *d_in, lg_real *d_params, const lg_re
     }
 
     /* B4. sources j (gT): sum_i P_ij dm_i + (2/sqrt C) sum_i ds_ij (q_i - q_j) */
-#pragma omp parallel for schedule(static)
-    for (lg_idx j = 0; j < n; j++) {
+    lg__steal_reset(&st);
+#pragma omp parallel
+    LG__STEAL_FOR(&st, n, lg__steal_rows(n), j) {
         lg_real *dqj = dQ + j * KC;
         const lg_real *qj = q + j * KC;
         for (lg_idx t = gT->p[j]; t < gT->p[j + 1]; t++) {
