@@ -1,6 +1,6 @@
 /* Tests of src/core: status strings, thread-local errors, allocator hook, RNG,
  * the OpenBLAS core check, the kernels' instruction set and LIPGNN_ISA, the
- * version. */
+ * version, the passes' static partitions with stealing (core/steal.h). */
 #include <ctype.h>
 #include <omp.h>
 #include <pthread.h>
