@@ -676,6 +676,53 @@ static void test_fused_matches_naive(void **state) {
                   worst64, worstg);
 }
 
+/* The forward's row pass in its groups of rows (gat_impl.h: runs of at most 64
+ * rows and 1024 edges, or one row of more edges) and blocks of 16 heads, against
+ * the naive oracle: 40000 nodes, so that a thread's chunks of rows (n / 512)
+ * hold more rows than a group; a hub of 13333 in-neighbours; every 11th row
+ * empty (no self-loops); 1 head and 17 (two blocks); attention dropout on. */
+static void test_fused_groups_match_naive(void **state) {
+    (void)state;
+    double worst32 = 0, worst64 = 0;
+    for (int mi = 0; mi < 4; mi++)
+        for (lg_idx K = 1; K <= 17; K += 16) {
+            lg_gat_config cfg = lg_gat_config_default(3, K, 2);
+            cfg.norm = fd_modes[mi].norm;
+            cfg.lip_scale = fd_modes[mi].scale;
+            cfg.att_dropout = 0.4;
+            prob pr;
+            prob_init(&pr, &cfg, random_graph(40000, 3, 91 + (uint64_t)(mi * 20 + K), 0), 5 + (uint64_t)mi, 1.0, 1.5);
+            const lg_graph *g = pr.gp.g;
+            const lg_idx n = pr.n, nnz = g->nnz, no = n * pr.D;
+            assert_true(g->p[1] - g->p[0] > 1024 && g->p[12] == g->p[11]);
+            double *ref = malloc(sizeof(double) * (size_t)no), *ratt = malloc(sizeof(double) * (size_t)(nnz * K));
+            float *in = to_f32(pr.in, n * 3), *par = to_f32(pr.params, pr.P), *out = malloc(sizeof(float) * (size_t)no),
+                  *att = malloc(sizeof(float) * (size_t)(nnz * K));
+            assert_true(ref && ratt && out && att);
+            assert_int_equal(gat_naive_forward(ref, ratt, NULL, pr.in, pr.params, g, &cfg, 1, pr.seed, pr.counter), 0);
+            assert_ok(lg_gat_forward_f64(pr.out, pr.cache, pr.in, pr.params, g, &cfg, 1, pr.seed, pr.counter));
+            for (lg_idx t = 0; t < no; t++) {
+                double err = fabs(pr.out[t] - ref[t]) / (1 + fabs(ref[t]));
+                worst64 = fmax(worst64, err);
+                assert_true(err <= 1e-11);
+            }
+            lg_gat_cache *c = NULL;
+            assert_ok(lg_gat_cache_init_f32(&c, &cfg, n, nnz));
+            assert_ok(lg_gat_forward_f32(out, c, in, par, g, &cfg, 1, pr.seed, pr.counter));
+            assert_ok(lg_gat_attention_f32(att, c));
+            for (lg_idx t = 0; t < no; t++) {
+                double err = fabs(out[t] - ref[t]) / (1 + fabs(ref[t]));
+                worst32 = fmax(worst32, err);
+                assert_true(err <= 1e-4);
+            }
+            for (lg_idx t = 0; t < nnz * K; t++) assert_true(fabs(att[t] - ratt[t]) <= 1e-5 * fmax(1e-3, ratt[t]) + 1e-7);
+            lg_gat_cache_free(c);
+            free(ref), free(ratt), free(in), free(par), free(out), free(att);
+            prob_free(&pr);
+        }
+    print_message("8 cases; worst error: float forward %.3g, double forward %.3g\n", worst32, worst64);
+}
+
 /* Forward outputs and every gradient are bitwise equal with 1 and 2 threads,
  * dropout on; on one graph large enough for the weight gradient's product to
  * be split along n (traced: lent the workspace the split needs). */
@@ -1419,6 +1466,7 @@ int main(void) {
         cmocka_unit_test(test_zero_attention_vector),
         cmocka_unit_test(test_score_bound_and_huge_inputs),
         cmocka_unit_test(test_fused_matches_naive),
+        cmocka_unit_test(test_fused_groups_match_naive),
         cmocka_unit_test(test_threads_bitwise),
         cmocka_unit_test(test_isa_variants_bitwise),
         cmocka_unit_test(test_dropout),

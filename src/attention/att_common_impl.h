@@ -97,49 +97,85 @@ static inline lg_real lg__anorm(const lg_real *x, lg_idx n) {
 #define LG__ATT_HLOOP
 #endif
 
-/* The softmax of one row over the heads [k0, k0 + kn) of K (kn <= LG__ATT_HB),
- * in place: att[e K + k] for the edges e in [e0, e1) (e1 > e0) of the row
- * become exp(a - max) / sum, each head's maximum over the row subtracted
- * (every exponent <= 0: no overflow; the sum >= 1) and the sum's inverse
- * multiplied; each head's maximum and sum run over the edges in order. A row
- * of one edge with a finite score gets 1 without the exp, which is what the
- * general path computes (exp(0) = 1 exactly; a non-finite score still gives
- * NaN through it): TREES' leaves are half its rows. The exponential is
- * LG_EXP_NONPOS (in float inline, core/fexp.h: no call in the loop, which at
- * several heads is vector code; exponents below -87 give 0). The one softmax
- * of every attention layer. */
-static inline void lg__asoftmax(lg_real *att, lg_idx e0, lg_idx e1, lg_idx K, lg_idx k0, lg_idx kn) {
-    lg_real mx[LG__ATT_HB], z[LG__ATT_HB];
-    lg_real *a0 = att + e0 * K + k0; /* the row's first edge */
-    if (e1 == e0 + 1) {
-        for (lg_idx k = 0; k < kn; k++) {
-            if (a0[k] - a0[k] == 0) { /* one finite score: exp(0) = 1, times 1/1 */
-                a0[k] = 1;
-            } else { /* the general path's steps: NaN */
-                const lg_real v = LG_EXP_NONPOS(a0[k] - a0[k]);
-                a0[k] = v * (1 / v);
+/* The softmax of the rows [ia, ib) of a CSR (row pointers p) over the heads
+ * [k0, k0 + kn) of K (kn <= LG__ATT_HB), in place: att[e K + k] for the edges
+ * e of each row become exp(a - max) / sum, each head's maximum over the row
+ * subtracted (every exponent <= 0: no overflow; the sum >= 1) and the sum's
+ * inverse multiplied; each head's maximum and sum run over the row's edges in
+ * order. er gives each edge of the rows (from p[ia]) its row's place r = i -
+ * ia, or is NULL for one row; mx and z are scratch of (ib - ia) kn values.
+ * The maxima and sums are loops per row; the exponentials and the products by
+ * the inverse are loops over all the rows' edges at once (long enough for
+ * vector code: over a row's few edges each the loops' overhead dominated,
+ * bench/README.md, stop 43), which change no bit: each value is computed by
+ * the same operations either way. An empty row is left as it is. The
+ * exponential is LG_EXP_NONPOS (in float inline, core/fexp.h; exponents below
+ * -87 give 0). The one softmax of every attention layer. O(edges kn). */
+static inline void lg__asoftmax_rows(lg_real *att, const lg_idx *p, lg_idx ia, lg_idx ib, lg_idx K, lg_idx k0,
+                                     lg_idx kn, const int *er, lg_real *restrict mx, lg_real *restrict z) {
+    const lg_idx E0 = p[ia], E1 = p[ib];
+    for (lg_idx i = ia; i < ib; i++) {
+        const lg_idx e0 = p[i], e1 = p[i + 1];
+        lg_real *restrict m = mx + (i - ia) * kn;
+        if (e1 == e0) continue;
+        const lg_real *a0 = att + e0 * K + k0;
+        LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) m[k] = a0[k];
+        for (lg_idx e = e0 + 1; e < e1; e++) {
+            const lg_real *a = att + e * K + k0;
+            LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) m[k] = a[k] > m[k] ? a[k] : m[k];
+        }
+    }
+    if (!er) { /* one row: the exponentials and their sum in one loop */
+        if (E1 == E0 + 1) { /* one edge (TREES' leaves are half its rows) */
+            lg_real *a = att + E0 * K + k0;
+            for (lg_idx k = 0; k < kn; k++) {
+                if (a[k] - a[k] == 0) { /* a finite score: exp(0) = 1, times 1/1 */
+                    a[k] = 1;
+                } else { /* the general path's steps: NaN */
+                    const lg_real v = LG_EXP_NONPOS(a[k] - a[k]);
+                    a[k] = v * (1 / v);
+                }
+            }
+            return;
+        }
+        LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) z[k] = 0;
+        for (lg_idx e = E0; e < E1; e++) {
+            lg_real *restrict a = att + e * K + k0;
+            LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) {
+                a[k] = LG_EXP_NONPOS(a[k] - mx[k]);
+                z[k] += a[k];
             }
         }
-        return;
-    }
-    LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) mx[k] = a0[k], z[k] = 0;
-    for (lg_idx e = e0 + 1; e < e1; e++) {
-        const lg_real *a = att + e * K + k0;
-        LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) mx[k] = a[k] > mx[k] ? a[k] : mx[k];
-    }
-    for (lg_idx e = e0; e < e1; e++) {
-        lg_real *a = att + e * K + k0;
-        LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) {
-            const lg_real v = LG_EXP_NONPOS(a[k] - mx[k]);
-            a[k] = v;
-            z[k] += v;
+        LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) z[k] = 1 / z[k];
+    } else {
+        for (lg_idx e = E0; e < E1; e++) {
+            lg_real *restrict a = att + e * K + k0;
+            const lg_real *restrict m = mx + er[e - E0] * kn;
+            LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) a[k] = LG_EXP_NONPOS(a[k] - m[k]);
+        }
+        for (lg_idx i = ia; i < ib; i++) {
+            const lg_idx e0 = p[i], e1 = p[i + 1];
+            lg_real *restrict s = z + (i - ia) * kn;
+            LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) s[k] = 0;
+            for (lg_idx e = e0; e < e1; e++) {
+                const lg_real *a = att + e * K + k0;
+                LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) s[k] += a[k];
+            }
+            LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) s[k] = 1 / s[k];
         }
     }
-    LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) z[k] = 1 / z[k];
-    for (lg_idx e = e0; e < e1; e++) {
+    for (lg_idx e = E0; e < E1; e++) {
         lg_real *restrict a = att + e * K + k0;
-        LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) a[k] *= z[k];
+        const lg_real *restrict s = z + (er ? er[e - E0] : 0) * kn;
+        LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) a[k] *= s[k];
     }
+}
+
+/* The same for one row [e0, e1) (e1 > e0): lg__asoftmax_rows over that row. */
+static inline void lg__asoftmax(lg_real *att, lg_idx e0, lg_idx e1, lg_idx K, lg_idx k0, lg_idx kn) {
+    const lg_idx p[2] = {e0, e1};
+    lg_real mx[LG__ATT_HB] = {0}, z[LG__ATT_HB]; /* (e1 > e0: mx is set; GCC cannot tell) */
+    lg__asoftmax_rows(att, p, 0, 1, K, k0, kn, NULL, mx, z);
 }
 
 /* A zeroed row accumulator named name for a row that ends in dst (len

@@ -6,10 +6,13 @@
  *   1. XP = H W                      (OpenBLAS gemm, n x F by F x KC)
  *   2. node pass, over nodes j:      sd_jk = aeff_dst_k . x_jk, ss_jk = aeff_src_k . x_jk,
  *                                    nrm_jk = ||x_jk|| (Lipschitz modes)
- *   3. row pass, over targets i:     per block of heads (the heads the inner
- *                                    loop): arg-max of the neighbours' norms,
- *                                    q_i, scores, LeakyReLU, softmax (max
- *                                    subtracted); then one edge-major sweep
+ *   3. row pass, over targets i in groups of rows: per block of heads (the
+ *                                    heads the inner loop): arg-max of the
+ *                                    neighbours' norms, q_i, then over the
+ *                                    group's edges at once the scores and
+ *                                    LeakyReLU, and the softmax (max
+ *                                    subtracted; maxima and sums per row); then
+ *                                    per row one edge-major sweep
  *                                    out_i += att'_ij x_j over whole rows of XP.
  * In the paper's form aeff = a_k / ||a_k||, so the normalised score is
  * (aeff . z_ij) / q_i with q_i = sqrt(||x_i||^2 + max_j ||x_j||^2 + eps)
@@ -59,12 +62,14 @@
  * 64, 8 heads of 64 and one head of 32 (gat_f32*_k1c64.c, _k8c64.c, _k1c32.c:
  * LG__ATT_SHAPE_K and _C, att_common_impl.h; the dispatchers call them for
  * those shapes); test_gat compares the variants bitwise. */
-/* The LeakyReLU factor of t (1 or the slope, by its sign) in the loops over
+/* The LeakyReLU factor of t (1 or the slope, by its sign) in B2's loops over
  * a block of heads (att_common_impl.h, LG__ATT_HLOOP). In the shape variant at
  * several heads those are vector code and the factor a select, which becomes
  * a blend. Elsewhere they are scalar code, and the factor an indexed load
  * from lr = {slope, 1}: GCC makes the select a branch, mispredicted on every
- * other edge (DeepGAT 30's B2 a third longer, bench/README.md, stop 40). */
+ * other edge (DeepGAT 30's B2 a third longer, bench/README.md, stop 40). The
+ * forward's scores (lg__gat_scores) are one loop over a group's edges, vector
+ * code at one head too: a select there. */
 #if defined(LG__ATT_SHAPE_K) && LG__ATT_SHAPE_K > 1
 #define LG__GAT_LEAKY(t) ((t) > 0 ? LG_R(1) : slope)
 #else
@@ -121,40 +126,60 @@ static inline lg_real lg__gscore(lg_att_norm mode, lg_real s, lg_real sc, lg_rea
     return sc * (s / c);
 }
 
-/* The forward's scores of a row [e0, e1) over a block of kn heads (the row
- * pass): per edge and head t with lg__gscore, v = LeakyReLU(t) into att, t
- * into tsc (but in the reference form).
- * Called with a constant mode, so that each mode's loops are specialised
- * (and, at several heads, vector code). */
+/* The forward's scores of a group of rows (the row pass), edges [e0, e1), over
+ * a block of kn heads: per edge and head t with lg__gscore, v = LeakyReLU(t)
+ * into att, t into tsc (but in the reference form). att holds the source's
+ * score ss_jk there on entry (staged by the row pass, which reads the
+ * sources' norms from the same place: this loop then gathers nothing but in
+ * the reference form, and is vector code at one head). One loop over all the
+ * group's edges; the LeakyReLU factor a select (a blend in vector code).
+ * Called with a constant mode, so that each mode's loop is specialised. */
 typedef struct {
     const lg_idx *gj;            /* the graph's sources, g->j                               */
-    lg_idx e0, e1, K, NS, kn;    /* the row's edges, heads, per-node source scalars, block  */
-    const lg_real *sd, *ss, *nrm; /* the target's scores; every node's scores, norms (NS apart) */
-    const lg_real *qi, *m;       /* q_i (paper) and the maximum neighbour norm, per head    */
-    const lg_real *anorm;        /* ||a_k||                                               */
-    lg_real *att, *tsc;          /* n x K, from the block's first head                     */
-    lg_real sc, slope;           /* the Lipschitz scale, the LeakyReLU slope               */
+    lg_idx e0, e1, K, NS, kn;    /* the group's edges, heads, per-node source scalars, block */
+    const int *er;               /* each edge's row in the group (from e0), or NULL: one row */
+    const lg_real *sd, *qi, *m;  /* per row of the group (kn apart): the target's scores, q_i
+                                    (paper), the maximum neighbour norm                     */
+    const lg_real *nrm;          /* every node's norms (NS apart), the reference form        */
+    const lg_real *anorm;        /* ||a_k||                                                */
+    lg_real *att, *tsc;          /* n x K, from the block's first head                      */
+    lg_real sc, slope;           /* the Lipschitz scale, the LeakyReLU slope                */
 } lg__gat_scores_in;
 
 static inline __attribute__((always_inline)) void lg__gat_scores(lg_att_norm mode, const lg__gat_scores_in *in) {
-    const lg_real slope = in->slope, sc = in->sc, lr[2] = {slope, 1};
-    const lg_real *restrict sd = in->sd, *restrict qi = in->qi, *restrict m = in->m, *restrict an = in->anorm;
-    const lg_idx K = in->K, NS = in->NS, kn = in->kn;
-    (void)lr;
-    for (lg_idx e = in->e0; e < in->e1; e++) {
-        const lg_idx j = in->gj[e];
-        const lg_real *restrict sj = in->ss + j * NS, *restrict nj = mode == LG_ATT_NORM_NONE ? NULL : in->nrm + j * NS;
+    const lg_real slope = in->slope, sc = in->sc, *restrict an = in->anorm;
+    const lg_idx K = in->K, NS = in->NS, kn = in->kn, e0 = in->e0;
+    const int *restrict er = in->er;
+    for (lg_idx e = e0; e < in->e1; e++) {
+        const lg_idx r = (er ? er[e - e0] : 0) * kn;
+        const lg_real *restrict sd = in->sd + r, *restrict qi = in->qi + r, *restrict m = in->m + r;
+        const lg_real *restrict nj = mode == LG_ATT_NORM_LIPSCHITZ_REF ? in->nrm + in->gj[e] * NS : NULL;
         lg_real *restrict a = in->att + e * K, *restrict ts = mode == LG_ATT_NORM_LIPSCHITZ_REF ? NULL : in->tsc + e * K;
         LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) {
             lg_real qr = 0, cij = 0;
-            const lg_real t = lg__gscore(mode, sd[k] + sj[k], sc, qi[k], m[k], mode == LG_ATT_NORM_NONE ? 0 : nj[k],
-                                         4 * an[k], &qr, &cij);
-            const lg_real v = t * LG__GAT_LEAKY(t);
+            const lg_real t = lg__gscore(mode, sd[k] + a[k], sc, qi[k], m[k],
+                                         mode == LG_ATT_NORM_LIPSCHITZ_REF ? nj[k] : 0, 4 * an[k], &qr, &cij);
+            const lg_real v = t * (t > 0 ? LG_R(1) : slope);
             a[k] = v;
             if (mode != LG_ATT_NORM_LIPSCHITZ_REF) ts[k] = t;
         }
     }
 }
+
+/* The forward's row pass takes the rows in groups: runs of rows of at most
+ * LG__GAT_GR rows and LG__GAT_GE edges, or one row of more edges; the
+ * per-edge work that needs no row sum runs over a group's edges at once
+ * (lg__gat_scores, lg__asoftmax_rows). The scratch, per thread: */
+#define LG__GAT_GR 64
+#define LG__GAT_GE 1024
+typedef struct {
+    int er[LG__GAT_GE];                    /* each edge's row in the group                */
+    lg_real m[LG__GAT_GR * LG__ATT_HB];    /* per row and head of the block: max norm,     */
+    lg_real q[LG__GAT_GR * LG__ATT_HB];    /* q_i, the target's score, the softmax's max   */
+    lg_real sd[LG__GAT_GR * LG__ATT_HB];   /* and its sum's inverse                        */
+    lg_real mx[LG__GAT_GR * LG__ATT_HB];
+    lg_real z[LG__GAT_GR * LG__ATT_HB];
+} lg__gat_group_ws;
 
 #ifndef LG__ISA_FILE /* not in the instruction-set variants: forward and backward only */
 lg_status LG_FN(lg_gat_cache_init)(lg_gat_cache **out, const lg_gat_config *cfg, lg_idx n_cap, lg_idx nnz_cap) {
@@ -257,79 +282,107 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
                            LG__ATT_FN(LG_FN(lg__gat_nodes)), &nodes);
 
         LG__PASS_MARK(LG__PASS_GAT_FWD_GEMM);
-        /* 3. fused row pass: normaliser, scores, softmax, aggregation */
+        /* 3. fused row pass: normaliser, scores, softmax, aggregation; the
+         * rows in groups (above), each row's edges in order */
         lg__steal st;
         lg__steal_reset(&st);
 #pragma omp parallel
-        LG__STEAL_FOR(&st, n, lg__steal_rows(n), i) {
-            const lg_idx e0 = g->p[i], e1 = g->p[i + 1];
-            lg_real *o = out + i * D;
-            lg__gprefetch_sources(g, i + 1, ss, NS);
-            if (e1 == e0) { /* no in-neighbour: bias only */
-                for (lg_idx k = 0; k < K && lip; k++) {
-                    amax[i * K + k] = -1;
-                    nmax[i * K + k] = 0;
-                    if (paper) q[i * K + k] = 0;
-                }
-                for (lg_idx c = 0; c < D; c++) o[c] = bias[c];
-                continue;
-            }
-            /* per block of heads, the heads as the inner loops (vector code at
-             * several heads, att_common_impl.h; each head's arg-max, maximum
-             * and sums still over the row's edges in order) */
-            for (lg_idx k0 = 0; k0 < K; k0 += LG__ATT_HB) {
-                const lg_idx kn = LG_MIN(K - k0, LG__ATT_HB);
-                lg_real m[LG__ATT_HB], qv[LG__ATT_HB];
-                lg_idx am[LG__ATT_HB];
-                if (lip) { /* arg-max of ||x_j||: the first (lowest) on ties */
-                    const lg_idx ja = g->j[e0];
-                    const lg_real *na = nrm + ja * NS + k0;
-                    LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) {
-                        m[k] = na[k];
-                        am[k] = ja;
+        {
+            lg__gat_group_ws ws;
+            for (lg__steal_it it = {0, 0, 0}; lg__steal_next(&st, n, lg__steal_rows(n), &it);) {
+                for (lg_idx ia = it.i0, ib; ia < it.i1; ia = ib) {
+                    /* the group [ia, ib): edges [Ea, Eb) */
+                    lg_idx ne = g->p[ia + 1] - g->p[ia];
+                    for (ib = ia + 1; ib < it.i1 && ib - ia < LG__GAT_GR && ne <= LG__GAT_GE; ib++) {
+                        const lg_idx d = g->p[ib + 1] - g->p[ib];
+                        if (ne + d > LG__GAT_GE) break;
+                        ne += d;
                     }
-                    for (lg_idx e = e0 + 1; e < e1; e++) {
-                        const lg_idx j = g->j[e];
-                        const lg_real *nj = nrm + j * NS + k0;
-                        LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) {
-                            if (nj[k] > m[k]) {
-                                m[k] = nj[k];
-                                am[k] = j;
+                    const lg_idx Ea = g->p[ia], Eb = g->p[ib];
+                    const int *er = ib > ia + 1 ? ws.er : NULL;
+                    for (lg_idx k0 = 0; k0 < K; k0 += LG__ATT_HB) {
+                        const lg_idx kn = LG_MIN(K - k0, LG__ATT_HB);
+                        for (lg_idx i = ia; i < ib; i++) {
+                            const lg_idx e0 = g->p[i], e1 = g->p[i + 1], r = i - ia;
+                            lg_real m[LG__ATT_HB], *qv = ws.q + r * kn;
+                            if (k0 == 0) lg__gprefetch_sources(g, i + 1, ss, NS);
+                            LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) ws.sd[r * kn + k] = sd[i * K + k0 + k];
+                            if (e1 == e0) { /* no in-neighbour: bias only (below) */
+                                for (lg_idx k = 0; k < kn && lip; k++) {
+                                    amax[i * K + k0 + k] = -1;
+                                    nmax[i * K + k0 + k] = 0;
+                                    if (paper) q[i * K + k0 + k] = 0;
+                                }
+                                continue;
+                            }
+                            /* one loop over the row's edges: each edge's row into er, the
+                             * source's scores staged into att (lg__gat_scores) and the
+                             * arg-max of ||x_j|| (the first, lowest, on ties) */
+                            lg_idx am[LG__ATT_HB];
+                            LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) m[k] = 0, am[k] = -1;
+                            for (lg_idx e = e0; e < e1; e++) {
+                                const lg_idx j = g->j[e];
+                                const lg_real *sj = ss + j * NS + k0;
+                                lg_real *a = att + e * K + k0;
+                                if (er) ws.er[e - Ea] = (int)r;
+                                LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) a[k] = sj[k];
+                                if (lip) {
+                                    const lg_real *nj = nrm + j * NS + k0;
+                                    LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) {
+                                        if (e == e0 || nj[k] > m[k]) {
+                                            m[k] = nj[k];
+                                            am[k] = j;
+                                        }
+                                    }
+                                }
+                            }
+                            if (lip) {
+                                LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) {
+                                    amax[i * K + k0 + k] = am[k];
+                                    nmax[i * K + k0 + k] = m[k];
+                                }
+                                for (lg_idx k = 0; k < kn; k++) {
+                                    qv[k] = paper ? lg__ghyp(nrm[i * NS + k0 + k], m[k], eps) : 1;
+                                    if (paper) q[i * K + k0 + k] = qv[k];
+                                }
+                            } else {
+                                LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) qv[k] = 1;
+                            }
+                            LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) ws.m[r * kn + k] = m[k];
+                        }
+                        /* scores t (kept for B2 but in the reference form), LeakyReLU, softmax */
+                        const lg__gat_scores_in blk = {g->j,  Ea,   Eb,    K,           NS,
+                                                       kn,    er,   ws.sd, ws.q,        ws.m,
+                                                       lip ? nrm + k0 : NULL, anorm + k0, att + k0,
+                                                       keep_t ? tsc + k0 : NULL, sc, slope};
+                        if (mode == LG_ATT_NORM_NONE) lg__gat_scores(LG_ATT_NORM_NONE, &blk);
+                        else if (paper) lg__gat_scores(LG_ATT_NORM_LIPSCHITZ, &blk);
+                        else lg__gat_scores(LG_ATT_NORM_LIPSCHITZ_REF, &blk);
+                        lg__asoftmax_rows(att, g->p, ia, ib, K, k0, kn, er, ws.mx, ws.z);
+                    }
+                    /* aggregation, edge-major over whole rows of XP */
+                    for (lg_idx i = ia; i < ib; i++) {
+                        const lg_idx e0 = g->p[i], e1 = g->p[i + 1];
+                        lg_real *o = out + i * D;
+                        if (e1 == e0) {
+                            for (lg_idx c = 0; c < D; c++) o[c] = bias[c];
+                            continue;
+                        }
+                        LG__ATT_ACC(acc, o, D);
+                        for (lg_idx e = e0; e < e1; e++) {
+                            const lg_real *xj = xp + g->j[e] * KC;
+                            if (e + LG__ATT_PF_DIST < nnz) lg__aprefetch(xp + g->j[e + LG__ATT_PF_DIST] * KC, KC);
+                            for (lg_idx k = 0; k < K; k++) {
+                                lg_real w = att[e * K + k];
+                                if (drop) w *= mk[lg__akeep(key, e, K, k, p)];
+                                if (concat) lg__aaxpy(acc + k * C, w, xj + k * C, C);
+                                else lg__aaxpy(acc, w * invK, xj + k * C, C);
                             }
                         }
+                        for (lg_idx c = 0; c < D; c++) o[c] = acc[c] + bias[c];
                     }
-                    LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) {
-                        amax[i * K + k0 + k] = am[k];
-                        nmax[i * K + k0 + k] = m[k];
-                    }
-                    for (lg_idx k = 0; k < kn; k++) {
-                        qv[k] = paper ? lg__ghyp(nrm[i * NS + k0 + k], m[k], eps) : 1;
-                        if (paper) q[i * K + k0 + k] = qv[k];
-                    }
-                } else {
-                    LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) m[k] = 0, qv[k] = 1;
-                }
-                /* scores t (kept for B2 but in the reference form), LeakyReLU, softmax */
-                const lg__gat_scores_in blk = {g->j, e0, e1, K, NS, kn, sd + i * K + k0, ss + k0, lip ? nrm + k0 : NULL,
-                                               qv, m, anorm + k0, att + k0, keep_t ? tsc + k0 : NULL, sc, slope};
-                if (mode == LG_ATT_NORM_NONE) lg__gat_scores(LG_ATT_NORM_NONE, &blk);
-                else if (paper) lg__gat_scores(LG_ATT_NORM_LIPSCHITZ, &blk);
-                else lg__gat_scores(LG_ATT_NORM_LIPSCHITZ_REF, &blk);
-                lg__asoftmax(att, e0, e1, K, k0, kn);
-            }
-            /* aggregation, edge-major over whole rows of XP */
-            LG__ATT_ACC(acc, o, D);
-            for (lg_idx e = e0; e < e1; e++) {
-                const lg_real *xj = xp + g->j[e] * KC;
-                if (e + LG__ATT_PF_DIST < nnz) lg__aprefetch(xp + g->j[e + LG__ATT_PF_DIST] * KC, KC);
-                for (lg_idx k = 0; k < K; k++) {
-                    lg_real w = att[e * K + k];
-                    if (drop) w *= mk[lg__akeep(key, e, K, k, p)];
-                    if (concat) lg__aaxpy(acc + k * C, w, xj + k * C, C);
-                    else lg__aaxpy(acc, w * invK, xj + k * C, C);
                 }
             }
-            for (lg_idx c = 0; c < D; c++) o[c] = acc[c] + bias[c];
         }
     }
     LG__PASS_MARK(LG__PASS_GAT_FWD_ROWS);
