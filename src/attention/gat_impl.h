@@ -172,13 +172,13 @@ static inline __attribute__((always_inline)) void lg__gat_scores(lg_att_norm mod
  * (lg__gat_scores, lg__asoftmax_rows). The scratch, per thread: */
 #define LG__GAT_GR 64
 #define LG__GAT_GE 1024
-typedef struct {
-    int er[LG__GAT_GE];                    /* each edge's row in the group                */
-    lg_real m[LG__GAT_GR * LG__ATT_HB];    /* per row and head of the block: max norm,     */
-    lg_real q[LG__GAT_GR * LG__ATT_HB];    /* q_i, the target's score, the softmax's max   */
-    lg_real sd[LG__GAT_GR * LG__ATT_HB];   /* and its sum's inverse                        */
-    lg_real mx[LG__GAT_GR * LG__ATT_HB];
-    lg_real z[LG__GAT_GR * LG__ATT_HB];
+typedef struct {                         /* per row of the group and head of the block: */
+    int er[LG__GAT_GE];                  /* (per edge) the edge's row in the group       */
+    lg_real m[LG__GAT_GR * LG__ATT_HB];  /* the maximum neighbour norm                   */
+    lg_real q[LG__GAT_GR * LG__ATT_HB];  /* q_i (1 but in the paper's form)              */
+    lg_real sd[LG__GAT_GR * LG__ATT_HB]; /* the target's score sd_ik                     */
+    lg_real mx[LG__GAT_GR * LG__ATT_HB]; /* the softmax's maximum                        */
+    lg_real z[LG__GAT_GR * LG__ATT_HB];  /* the inverse of the softmax's sum             */
 } lg__gat_group_ws;
 
 #ifndef LG__ISA_FILE /* not in the instruction-set variants: forward and backward only */
