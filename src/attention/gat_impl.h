@@ -89,10 +89,18 @@ static inline lg_real lg__ghyp(lg_real a, lg_real b, lg_real eps) {
     return m * LG_SQRT(x * x + y * y + eps / m / m);
 }
 
+/* Scalars gathered per edge (the sources' per-node scores and norms in the
+ * forward, the records in B2) are prefetched for the edge LG__GAT_SCALAR_PF
+ * ahead in the whole CSR, across row ends, as the rows of XP are
+ * (LG__ATT_PF_DIST). One row ahead, as before, was too close: DeepGAT 30's B2
+ * 125 -> 100 µs a layer at 1 and 2 threads (bench/README.md, stop 43). */
+#ifndef LG__GAT_SCALAR_PF
+#define LG__GAT_SCALAR_PF 16
+#endif
+
 /* Prefetches the per-node scalars (ns values a node: the source scores, then
- * the norms) of the sources of row i, one row ahead of its use: they are
- * gathered per edge, like the rows of XP, and would otherwise miss once per
- * edge. */
+ * the norms) of the sources of row i, one row ahead of its use (B2 in the
+ * reference form, which recomputes the scores). */
 static inline void lg__gprefetch_sources(const lg_graph *g, lg_idx i, const lg_real *a, lg_idx ns) {
     if (i >= g->n) return;
     for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) __builtin_prefetch(a + g->j[e] * ns);
@@ -305,7 +313,6 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
                         for (lg_idx i = ia; i < ib; i++) {
                             const lg_idx e0 = g->p[i], e1 = g->p[i + 1], r = i - ia;
                             lg_real m[LG__ATT_HB], *qv = ws.q + r * kn;
-                            if (k0 == 0) lg__gprefetch_sources(g, i + 1, ss, NS);
                             LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) ws.sd[r * kn + k] = sd[i * K + k0 + k];
                             if (e1 == e0) { /* no in-neighbour: bias only (below) */
                                 for (lg_idx k = 0; k < kn && lip; k++) {
@@ -323,6 +330,8 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
                             for (lg_idx e = e0; e < e1; e++) {
                                 const lg_idx j = g->j[e];
                                 const lg_real *sj = ss + j * NS + k0;
+                                if (e + LG__GAT_SCALAR_PF < nnz)
+                                    __builtin_prefetch(ss + g->j[e + LG__GAT_SCALAR_PF] * NS + k0);
                                 lg_real *a = att + e * K + k0;
                                 if (er) ws.er[e - Ea] = (int)r;
                                 LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) a[k] = sj[k];
@@ -500,10 +509,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
             const lg_real *gi = d_out + i * D;
             lg_real *Sd = nsd + i * K, *cf = lip ? ncoef + i * K : NULL, *dA = ref ? ndan + i * K : NULL;
             for (lg_idx c = 0; c < D; c++) pb[c] += gi[c];
-            if (i + 1 < n) { /* the next row's records (and, reference form, per-node scalars) */
-                for (lg_idx e = g->p[i + 1]; e < g->p[i + 2]; e++) __builtin_prefetch(rec + tpos[e] * RW);
-                if (ref) lg__gprefetch_sources(g, i + 1, ss, NS);
-            }
+            if (ref) lg__gprefetch_sources(g, i + 1, ss, NS);
             /* heads as the inner loop, in blocks of LG__ATT_HB: each head's
              * sums still run over the row's edges in order (the same bits as
              * head by head), and at several heads the loops over a block are
@@ -514,6 +520,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
                 LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) S[k] = sdk[k] = cfk[k] = dAk[k] = 0;
                 for (lg_idx e = e0; e < e1; e++) {
                     const lg_real *a = att + e * K + k0, *r = rec + tpos[e] * RW + k0;
+                    if (e + LG__GAT_SCALAR_PF < nnz) __builtin_prefetch(rec + tpos[e + LG__GAT_SCALAR_PF] * RW + k0);
                     LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) S[k] += a[k] * r[k];
                 }
                 for (lg_idx e = e0; e < e1; e++) {
