@@ -93,7 +93,8 @@ static inline lg_real lg__ghyp(lg_real a, lg_real b, lg_real eps) {
  * forward, the records in B2) are prefetched for the edge LG__GAT_SCALAR_PF
  * ahead in the whole CSR, across row ends, as the rows of XP are
  * (LG__ATT_PF_DIST). One row ahead, as before, was too close: DeepGAT 30's B2
- * 125 -> 100 µs a layer at 1 and 2 threads (bench/README.md, stop 43). */
+ * 125-135 -> 105-110 µs a layer at 1 thread, 110-113 -> 89-99 at 2
+ * (bench/README.md, stop 43). */
 #ifndef LG__GAT_SCALAR_PF
 #define LG__GAT_SCALAR_PF 16
 #endif
