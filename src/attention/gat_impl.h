@@ -190,6 +190,102 @@ typedef struct {                         /* per row of the group and head of the
     lg_real z[LG__GAT_GR * LG__ATT_HB];  /* the inverse of the softmax's sum             */
 } lg__gat_group_ws;
 
+/* What the row pass's groups read and write (lg__gat_group_scores). */
+typedef struct {
+    const lg_graph *g;
+    const lg_real *sd, *ss, *nrm, *anorm; /* target scores; source scores and norms (NS apart); ||a_k|| */
+    lg_real *att, *tsc, *q, *nmax;        /* per edge and head; per node and head                   */
+    lg_idx *amax;                         /* per node and head: the arg-max neighbour               */
+    lg_idx NS;                            /* per-node source scalars                                */
+    lg_att_norm mode;
+    lg_real sc, slope, eps;
+} lg__gat_rows_in;
+
+/* The row pass's normaliser, scores and softmax for the group of rows [ia,
+ * ib) (several rows of at most LG__GAT_GE edges in all, or one row) over the
+ * heads [k0, k0 + kn) of K: per row one loop over its edges (each edge's row
+ * into ws->er, the sources' scores staged into att, the arg-max of ||x_j||,
+ * the first, lowest, on ties), q_i, then lg__gat_scores and
+ * lg__asoftmax_rows over the group. An empty row gets amax = -1, nmax = 0
+ * and q = 0 (the bias alone is its output). Inlined, so that K and the mode
+ * are the caller's constants. */
+static inline __attribute__((always_inline)) void lg__gat_group_scores(const lg__gat_rows_in *x, lg__gat_group_ws *ws,
+                                                                       lg_idx ia, lg_idx ib, lg_idx K, lg_idx k0,
+                                                                       lg_idx kn) {
+    const lg_graph *g = x->g;
+    const lg_idx NS = x->NS, Ea = g->p[ia], Eb = g->p[ib];
+    const lg_real *ss = x->ss, *nrm = x->nrm;
+    lg_real *att = x->att;
+    const int lip = x->mode != LG_ATT_NORM_NONE, paper = x->mode == LG_ATT_NORM_LIPSCHITZ;
+    int *er = ib > ia + 1 ? ws->er : NULL;
+    for (lg_idx i = ia; i < ib; i++) {
+        const lg_idx e0 = g->p[i], e1 = g->p[i + 1], r = i - ia;
+        lg_real m[LG__ATT_HB], *qv = ws->q + r * kn;
+        lg_idx am[LG__ATT_HB];
+        LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) ws->sd[r * kn + k] = x->sd[i * K + k0 + k];
+        if (e1 == e0) {
+            for (lg_idx k = 0; k < kn && lip; k++) {
+                x->amax[i * K + k0 + k] = -1;
+                x->nmax[i * K + k0 + k] = 0;
+                if (paper) x->q[i * K + k0 + k] = 0;
+            }
+            continue;
+        }
+        LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) m[k] = 0, am[k] = -1;
+        for (lg_idx e = e0; e < e1; e++) {
+            const lg_idx j = g->j[e];
+            const lg_real *sj = ss + j * NS + k0;
+            lg_real *a = att + e * K + k0;
+            if (e + LG__GAT_SCALAR_PF < g->nnz) __builtin_prefetch(ss + g->j[e + LG__GAT_SCALAR_PF] * NS + k0);
+            if (er) er[e - Ea] = (int)r;
+            LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) a[k] = sj[k];
+            if (lip) {
+                const lg_real *nj = nrm + j * NS + k0;
+                LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) {
+                    if (e == e0 || nj[k] > m[k]) {
+                        m[k] = nj[k];
+                        am[k] = j;
+                    }
+                }
+            }
+        }
+        if (lip) {
+            LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) {
+                x->amax[i * K + k0 + k] = am[k];
+                x->nmax[i * K + k0 + k] = m[k];
+            }
+            for (lg_idx k = 0; k < kn; k++) {
+                qv[k] = paper ? lg__ghyp(nrm[i * NS + k0 + k], m[k], x->eps) : 1;
+                if (paper) x->q[i * K + k0 + k] = qv[k];
+            }
+        } else {
+            LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) qv[k] = 1;
+        }
+        LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) ws->m[r * kn + k] = m[k];
+    }
+    /* scores t (kept for B2 but in the reference form), LeakyReLU, softmax */
+    const lg__gat_scores_in blk = {g->j,
+                                   Ea,
+                                   Eb,
+                                   K,
+                                   NS,
+                                   kn,
+                                   er,
+                                   ws->sd,
+                                   ws->q,
+                                   ws->m,
+                                   lip ? nrm + k0 : NULL,
+                                   x->anorm + k0,
+                                   att + k0,
+                                   x->mode != LG_ATT_NORM_LIPSCHITZ_REF ? x->tsc + k0 : NULL,
+                                   x->sc,
+                                   x->slope};
+    if (x->mode == LG_ATT_NORM_NONE) lg__gat_scores(LG_ATT_NORM_NONE, &blk);
+    else if (paper) lg__gat_scores(LG_ATT_NORM_LIPSCHITZ, &blk);
+    else lg__gat_scores(LG_ATT_NORM_LIPSCHITZ_REF, &blk);
+    lg__asoftmax_rows(att, g->p, ia, ib, K, k0, kn, er, ws->mx, ws->z);
+}
+
 #ifndef LG__ISA_FILE /* not in the instruction-set variants: forward and backward only */
 lg_status LG_FN(lg_gat_cache_init)(lg_gat_cache **out, const lg_gat_config *cfg, lg_idx n_cap, lg_idx nnz_cap) {
     return lg__gat_cache_alloc(out, cfg, n_cap, nnz_cap, sizeof(lg_real), NULL, 0, 0);
@@ -262,7 +358,6 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
     lg_real *nrm = LG__GAT_NORMS(ss, K, lip, n);
     lg_real *q = cache->q, *aeff = cache->aeff, *anorm = cache->anorm, *nmax = cache->nmax, *tsc = cache->tsc;
     lg_idx *amax = cache->amax;
-    const int keep_t = mode != LG_ATT_NORM_LIPSCHITZ_REF; /* tsc kept for B2 */
 
     /* per head: ||a_k|| and the effective vectors (a_k / ||a_k|| in the paper's form) */
     for (lg_idx k = 0; k < K; k++) {
@@ -293,6 +388,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
         LG__PASS_MARK(LG__PASS_GAT_FWD_GEMM);
         /* 3. fused row pass: normaliser, scores, softmax, aggregation; the
          * rows in groups (above), each row's edges in order */
+        const lg__gat_rows_in rows = {g, sd, ss, nrm, anorm, att, tsc, q, nmax, amax, NS, mode, sc, slope, eps};
         lg__steal st;
         lg__steal_reset(&st);
 #pragma omp parallel
@@ -300,76 +396,13 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
             lg__gat_group_ws ws;
             for (lg__steal_it it = {0, 0, 0}; lg__steal_next(&st, n, lg__steal_rows(n), &it);) {
                 for (lg_idx ia = it.i0, ib; ia < it.i1; ia = ib) {
-                    /* the group [ia, ib): edges [Ea, Eb) */
+                    /* the group [ia, ib): several rows of at most LG__GAT_GE edges in all, or one row */
                     lg_idx ne = g->p[ia + 1] - g->p[ia];
-                    for (ib = ia + 1; ib < it.i1 && ib - ia < LG__GAT_GR && ne <= LG__GAT_GE; ib++) {
-                        const lg_idx d = g->p[ib + 1] - g->p[ib];
-                        if (ne + d > LG__GAT_GE) break;
-                        ne += d;
-                    }
-                    const lg_idx Ea = g->p[ia], Eb = g->p[ib];
-                    const int *er = ib > ia + 1 ? ws.er : NULL;
-                    for (lg_idx k0 = 0; k0 < K; k0 += LG__ATT_HB) {
-                        const lg_idx kn = LG_MIN(K - k0, LG__ATT_HB);
-                        for (lg_idx i = ia; i < ib; i++) {
-                            const lg_idx e0 = g->p[i], e1 = g->p[i + 1], r = i - ia;
-                            lg_real m[LG__ATT_HB], *qv = ws.q + r * kn;
-                            LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) ws.sd[r * kn + k] = sd[i * K + k0 + k];
-                            if (e1 == e0) { /* no in-neighbour: bias only (below) */
-                                for (lg_idx k = 0; k < kn && lip; k++) {
-                                    amax[i * K + k0 + k] = -1;
-                                    nmax[i * K + k0 + k] = 0;
-                                    if (paper) q[i * K + k0 + k] = 0;
-                                }
-                                continue;
-                            }
-                            /* one loop over the row's edges: each edge's row into er, the
-                             * source's scores staged into att (lg__gat_scores) and the
-                             * arg-max of ||x_j|| (the first, lowest, on ties) */
-                            lg_idx am[LG__ATT_HB];
-                            LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) m[k] = 0, am[k] = -1;
-                            for (lg_idx e = e0; e < e1; e++) {
-                                const lg_idx j = g->j[e];
-                                const lg_real *sj = ss + j * NS + k0;
-                                if (e + LG__GAT_SCALAR_PF < nnz)
-                                    __builtin_prefetch(ss + g->j[e + LG__GAT_SCALAR_PF] * NS + k0);
-                                lg_real *a = att + e * K + k0;
-                                if (er) ws.er[e - Ea] = (int)r;
-                                LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) a[k] = sj[k];
-                                if (lip) {
-                                    const lg_real *nj = nrm + j * NS + k0;
-                                    LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) {
-                                        if (e == e0 || nj[k] > m[k]) {
-                                            m[k] = nj[k];
-                                            am[k] = j;
-                                        }
-                                    }
-                                }
-                            }
-                            if (lip) {
-                                LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) {
-                                    amax[i * K + k0 + k] = am[k];
-                                    nmax[i * K + k0 + k] = m[k];
-                                }
-                                for (lg_idx k = 0; k < kn; k++) {
-                                    qv[k] = paper ? lg__ghyp(nrm[i * NS + k0 + k], m[k], eps) : 1;
-                                    if (paper) q[i * K + k0 + k] = qv[k];
-                                }
-                            } else {
-                                LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) qv[k] = 1;
-                            }
-                            LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) ws.m[r * kn + k] = m[k];
-                        }
-                        /* scores t (kept for B2 but in the reference form), LeakyReLU, softmax */
-                        const lg__gat_scores_in blk = {g->j,  Ea,   Eb,    K,           NS,
-                                                       kn,    er,   ws.sd, ws.q,        ws.m,
-                                                       lip ? nrm + k0 : NULL, anorm + k0, att + k0,
-                                                       keep_t ? tsc + k0 : NULL, sc, slope};
-                        if (mode == LG_ATT_NORM_NONE) lg__gat_scores(LG_ATT_NORM_NONE, &blk);
-                        else if (paper) lg__gat_scores(LG_ATT_NORM_LIPSCHITZ, &blk);
-                        else lg__gat_scores(LG_ATT_NORM_LIPSCHITZ_REF, &blk);
-                        lg__asoftmax_rows(att, g->p, ia, ib, K, k0, kn, er, ws.mx, ws.z);
-                    }
+                    for (ib = ia + 1; ib < it.i1 && ib - ia < LG__GAT_GR && ne + g->p[ib + 1] - g->p[ib] <= LG__GAT_GE;
+                         ib++)
+                        ne += g->p[ib + 1] - g->p[ib];
+                    for (lg_idx k0 = 0; k0 < K; k0 += LG__ATT_HB)
+                        lg__gat_group_scores(&rows, &ws, ia, ib, K, k0, LG_MIN(K - k0, LG__ATT_HB));
                     /* aggregation, edge-major over whole rows of XP */
                     for (lg_idx i = ia; i < ib; i++) {
                         const lg_idx e0 = g->p[i], e1 = g->p[i + 1];
