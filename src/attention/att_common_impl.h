@@ -156,7 +156,9 @@ static inline void lg__asoftmax_rows(lg_real *att, const lg_idx *p, lg_idx ia, l
         for (lg_idx i = ia; i < ib; i++) {
             const lg_idx e0 = p[i], e1 = p[i + 1];
             lg_real *restrict s = z + (i - ia) * kn;
-            if (e1 == e0) continue; /* (no sum to invert) */
+            if (e1 == e0) { /* no sum to invert */
+                continue;
+            }
             LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) s[k] = 0;
             for (lg_idx e = e0; e < e1; e++) {
                 const lg_real *a = att + e * K + k0;
