@@ -96,6 +96,11 @@ static inline lg_real lg__anorm(const lg_real *x, lg_idx n) {
 #else
 #define LG__ATT_HLOOP
 #endif
+/* A loop over a group of rows' edges that reads per-row values (maxima,
+ * sums, scores) through each edge's row in the group and writes per-edge
+ * values: different arrays of the cache, which the compiler cannot tell apart;
+ * without ivdep GCC keeps such a loop scalar. */
+#define LG__ATT_ELOOP _Pragma("GCC ivdep")
 
 /* The softmax of the rows [ia, ib) of a CSR (row pointers p) over the heads
  * [k0, k0 + kn) of K (kn <= LG__ATT_HB), in place: att[e K + k] for the edges
@@ -103,7 +108,8 @@ static inline lg_real lg__anorm(const lg_real *x, lg_idx n) {
  * subtracted (every exponent <= 0: no overflow; the sum >= 1) and the sum's
  * inverse multiplied; each head's maximum and sum run over the row's edges in
  * order. er gives each edge of the rows (from p[ia]) its row's place r = i -
- * ia, or is NULL for one row; mx and z are scratch of (ib - ia) kn values.
+ * ia, or is NULL for one row; mx and z are scratch of (ib - ia) rows of kn
+ * values, ld apart (the maxima and the sums' inverses).
  * The maxima and sums are loops per row; the exponentials and the products by
  * the inverse are loops over all the rows' edges at once (long enough for
  * vector code: over a row's few edges each the loops' overhead dominated,
@@ -112,11 +118,13 @@ static inline lg_real lg__anorm(const lg_real *x, lg_idx n) {
  * exponential is LG_EXP_NONPOS (in float inline, core/fexp.h; exponents below
  * -87 give 0). The one softmax of every attention layer. O(edges kn). */
 static inline void lg__asoftmax_rows(lg_real *att, const lg_idx *p, lg_idx ia, lg_idx ib, lg_idx K, lg_idx k0,
-                                     lg_idx kn, const int *er, lg_real *restrict mx, lg_real *restrict z) {
+                                     lg_idx kn, const int *er, lg_real *restrict mx, lg_real *restrict z,
+                                     lg_idx ld) {
     const lg_idx E0 = p[ia], E1 = p[ib];
+    if (E1 == E0) return; /* empty rows only (er may then be NULL) */
     for (lg_idx i = ia; i < ib; i++) {
         const lg_idx e0 = p[i], e1 = p[i + 1];
-        lg_real *restrict m = mx + (i - ia) * kn;
+        lg_real m[LG__ATT_HB]; /* in registers: mx may be any buffer for the compiler */
         if (e1 == e0) continue;
         const lg_real *a0 = att + e0 * K + k0;
         LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) m[k] = a0[k];
@@ -124,6 +132,7 @@ static inline void lg__asoftmax_rows(lg_real *att, const lg_idx *p, lg_idx ia, l
             const lg_real *a = att + e * K + k0;
             LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) m[k] = a[k] > m[k] ? a[k] : m[k];
         }
+        LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) mx[(i - ia) * ld + k] = m[k];
     }
     if (!er) { /* one row: the exponentials and their sum in one loop */
         if (E1 == E0 + 1) { /* one edge (TREES' leaves are half its rows) */
@@ -138,24 +147,25 @@ static inline void lg__asoftmax_rows(lg_real *att, const lg_idx *p, lg_idx ia, l
             }
             return;
         }
-        LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) z[k] = 0;
+        lg_real m[LG__ATT_HB], s[LG__ATT_HB]; /* in registers (above) */
+        LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) m[k] = mx[k], s[k] = 0;
         for (lg_idx e = E0; e < E1; e++) {
             lg_real *restrict a = att + e * K + k0;
             LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) {
-                a[k] = LG_EXP_NONPOS(a[k] - mx[k]);
-                z[k] += a[k];
+                a[k] = LG_EXP_NONPOS(a[k] - m[k]);
+                s[k] += a[k];
             }
         }
-        LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) z[k] = 1 / z[k];
+        LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) z[k] = 1 / s[k];
     } else {
-        for (lg_idx e = E0; e < E1; e++) {
+        LG__ATT_ELOOP for (lg_idx e = E0; e < E1; e++) {
             lg_real *restrict a = att + e * K + k0;
-            const lg_real *restrict m = mx + er[e - E0] * kn;
+            const lg_real *restrict m = mx + er[e - E0] * ld;
             LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) a[k] = LG_EXP_NONPOS(a[k] - m[k]);
         }
         for (lg_idx i = ia; i < ib; i++) {
             const lg_idx e0 = p[i], e1 = p[i + 1];
-            lg_real *restrict s = z + (i - ia) * kn;
+            lg_real s[LG__ATT_HB]; /* in registers (above) */
             if (e1 == e0) { /* no sum to invert */
                 continue;
             }
@@ -164,12 +174,12 @@ static inline void lg__asoftmax_rows(lg_real *att, const lg_idx *p, lg_idx ia, l
                 const lg_real *a = att + e * K + k0;
                 LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) s[k] += a[k];
             }
-            LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) s[k] = 1 / s[k];
+            LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) z[(i - ia) * ld + k] = 1 / s[k];
         }
     }
-    for (lg_idx e = E0; e < E1; e++) {
+    LG__ATT_ELOOP for (lg_idx e = E0; e < E1; e++) {
         lg_real *restrict a = att + e * K + k0;
-        const lg_real *restrict s = z + (er ? er[e - E0] : 0) * kn;
+        const lg_real *restrict s = z + (er ? er[e - E0] : 0) * ld;
         LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) a[k] *= s[k];
     }
 }
@@ -178,7 +188,7 @@ static inline void lg__asoftmax_rows(lg_real *att, const lg_idx *p, lg_idx ia, l
 static inline void lg__asoftmax(lg_real *att, lg_idx e0, lg_idx e1, lg_idx K, lg_idx k0, lg_idx kn) {
     const lg_idx p[2] = {e0, e1};
     lg_real mx[LG__ATT_HB] = {0}, z[LG__ATT_HB]; /* (e1 > e0: mx is set; GCC cannot tell) */
-    lg__asoftmax_rows(att, p, 0, 1, K, k0, kn, NULL, mx, z);
+    lg__asoftmax_rows(att, p, 0, 1, K, k0, kn, NULL, mx, z, kn);
 }
 
 /* A zeroed row accumulator named name for a row that ends in dst (len

@@ -147,8 +147,9 @@ typedef struct {
     const lg_idx *gj;            /* the graph's sources, g->j                               */
     lg_idx e0, e1, K, NS, kn;    /* the group's edges, heads, per-node source scalars, block */
     const int *er;               /* each edge's row in the group (from e0), or NULL: one row */
-    const lg_real *sd, *qi, *m;  /* per row of the group (kn apart): the target's scores, q_i
-                                    (paper), the maximum neighbour norm                     */
+    const lg_real *sd, *qi, *m;  /* per row of the group (K apart, from its first row): the
+                                    target's scores; q_i (read in the paper's form only);
+                                    the maximum neighbour norm (the reference form only)    */
     const lg_real *nrm;          /* every node's norms (NS apart), the reference form        */
     const lg_real *anorm;        /* ||a_k||                                                */
     lg_real *att, *tsc;          /* n x K, from the block's first head                      */
@@ -159,14 +160,15 @@ static inline __attribute__((always_inline)) void lg__gat_scores(lg_att_norm mod
     const lg_real slope = in->slope, sc = in->sc, *restrict an = in->anorm;
     const lg_idx K = in->K, NS = in->NS, kn = in->kn, e0 = in->e0;
     const int *restrict er = in->er;
-    for (lg_idx e = e0; e < in->e1; e++) {
-        const lg_idx r = (er ? er[e - e0] : 0) * kn;
+    LG__ATT_ELOOP for (lg_idx e = e0; e < in->e1; e++) {
+        const lg_idx r = (er ? er[e - e0] : 0) * K;
         const lg_real *restrict sd = in->sd + r, *restrict qi = in->qi + r, *restrict m = in->m + r;
         const lg_real *restrict nj = mode == LG_ATT_NORM_LIPSCHITZ_REF ? in->nrm + in->gj[e] * NS : NULL;
         lg_real *restrict a = in->att + e * K, *restrict ts = mode == LG_ATT_NORM_LIPSCHITZ_REF ? NULL : in->tsc + e * K;
         LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) {
             lg_real qr = 0, cij = 0;
-            const lg_real t = lg__gscore(mode, sd[k] + a[k], sc, qi[k], m[k],
+            const lg_real t = lg__gscore(mode, sd[k] + a[k], sc, mode == LG_ATT_NORM_LIPSCHITZ ? qi[k] : 1,
+                                         mode == LG_ATT_NORM_LIPSCHITZ_REF ? m[k] : 0,
                                          mode == LG_ATT_NORM_LIPSCHITZ_REF ? nj[k] : 0, 4 * an[k], &qr, &cij);
             const lg_real v = t * (t > 0 ? LG_R(1) : slope);
             a[k] = v;
@@ -178,23 +180,24 @@ static inline __attribute__((always_inline)) void lg__gat_scores(lg_att_norm mod
 /* The forward's row pass takes the rows in groups: runs of rows of at most
  * LG__GAT_GR rows and LG__GAT_GE edges, or one row of more edges; the
  * per-edge work that needs no row sum runs over a group's edges at once
- * (lg__gat_scores, lg__asoftmax_rows). The scratch, per thread: */
+ * (lg__gat_scores, lg__asoftmax_rows). What it needs per row and head is in
+ * the cache's arrays of n x K: sd, q and nmax, and the softmax's maxima and
+ * inverse sums in the workspace's nsd and nss; each edge's row in its group in
+ * the workspace's rec, as int. Nothing on the threads' stacks: stop 43's 24 KB
+ * of scratch there made a worker thread overflow at OMP_STACKSIZE 72-95 KB
+ * (of which OpenBLAS's thread-local storage takes 60 KB; tests/test_cli.sh,
+ * case omp). */
 #define LG__GAT_GR 64
 #define LG__GAT_GE 1024
-typedef struct {                         /* per row of the group and head of the block: */
-    int er[LG__GAT_GE];                  /* (per edge) the edge's row in the group       */
-    lg_real m[LG__GAT_GR * LG__ATT_HB];  /* the maximum neighbour norm                   */
-    lg_real q[LG__GAT_GR * LG__ATT_HB];  /* q_i (1 but in the paper's form)              */
-    lg_real sd[LG__GAT_GR * LG__ATT_HB]; /* the target's score sd_ik                     */
-    lg_real mx[LG__GAT_GR * LG__ATT_HB]; /* the softmax's maximum                        */
-    lg_real z[LG__GAT_GR * LG__ATT_HB];  /* the inverse of the softmax's sum             */
-} lg__gat_group_ws;
+_Static_assert(sizeof(int) <= sizeof(float), "rec holds an int per edge in the forward");
 
 /* What the row pass's groups read and write (lg__gat_group_scores). */
 typedef struct {
     const lg_graph *g;
     const lg_real *sd, *ss, *nrm, *anorm; /* target scores; source scores and norms (NS apart); ||a_k|| */
     lg_real *att, *tsc, *q, *nmax;        /* per edge and head; per node and head                   */
+    lg_real *mx, *z;                      /* per node and head: the softmax's maxima, inverse sums  */
+    int *er;                              /* per edge: its row's place in its group                 */
     lg_idx *amax;                         /* per node and head: the arg-max neighbour               */
     lg_idx NS;                            /* per-node source scalars                                */
     lg_att_norm mode;
@@ -204,25 +207,23 @@ typedef struct {
 /* The row pass's normaliser, scores and softmax for the group of rows [ia,
  * ib) (several rows of at most LG__GAT_GE edges in all, or one row) over the
  * heads [k0, k0 + kn) of K: per row one loop over its edges (each edge's row
- * into ws->er, the sources' scores staged into att, the arg-max of ||x_j||,
+ * into er, the sources' scores staged into att, the arg-max of ||x_j||,
  * the first, lowest, on ties), q_i, then lg__gat_scores and
  * lg__asoftmax_rows over the group. An empty row gets amax = -1, nmax = 0
  * and q = 0 (the bias alone is its output). Inlined, so that K and the mode
  * are the caller's constants. */
-static inline __attribute__((always_inline)) void lg__gat_group_scores(const lg__gat_rows_in *x, lg__gat_group_ws *ws,
-                                                                       lg_idx ia, lg_idx ib, lg_idx K, lg_idx k0,
-                                                                       lg_idx kn) {
+static inline __attribute__((always_inline)) void lg__gat_group_scores(const lg__gat_rows_in *x, lg_idx ia, lg_idx ib,
+                                                                       lg_idx K, lg_idx k0, lg_idx kn) {
     const lg_graph *g = x->g;
     const lg_idx NS = x->NS, Ea = g->p[ia], Eb = g->p[ib];
     const lg_real *ss = x->ss, *nrm = x->nrm;
     lg_real *att = x->att;
     const int lip = x->mode != LG_ATT_NORM_NONE, paper = x->mode == LG_ATT_NORM_LIPSCHITZ;
-    int *er = ib > ia + 1 ? ws->er : NULL;
+    int *er = ib > ia + 1 && Eb > Ea ? x->er + Ea : NULL; /* (no edges: no rows to tell apart) */
     for (lg_idx i = ia; i < ib; i++) {
         const lg_idx e0 = g->p[i], e1 = g->p[i + 1], r = i - ia;
-        lg_real m[LG__ATT_HB], *qv = ws->q + r * kn;
+        lg_real m[LG__ATT_HB];
         lg_idx am[LG__ATT_HB];
-        LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) ws->sd[r * kn + k] = x->sd[i * K + k0 + k];
         if (e1 == e0) {
             for (lg_idx k = 0; k < kn && lip; k++) {
                 x->amax[i * K + k0 + k] = -1;
@@ -254,14 +255,9 @@ static inline __attribute__((always_inline)) void lg__gat_group_scores(const lg_
                 x->amax[i * K + k0 + k] = am[k];
                 x->nmax[i * K + k0 + k] = m[k];
             }
-            for (lg_idx k = 0; k < kn; k++) {
-                qv[k] = paper ? lg__ghyp(nrm[i * NS + k0 + k], m[k], x->eps) : 1;
-                if (paper) x->q[i * K + k0 + k] = qv[k];
-            }
-        } else {
-            LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) qv[k] = 1;
+            if (paper)
+                for (lg_idx k = 0; k < kn; k++) x->q[i * K + k0 + k] = lg__ghyp(nrm[i * NS + k0 + k], m[k], x->eps);
         }
-        LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) ws->m[r * kn + k] = m[k];
     }
     /* scores t (kept for B2 but in the reference form), LeakyReLU, softmax */
     const lg__gat_scores_in blk = {g->j,
@@ -271,9 +267,9 @@ static inline __attribute__((always_inline)) void lg__gat_group_scores(const lg_
                                    NS,
                                    kn,
                                    er,
-                                   ws->sd,
-                                   ws->q,
-                                   ws->m,
+                                   x->sd + ia * K + k0,
+                                   paper ? x->q + ia * K + k0 : NULL,
+                                   lip ? x->nmax + ia * K + k0 : NULL,
                                    lip ? nrm + k0 : NULL,
                                    x->anorm + k0,
                                    att + k0,
@@ -283,7 +279,7 @@ static inline __attribute__((always_inline)) void lg__gat_group_scores(const lg_
     if (x->mode == LG_ATT_NORM_NONE) lg__gat_scores(LG_ATT_NORM_NONE, &blk);
     else if (paper) lg__gat_scores(LG_ATT_NORM_LIPSCHITZ, &blk);
     else lg__gat_scores(LG_ATT_NORM_LIPSCHITZ_REF, &blk);
-    lg__asoftmax_rows(att, g->p, ia, ib, K, k0, kn, er, ws->mx, ws->z);
+    lg__asoftmax_rows(att, g->p, ia, ib, K, k0, kn, er, x->mx + ia * K + k0, x->z + ia * K + k0, K);
 }
 
 #ifndef LG__ISA_FILE /* not in the instruction-set variants: forward and backward only */
@@ -358,6 +354,8 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
     lg_real *nrm = LG__GAT_NORMS(ss, K, lip, n);
     lg_real *q = cache->q, *aeff = cache->aeff, *anorm = cache->anorm, *nmax = cache->nmax, *tsc = cache->tsc;
     lg_idx *amax = cache->amax;
+    lg_real *nsd = cache->nsd, *nss = cache->nss; /* the workspace's, as the row pass's scratch (above) */
+    int *er = cache->rec;
 
     /* per head: ||a_k|| and the effective vectors (a_k / ||a_k|| in the paper's form) */
     for (lg_idx k = 0; k < K; k++) {
@@ -388,12 +386,12 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
         LG__PASS_MARK(LG__PASS_GAT_FWD_GEMM);
         /* 3. fused row pass: normaliser, scores, softmax, aggregation; the
          * rows in groups (above), each row's edges in order */
-        const lg__gat_rows_in rows = {g, sd, ss, nrm, anorm, att, tsc, q, nmax, amax, NS, mode, sc, slope, eps};
+        const lg__gat_rows_in rows = {g,    sd,   ss,   nrm,   anorm, att,  tsc,  q,     nmax,
+                                      nsd,  nss,  er,   amax,  NS,    mode, sc,   slope, eps};
         lg__steal st;
         lg__steal_reset(&st);
 #pragma omp parallel
         {
-            lg__gat_group_ws ws;
             for (lg__steal_it it = {0, 0, 0}; lg__steal_next(&st, n, lg__steal_rows(n), &it);) {
                 for (lg_idx ia = it.i0, ib; ia < it.i1; ia = ib) {
                     /* the group [ia, ib): several rows of at most LG__GAT_GE edges in all, or one row */
@@ -402,7 +400,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
                          ib++)
                         ne += g->p[ib + 1] - g->p[ib];
                     for (lg_idx k0 = 0; k0 < K; k0 += LG__ATT_HB)
-                        lg__gat_group_scores(&rows, &ws, ia, ib, K, k0, LG_MIN(K - k0, LG__ATT_HB));
+                        lg__gat_group_scores(&rows, ia, ib, K, k0, LG_MIN(K - k0, LG__ATT_HB));
                     /* aggregation, edge-major over whole rows of XP */
                     for (lg_idx i = ia; i < ib; i++) {
                         const lg_idx e0 = g->p[i], e1 = g->p[i + 1];

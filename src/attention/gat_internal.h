@@ -52,7 +52,8 @@ struct lg_gat_cache {
     void *rec;    /* nnz x RW, in TRANSPOSED order (position t of gT): per edge
                      j -> i and head, dL/d att'_ij (B1), replaced by dL/ds_ij
                      (B2), and (Lipschitz modes) the coefficient of x_j in
-                     d x_j; RW = K or 2K                                      */
+                     d x_j; RW = K or 2K. In the forward, the row pass's
+                     scratch: each edge's row in its group, as int           */
     void *tpos;   /* nnz lg__epos: position in gT of each edge of g (NULL when
                      lent_map; a lent map is used when it fits the graphs)   */
     void *tedge;  /* nnz lg__epos: the edge of g at each position of gT        */
@@ -60,7 +61,7 @@ struct lg_gat_cache {
     void *nsd;    /* n x K: sum_j dL/ds_ij over row i (target side); the
                      forward's per-row softmax maxima                          */
     void *nss;    /* n x K: sum_i dL/ds_ij over out-edges of j (source side);
-                     the forward's per-row softmax sums                        */
+                     the inverses of the forward's per-row softmax sums    */
     void *ncoef;  /* n x K: dL/dq / q of node i (applied to x_i and x_amax)   */
     void *ncw;    /* n x K: total coefficient of x_j in d x_j                 */
     void *ndan;   /* n x K: dL/d||a_k|| of row i (reference form)             */
