@@ -788,6 +788,53 @@ static void test_threads_bitwise(void **state) {
     openblas_set_num_threads(saved_blas);
 }
 
+/* The forward's per-thread scratch (gat_internal.h, fscr) is the cache's
+ * own, made at the cache's making for omp_get_max_threads() threads: a
+ * forward with more threads than that allocates it once more (LG_ENOMEM, the
+ * cache unchanged and usable, if it cannot), and gives the bits of a cache
+ * made for those threads; a forward with fewer keeps it. */
+static void test_forward_scratch_threads(void **state) {
+    (void)state;
+    const int maxt = omp_get_max_threads();
+    lg_gat_config cfg = lg_gat_config_default(16, 1, 8);
+    cfg.norm = LG_ATT_NORM_LIPSCHITZ;
+    prob pr;
+    prob_init(&pr, &cfg, random_graph(3000, 5, 91, 1), 3, 1.0, 1.0);
+    float *in = to_f32(pr.in, pr.n * 16), *par = to_f32(pr.params, pr.P);
+    const size_t ob = sizeof(float) * (size_t)(pr.n * pr.D);
+    float *o1 = malloc(ob), *o2 = malloc(ob);
+    assert_true(o1 && o2);
+    lg_gat_cache *c1 = NULL, *c2 = NULL;
+    omp_set_num_threads(1);
+    assert_ok(lg_gat_cache_init_f32(&c1, &cfg, pr.n, pr.gp.g->nnz));
+    assert_int_equal(c1->fscr_n, 1);
+    omp_set_num_threads(2);
+    assert_ok(lg_gat_cache_init_f32(&c2, &cfg, pr.n, pr.gp.g->nnz));
+    assert_int_equal(c2->fscr_n, 2);
+    assert_ok(lg_gat_forward_f32(o2, c2, in, par, pr.gp.g, &cfg, 1, 5, 6));
+    void *before = c1->fscr;
+    lg_test_alloc_fail_at(1); /* the first allocation fails: the scratch for 2 threads */
+    assert_int_equal(lg_gat_forward_f32(o1, c1, in, par, pr.gp.g, &cfg, 1, 5, 6), LG_ENOMEM);
+    assert_non_null(strstr(lg_last_error(), "GAT forward scratch for 2 threads"));
+    assert_int_equal(lg_test_alloc_live(), 0);
+    lg_test_alloc_reset();
+    assert_ptr_equal(c1->fscr, before);
+    assert_int_equal(c1->fscr_n, 1);
+    assert_ok(lg_gat_forward_f32(o1, c1, in, par, pr.gp.g, &cfg, 1, 5, 6));
+    assert_int_equal(c1->fscr_n, 2);
+    assert_memory_equal(o1, o2, ob);
+    omp_set_num_threads(1); /* fewer threads: the scratch kept */
+    before = c1->fscr;
+    assert_ok(lg_gat_forward_f32(o1, c1, in, par, pr.gp.g, &cfg, 1, 5, 6));
+    assert_ptr_equal(c1->fscr, before);
+    assert_memory_equal(o1, o2, ob);
+    omp_set_num_threads(maxt);
+    lg_gat_cache_free(c1);
+    lg_gat_cache_free(c2);
+    free(o1), free(o2), free(in), free(par);
+    prob_free(&pr);
+}
+
 /* The instruction-set variants of forward and backward (gat_impl.h,
  * LG__ISA_FILE) and, at one head of 64, 8 heads of 64 and one head of 32,
  * the shape variants (LG__ATT_SHAPE_K, _C) give the general baseline's bits: outputs and every gradient, each norm,
@@ -1468,6 +1515,7 @@ int main(void) {
         cmocka_unit_test(test_fused_matches_naive),
         cmocka_unit_test(test_fused_groups_match_naive),
         cmocka_unit_test(test_threads_bitwise),
+        cmocka_unit_test(test_forward_scratch_threads),
         cmocka_unit_test(test_isa_variants_bitwise),
         cmocka_unit_test(test_dropout),
         cmocka_unit_test(test_corollary1),

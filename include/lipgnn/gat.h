@@ -109,7 +109,7 @@ lg_status lg_gat_params_init_f64(double *params, const lg_gat_config *cfg, lg_rn
 /* ------------------------------------------------------------------------- */
 /* Cache: activations kept between forward and backward, and backward's       */
 /* workspace. Allocated once, reused by every call (no allocation inside      */
-/* forward or backward).                                                      */
+/* forward or backward but one: see lg_gat_cache_init).                       */
 /* ------------------------------------------------------------------------- */
 
 typedef struct lg_gat_cache lg_gat_cache; /* opaque */
@@ -133,8 +133,11 @@ lg_status lg_gat_memory(const lg_gat_config *cfg, lg_idx n, lg_idx nnz, size_t r
 /* *out = a cache for cfg and any graph of at most n_cap nodes and nnz_cap edges
  * (a smaller graph may use it too, e.g. the batches of a data set of trees).
  * The _f32 cache serves the _f32 functions only, _f64 the _f64 ones. Memory:
- * lg_gat_memory's activations + workspace. LG_ENOMEM (nothing leaked, *out =
- * NULL) if an allocation fails. */
+ * lg_gat_memory's activations + workspace, and the forward's scratch: 6 KB
+ * (8 KB in double) per thread of omp_get_max_threads() at its making; a
+ * forward run later with more threads allocates it anew, once (LG_ENOMEM if
+ * it cannot, the cache unchanged). LG_ENOMEM (nothing leaked, *out = NULL) if
+ * an allocation fails. */
 lg_status lg_gat_cache_init_f32(lg_gat_cache **out, const lg_gat_config *cfg, lg_idx n_cap,
                                 lg_idx nnz_cap);
 lg_status lg_gat_cache_init_f64(lg_gat_cache **out, const lg_gat_config *cfg, lg_idx n_cap,

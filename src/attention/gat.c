@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <omp.h>
+
 #include "graph/graph_internal.h"
 #include "attention/att_cache.h"
 #include "attention/gat_internal.h"
@@ -141,7 +143,20 @@ lg_status lg_gat_memory(const lg_gat_config *cfg, lg_idx n, lg_idx nnz, size_t r
 
 void lg__gat_cache_lend_tmap(lg_gat_cache *c, const lg__att_tmap *m) { c->lent = *m; }
 
-void lg_gat_cache_free(lg_gat_cache *c) { lg__att_cache_free(&lg__gat_kind, c); }
+void lg_gat_cache_free(lg_gat_cache *c) {
+    if (c) lg__free(c->fscr);
+    lg__att_cache_free(&lg__gat_kind, c);
+}
+
+lg_status lg__gat_fscr_reserve(lg_gat_cache *c, int threads) {
+    if (threads <= c->fscr_n) return LG_OK;
+    void *b = lg__malloc_array((size_t)threads, lg__gat_fscr_bytes(c->real_size));
+    if (!b) return lg__error(LG_ENOMEM, "out of memory: GAT forward scratch for %d threads", threads);
+    lg__free(c->fscr);
+    c->fscr = b;
+    c->fscr_n = threads;
+    return LG_OK;
+}
 
 lg_status lg__gat_cache_alloc(lg_gat_cache **out, const lg_gat_config *cfg, lg_idx n_cap, lg_idx nnz_cap,
                               size_t rs, void *ws, size_t ws_bytes, int lent_map) {
@@ -150,6 +165,11 @@ lg_status lg__gat_cache_alloc(lg_gat_cache **out, const lg_gat_config *cfg, lg_i
     *out = NULL;
     LG_CHECK(lg_gat_config_check(cfg));
     LG_CHECK(lg__att_cache_alloc(&lg__gat_kind, &c, cfg, n_cap, nnz_cap, rs, ws, ws_bytes, lent_map));
+    lg_status st = lg__gat_fscr_reserve(c, omp_get_max_threads());
+    if (st != LG_OK) {
+        lg_gat_cache_free(c);
+        return st;
+    }
     *out = c;
     return LG_OK;
 }

@@ -177,27 +177,36 @@ static inline __attribute__((always_inline)) void lg__gat_scores(lg_att_norm mod
     }
 }
 
-/* The forward's row pass takes the rows in groups: runs of rows of at most
- * LG__GAT_GR rows and LG__GAT_GE edges, or one row of more edges; the
- * per-edge work that needs no row sum runs over a group's edges at once
- * (lg__gat_scores, lg__asoftmax_rows). What it needs per row and head is in
- * the cache's arrays of n x K: sd, q and nmax, and the softmax's maxima and
- * inverse sums in the workspace's nsd and nss; each edge's row in its group in
- * the workspace's rec, as int. Nothing on the threads' stacks: stop 43's 24 KB
- * of scratch there made a worker thread overflow at OMP_STACKSIZE 72-95 KB
- * (of which OpenBLAS's thread-local storage takes 60 KB; tests/test_cli.sh,
- * case omp). */
-#define LG__GAT_GR 64
-#define LG__GAT_GE 1024
-_Static_assert(sizeof(int) <= sizeof(float), "rec holds an int per edge in the forward");
+/* The forward's row pass takes the rows in groups (gat_internal.h,
+ * LG__GAT_GR, _GV, _GE): runs of rows of at most gr = min(LG__GAT_GR,
+ * LG__GAT_GV / kb) rows, for head blocks of kb = min(K, LG__ATT_HB) heads, and
+ * LG__GAT_GE edges, or one row of more edges; the per-edge work that needs
+ * no row sum runs over a group's edges at once (lg__gat_scores,
+ * lg__asoftmax_rows). What it needs per row and head is in the cache's n x K
+ * arrays (sd, q, nmax); its scratch, each edge's row in the group and the
+ * softmax's maxima and inverse sums, is the calling thread's block of the
+ * cache's fscr (lg__gat_fscr_get). */
+typedef struct {
+    int *er;          /* LG__GAT_GE: (per edge of the group) its row's place in the group */
+    lg_real *mx, *z;  /* LG__GAT_GV each: (per row and head of the block, kn apart) the
+                         softmax's maximum, the inverse of its sum                        */
+} lg__gat_fscr_blk;
+_Static_assert(LG__ATT_HB <= LG__GAT_GV, "a group holds at least one row of a block of heads");
+
+/* The calling thread's block of the cache's forward scratch, which
+ * lg__gat_fscr_reserve made for the team. */
+static inline lg__gat_fscr_blk lg__gat_fscr_get(const lg_gat_cache *c) {
+    char *b = (char *)c->fscr + (size_t)omp_get_thread_num() * lg__gat_fscr_bytes(sizeof(lg_real));
+    lg_real *mx = (lg_real *)(b + LG__GAT_GE * sizeof(int));
+    const lg__gat_fscr_blk w = {(int *)b, mx, mx + LG__GAT_GV};
+    return w;
+}
 
 /* What the row pass's groups read and write (lg__gat_group_scores). */
 typedef struct {
     const lg_graph *g;
     const lg_real *sd, *ss, *nrm, *anorm; /* target scores; source scores and norms (NS apart); ||a_k|| */
     lg_real *att, *tsc, *q, *nmax;        /* per edge and head; per node and head                   */
-    lg_real *mx, *z;                      /* per node and head: the softmax's maxima, inverse sums  */
-    int *er;                              /* per edge: its row's place in its group                 */
     lg_idx *amax;                         /* per node and head: the arg-max neighbour               */
     lg_idx NS;                            /* per-node source scalars                                */
     lg_att_norm mode;
@@ -212,14 +221,15 @@ typedef struct {
  * lg__asoftmax_rows over the group. An empty row gets amax = -1, nmax = 0
  * and q = 0 (the bias alone is its output). Inlined, so that K and the mode
  * are the caller's constants. */
-static inline __attribute__((always_inline)) void lg__gat_group_scores(const lg__gat_rows_in *x, lg_idx ia, lg_idx ib,
-                                                                       lg_idx K, lg_idx k0, lg_idx kn) {
+static inline __attribute__((always_inline)) void lg__gat_group_scores(const lg__gat_rows_in *x,
+                                                                       const lg__gat_fscr_blk *w, lg_idx ia,
+                                                                       lg_idx ib, lg_idx K, lg_idx k0, lg_idx kn) {
     const lg_graph *g = x->g;
     const lg_idx NS = x->NS, Ea = g->p[ia], Eb = g->p[ib];
     const lg_real *ss = x->ss, *nrm = x->nrm;
     lg_real *att = x->att;
     const int lip = x->mode != LG_ATT_NORM_NONE, paper = x->mode == LG_ATT_NORM_LIPSCHITZ;
-    int *er = ib > ia + 1 && Eb > Ea ? x->er + Ea : NULL; /* (no edges: no rows to tell apart) */
+    int *er = ib > ia + 1 ? w->er : NULL;
     for (lg_idx i = ia; i < ib; i++) {
         const lg_idx e0 = g->p[i], e1 = g->p[i + 1], r = i - ia;
         lg_real m[LG__ATT_HB];
@@ -279,7 +289,7 @@ static inline __attribute__((always_inline)) void lg__gat_group_scores(const lg_
     if (x->mode == LG_ATT_NORM_NONE) lg__gat_scores(LG_ATT_NORM_NONE, &blk);
     else if (paper) lg__gat_scores(LG_ATT_NORM_LIPSCHITZ, &blk);
     else lg__gat_scores(LG_ATT_NORM_LIPSCHITZ_REF, &blk);
-    lg__asoftmax_rows(att, g->p, ia, ib, K, k0, kn, er, x->mx + ia * K + k0, x->z + ia * K + k0, K);
+    lg__asoftmax_rows(att, g->p, ia, ib, K, k0, kn, er, w->mx, w->z, kn);
 }
 
 #ifndef LG__ISA_FILE /* not in the instruction-set variants: forward and backward only */
@@ -338,6 +348,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
     LG__PASS_MARK(LG__PASS_START);
     if (!out || !in || !params) return lg__error(LG_EINVAL, "%s: out, in or params is NULL", fn);
     LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
+    LG_CHECK(lg__gat_fscr_reserve(cache, omp_get_max_threads())); /* (more threads than at its making) */
     cache->have_fwd = 0;
 
     const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim;
@@ -354,8 +365,6 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
     lg_real *nrm = LG__GAT_NORMS(ss, K, lip, n);
     lg_real *q = cache->q, *aeff = cache->aeff, *anorm = cache->anorm, *nmax = cache->nmax, *tsc = cache->tsc;
     lg_idx *amax = cache->amax;
-    lg_real *nsd = cache->nsd, *nss = cache->nss; /* the workspace's, as the row pass's scratch (above) */
-    int *er = cache->rec;
 
     /* per head: ||a_k|| and the effective vectors (a_k / ||a_k|| in the paper's form) */
     for (lg_idx k = 0; k < K; k++) {
@@ -386,21 +395,22 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
         LG__PASS_MARK(LG__PASS_GAT_FWD_GEMM);
         /* 3. fused row pass: normaliser, scores, softmax, aggregation; the
          * rows in groups (above), each row's edges in order */
-        const lg__gat_rows_in rows = {g,    sd,   ss,   nrm,   anorm, att,  tsc,  q,     nmax,
-                                      nsd,  nss,  er,   amax,  NS,    mode, sc,   slope, eps};
+        const lg__gat_rows_in rows = {g, sd, ss, nrm, anorm, att, tsc, q, nmax, amax, NS, mode, sc, slope, eps};
+        const lg_idx gr = LG_MIN(LG__GAT_GR, LG__GAT_GV / LG_MIN(K, LG__ATT_HB)); /* rows of a group */
         lg__steal st;
         lg__steal_reset(&st);
 #pragma omp parallel
         {
+            const lg__gat_fscr_blk fs = lg__gat_fscr_get(cache); /* this thread's scratch */
             for (lg__steal_it it = {0, 0, 0}; lg__steal_next(&st, n, lg__steal_rows(n), &it);) {
                 for (lg_idx ia = it.i0, ib; ia < it.i1; ia = ib) {
                     /* the group [ia, ib): several rows of at most LG__GAT_GE edges in all, or one row */
                     lg_idx ne = g->p[ia + 1] - g->p[ia];
-                    for (ib = ia + 1; ib < it.i1 && ib - ia < LG__GAT_GR && ne + g->p[ib + 1] - g->p[ib] <= LG__GAT_GE;
+                    for (ib = ia + 1; ib < it.i1 && ib - ia < gr && ne + g->p[ib + 1] - g->p[ib] <= LG__GAT_GE;
                          ib++)
                         ne += g->p[ib + 1] - g->p[ib];
                     for (lg_idx k0 = 0; k0 < K; k0 += LG__ATT_HB)
-                        lg__gat_group_scores(&rows, ia, ib, K, k0, LG_MIN(K - k0, LG__ATT_HB));
+                        lg__gat_group_scores(&rows, &fs, ia, ib, K, k0, LG_MIN(K - k0, LG__ATT_HB));
                     /* aggregation, edge-major over whole rows of XP */
                     for (lg_idx i = ia; i < ib; i++) {
                         const lg_idx e0 = g->p[i], e1 = g->p[i + 1];

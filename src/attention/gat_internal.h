@@ -52,23 +52,44 @@ struct lg_gat_cache {
     void *rec;    /* nnz x RW, in TRANSPOSED order (position t of gT): per edge
                      j -> i and head, dL/d att'_ij (B1), replaced by dL/ds_ij
                      (B2), and (Lipschitz modes) the coefficient of x_j in
-                     d x_j; RW = K or 2K. In the forward, the row pass's
-                     scratch: each edge's row in its group, as int           */
+                     d x_j; RW = K or 2K                                      */
     void *tpos;   /* nnz lg__epos: position in gT of each edge of g (NULL when
                      lent_map; a lent map is used when it fits the graphs)   */
     void *tedge;  /* nnz lg__epos: the edge of g at each position of gT        */
     void *tnext;  /* n lg_idx: counting-sort cursor for tpos                  */
-    void *nsd;    /* n x K: sum_j dL/ds_ij over row i (target side); the
-                     forward's per-row softmax maxima                          */
-    void *nss;    /* n x K: sum_i dL/ds_ij over out-edges of j (source side);
-                     the inverses of the forward's per-row softmax sums    */
+    void *nsd;    /* n x K: sum_j dL/ds_ij over row i (target side)          */
+    void *nss;    /* n x K: sum_i dL/ds_ij over out-edges of j (source side) */
     void *ncoef;  /* n x K: dL/dq / q of node i (applied to x_i and x_amax)   */
     void *ncw;    /* n x K: total coefficient of x_j in d x_j                 */
     void *ndan;   /* n x K: dL/d||a_k|| of row i (reference form)             */
     void *part;   /* (nchunk + 1) x PW: reduction partials, last row = total;
                      PW = 2KC + K + D; then (B4) the workspace of dW's product
                      split along n (lg__gat_part_len)                          */
+    /* the forward's scratch, the cache's own (never in a shared workspace,
+       which forward does not touch; not in its thread's stack, which
+       OMP_STACKSIZE may make small: tests/test_cli.sh, case omp) */
+    void *fscr;   /* fscr_n blocks of lg__gat_fscr_bytes: one per thread      */
+    int fscr_n;   /* threads it serves                                        */
 };
+
+/* The forward row pass's groups of rows (gat_impl.h): at most LG__GAT_GR
+ * rows, LG__GAT_GV values per row and head of a block of heads (rows x
+ * heads), LG__GAT_GE edges (but a group of one row). A thread's block of
+ * scratch: LG__GAT_GE ints (each edge's row in the group), then two arrays of
+ * LG__GAT_GV scalars (the softmax's maxima and inverse sums): 6 KB in float,
+ * 8 KB in double, a multiple of 64 bytes. */
+#define LG__GAT_GR 64
+#define LG__GAT_GV 256
+#define LG__GAT_GE 1024
+static inline size_t lg__gat_fscr_bytes(size_t rs) {
+    return (LG__GAT_GE * sizeof(int) + 2 * LG__GAT_GV * rs + 63) / 64 * 64;
+}
+
+/* Makes the cache's forward scratch serve teams of up to `threads` threads:
+ * allocates it anew when it serves fewer (at the cache's making, for
+ * omp_get_max_threads(); a forward called with more threads after that
+ * allocates once more). LG_ENOMEM (the cache unchanged) if it cannot. */
+lg_status lg__gat_fscr_reserve(lg_gat_cache *c, int threads);
 
 /* Values per node of the cache's ss for K heads: the K source scores, then
  * (Lipschitz modes, lip = 1) the K norms, so that a gathered source costs one
