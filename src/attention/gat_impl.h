@@ -162,7 +162,9 @@ static inline __attribute__((always_inline)) void lg__gat_scores(lg_att_norm mod
     const int *restrict er = in->er;
     LG__ATT_ELOOP for (lg_idx e = e0; e < in->e1; e++) {
         const lg_idx r = (er ? er[e - e0] : 0) * K;
-        const lg_real *restrict sd = in->sd + r, *restrict qi = in->qi + r, *restrict m = in->m + r;
+        const lg_real *restrict sd = in->sd + r;
+        const lg_real *restrict qi = mode == LG_ATT_NORM_LIPSCHITZ ? in->qi + r : NULL; /* (NULL: no offset) */
+        const lg_real *restrict m = mode == LG_ATT_NORM_LIPSCHITZ_REF ? in->m + r : NULL;
         const lg_real *restrict nj = mode == LG_ATT_NORM_LIPSCHITZ_REF ? in->nrm + in->gj[e] * NS : NULL;
         lg_real *restrict a = in->att + e * K, *restrict ts = mode == LG_ATT_NORM_LIPSCHITZ_REF ? NULL : in->tsc + e * K;
         LG__ATT_HLOOP for (lg_idx k = 0; k < kn; k++) {
