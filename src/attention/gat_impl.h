@@ -291,7 +291,7 @@ static inline __attribute__((always_inline)) void lg__gat_group_scores(const lg_
     if (x->mode == LG_ATT_NORM_NONE) lg__gat_scores(LG_ATT_NORM_NONE, &blk);
     else if (paper) lg__gat_scores(LG_ATT_NORM_LIPSCHITZ, &blk);
     else lg__gat_scores(LG_ATT_NORM_LIPSCHITZ_REF, &blk);
-    lg__asoftmax_rows(att, g->p, ia, ib, K, k0, kn, er, w->mx, w->z, kn);
+    lg__asoftmax_rows(att, g->p, ia, ib, K, k0, kn, er, w->mx, w->z);
 }
 
 #ifndef LG__ISA_FILE /* not in the instruction-set variants: forward and backward only */
