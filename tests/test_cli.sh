@@ -460,6 +460,53 @@ train)
   grep -q "terminated: stopped after epoch" "$tmp/err" || fail "SIGTERM message: $(cat "$tmp/err")"
   run train --trees 3 --trees-count 200 --layers 2 --hidden 8 --epochs 1 --resume "$tmp/s.ckpt"
   expect_rc 0 "resume after SIGTERM"
+  # a second SIGTERM ends the process at once, without waiting for the end of
+  # the epoch (2 s an epoch here after the first, 5 s; the signals 0.2 s apart)
+  "$bin" train --sbm 50000,500000 --layers 30 --epochs 1000000 --threads 2 --verbose --save "$tmp/k.ckpt" \
+      >"$tmp/out" 2>"$tmp/err" & pid=$!
+  for _ in $(seq 1200); do grep -q "^epoch *1 " "$tmp/err" && break; sleep 0.1; done
+  grep -q "^epoch *1 " "$tmp/err" || fail "no first epoch in 120 s: $(cat "$tmp/err")"
+  kill -TERM $pid; sleep 0.2; kill -TERM $pid; wait $pid; rc_=$?
+  [ $rc_ = 143 ] || fail "two SIGTERMs: exit $rc_, expected 143: $(tail -3 "$tmp/err")"
+  ! grep -q "stopped after epoch" "$tmp/err" || fail "two SIGTERMs: the second waited for the epoch: $(tail -3 "$tmp/err")"
+  [ ! -e "$tmp/k.ckpt" ] || fail "two SIGTERMs: a checkpoint was written"
+  echo "a second SIGTERM ends training at once"
+  ;;
+limits)
+  # Under an address-space (ulimit -v) or data (ulimit -d) limit, Debian's
+  # OpenBLAS 0.3.21 retries forever a 128 MiB buffer that does not fit: before
+  # lipgnn handled it, every command hung there, one core busy (--version at
+  # 200 MB, because of OpenBLAS's own threads; train at 360 MB on 2 threads).
+  # Now the restart sets OPENBLAS_NUM_THREADS=1 and the commands that compute
+  # end with a message naming a limit that fits, which must then run. Every
+  # run under a KILL timeout, so that a hang fails. Not in a sanitizer build:
+  # AddressSanitizer's shadow memory admits no such limit.
+  if ldd "$bin" 2>/dev/null | grep -q 'libasan\|libubsan'; then
+    echo "memory limits: not checked in a sanitizer build"; exit 77
+  fi
+  limited() { # limited OPT KB CMD...: CMD under ulimit OPT KB, at most 120 s
+    local opt=$1 kb=$2; shift 2
+    (ulimit "$opt" "$kb" && exec timeout -s KILL 120 "$bin" "$@") >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+  }
+  limited -v 200000 --version
+  [ $rc = 0 ] || fail "--version under ulimit -v 200000: exit $rc (137: hung): $(tail -c 300 "$tmp/err")"
+  limited -v 200000 info --trees 2 --trees-count 3
+  [ $rc = 0 ] || fail "info under ulimit -v 200000: exit $rc (137: hung): $(tail -c 300 "$tmp/err")"
+  for opt in -v -d; do
+    kb=200000; [ $opt = -d ] && kb=100000
+    name="address-space limit (ulimit -v)"; [ $opt = -d ] && name="data limit (ulimit -d)"
+    limited $opt $kb train --trees 3 --trees-count 50 --layers 2 --epochs 2 --threads 2
+    [ $rc = 1 ] || fail "train under ulimit $opt $kb: exit $rc, expected 1 (137: hung): $(tail -c 300 "$tmp/err")"
+    grep -q "lg_trainer_init: the $name of [0-9]* MiB, [0-9]* MiB of it in use, leaves too little for OpenBLAS" "$tmp/err" ||
+      fail "ulimit $opt message: $(cat "$tmp/err")"
+    advised=$(sed -n 's/.*raise the limit to \([0-9]*\) MiB or more.*/\1/p' "$tmp/err")
+    [ -n "$advised" ] || fail "ulimit $opt: no limit advised: $(cat "$tmp/err")"
+    limited $opt $((advised * 1024)) train --trees 3 --trees-count 50 --layers 2 --epochs 2 --threads 2 --json
+    [ $rc = 0 ] || fail "train under the advised ulimit $opt of $advised MiB: exit $rc (137: hung): $(tail -c 300 "$tmp/err")"
+    grep -q '"test_acc":' "$tmp/out" || fail "train under ulimit $opt $advised MiB: no results"
+    echo "ulimit $opt: $kb KB refused with a message, the advised $advised MiB trains"
+  done
   ;;
 checkpoint_v0)
   # checkpoints of lipgnn's first format (before the baselines' and the

@@ -1,12 +1,15 @@
 /* Tests of src/core: status strings, thread-local errors, allocator hook, RNG,
- * the OpenBLAS core check, the kernels' instruction set and LIPGNN_ISA, the
- * version, the passes' static partitions with stealing (core/steal.h). */
+ * the OpenBLAS core check and the room for OpenBLAS's buffers under a memory
+ * limit, the kernels' instruction set and LIPGNN_ISA, the version, the
+ * passes' static partitions with stealing (core/steal.h). */
 #include <ctype.h>
 #include <omp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "core/internal.h"
@@ -296,6 +299,72 @@ static void test_steal(void **state) {
     omp_set_num_threads(maxt);
 }
 
+/* statm's field (1 address space, 6 data + stack), in bytes */
+static unsigned long long statm_bytes(int field) {
+    unsigned long long v[6] = {0};
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f) return 0;
+    int ok = fscanf(f, "%llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) == 6;
+    fclose(f);
+    return ok ? v[field - 1] * (unsigned long long)sysconf(_SC_PAGESIZE) : 0;
+}
+
+/* lg__blas_room at a thread count t, under the soft limit res = what the
+ * process counts against it now + 64 MiB (less than one OpenBLAS buffer),
+ * the limit restored before returning */
+static lg_status room_under(int res, int field, int t) {
+    struct rlimit old, lim;
+    assert_int_equal(getrlimit(res, &old), 0);
+    lim = old;
+    lim.rlim_cur = (rlim_t)(statm_bytes(field) + (64ull << 20));
+    if (old.rlim_max != RLIM_INFINITY && lim.rlim_cur > old.rlim_max) lim.rlim_cur = old.rlim_max;
+    lg_set_threads(t);
+    assert_int_equal(setrlimit(res, &lim), 0);
+    lg_status st = lg__blas_room("test");
+    assert_int_equal(setrlimit(res, &old), 0);
+    return st;
+}
+
+/* OpenBLAS 0.3.21 retries forever a buffer it cannot map (a hang, one core
+ * busy): the entries of dense products refuse instead, with LG_ENOMEM and a
+ * message naming the limit, when an address-space (ulimit -v) or data
+ * (ulimit -d) limit leaves no room for one buffer per thread. Not in an
+ * AddressSanitizer build, whose shadow memory no such limit admits. */
+static void test_blas_room(void **state) {
+    (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+    skip();
+#else
+    const int maxt = omp_get_max_threads();
+    if (!statm_bytes(1)) skip(); /* no /proc */
+    /* 62 threads, more than any test here runs, their stacks made before
+     * any limit: the check starts them first */
+    int team = 0;
+#pragma omp parallel num_threads(62)
+    __atomic_fetch_add(&team, 1, __ATOMIC_RELAXED);
+    assert_int_equal(team, 62);
+    lg_status st = room_under(RLIMIT_AS, 1, 61);
+    assert_int_equal(st, LG_ENOMEM);
+    assert_non_null(strstr(lg_last_error(), "test: the address-space limit (ulimit -v) of "));
+    assert_non_null(strstr(lg_last_error(), "leaves too little for OpenBLAS"));
+    assert_non_null(strstr(lg_last_error(), "raise the limit to "));
+    /* without the limit the same buffers fit (unmapped again), and are then
+     * counted as taken: a limit set afterwards is not checked again */
+    lg_set_threads(61);
+    assert_int_equal(lg__blas_room("test"), LG_OK);
+    assert_int_equal(room_under(RLIMIT_AS, 1, 61), LG_OK);
+    assert_int_equal(room_under(RLIMIT_AS, 1, 40), LG_OK);
+    /* one thread more: one buffer more, refused under a data limit */
+    st = room_under(RLIMIT_DATA, 6, 62);
+    assert_int_equal(st, LG_ENOMEM);
+    assert_non_null(strstr(lg_last_error(), "test: the data limit (ulimit -d) of "));
+    assert_non_null(strstr(lg_last_error(), "1 here beyond those found to fit before"));
+    lg_set_threads(62);
+    assert_int_equal(lg__blas_room("test"), LG_OK);
+    lg_set_threads(maxt);
+#endif
+}
+
 static void test_version(void **state) {
     (void)state;
     assert_string_equal(lg_version(), LG_VERSION_STRING);
@@ -308,7 +377,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_strings), cmocka_unit_test(test_error_message),
         cmocka_unit_test(test_error_is_thread_local), cmocka_unit_test(test_allocator_hook),
-        cmocka_unit_test(test_rng), cmocka_unit_test(test_blas_check), cmocka_unit_test(test_blas_core_runs), cmocka_unit_test(test_isa_info),
+        cmocka_unit_test(test_rng), cmocka_unit_test(test_blas_check), cmocka_unit_test(test_blas_room),
+        cmocka_unit_test(test_blas_core_runs), cmocka_unit_test(test_isa_info),
         cmocka_unit_test(test_version), cmocka_unit_test(test_steal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -158,7 +158,18 @@ void lg_blas_check(lg_blas_info *info);
  * results have the same bits
  * whatever n is, and OpenBLAS's own threads never compete with lipgnn's. A
  * setting to be made before use (it changes process-wide state of OpenMP and
- * OpenBLAS). Returns the thread count in effect. */
+ * OpenBLAS). Returns the thread count in effect.
+ *
+ * Each thread that runs an OpenBLAS product maps a buffer of 128 MiB of
+ * address space (little of it resident), kept until the process ends, and
+ * OpenBLAS 0.3.21 retries one that does not fit forever. So under an
+ * address-space or data limit (RLIMIT_AS, RLIMIT_DATA) or strict overcommit,
+ * the operations that make dense products return LG_ENOMEM, with the limit to
+ * set in the message, when the buffers of n threads cannot be mapped (checked
+ * at their first call at a thread count higher than checked before). OpenBLAS
+ * also starts a thread per core but one when it loads, each with its buffer,
+ * which lipgnn never uses: OPENBLAS_NUM_THREADS=1 in the environment of a
+ * program that links lipgnn avoids them (the lipgnn command sets it). */
 int lg_set_threads(int n);
 
 /* The instruction set of lipgnn's own element-wise kernels: "avx512" where

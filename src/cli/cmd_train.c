@@ -81,7 +81,8 @@ static const char lg__train_help[] =
     "\n"
     "Output and state:\n"
     "  --log FILE           CSV of every epoch's losses and accuracies\n"
-    "  --save FILE          write a checkpoint at the end (and on Ctrl-C/SIGTERM)\n"
+    "  --save FILE          write a checkpoint at the end (and on Ctrl-C/SIGTERM, at the\n"
+    "                       end of the epoch; a second one ends the run at once)\n"
     "  --resume FILE        continue from a checkpoint (same options and data)\n"
     "  --json               print one JSON object (the last line of stdout)\n"
     "  --verbose            one line per epoch on stderr (also when not on a terminal)\n"
@@ -385,11 +386,18 @@ int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_data
         if (!(elog = lg__open_out(cmd, o->log))) { status = LG_EXIT_USAGE; goto done; }
         fprintf(elog, "epoch,lr,train_loss_step,train_loss,val_loss,test_loss,train_acc,val_acc,test_acc,ms\n");
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = lg__on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    /* the first signal stops at the end of the epoch and gives the signal its
+     * default action back, so a second one ends the process at once (an epoch
+     * can be long); not installed again once a signal came (depth-study's next
+     * run then stops before its first epoch) */
+    if (!lg__stop_signal) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = lg__on_signal;
+        sa.sa_flags = SA_RESETHAND;
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+    }
     int tty = isatty(fileno(stderr)) && !o->quiet;
     lg_epoch_stats es;
     long start = lg_trainer_epochs_done(t);

@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -44,6 +45,14 @@ static const char lg__usage[] =
     "                     spin, then sleep: fast on an idle machine, little time lost to\n"
     "                     a descheduled thread on a busy one); a setting of yours is\n"
     "                     kept. --version says which applies\n"
+    "  OPENBLAS_NUM_THREADS  lipgnn runs every OpenBLAS product on a thread of its own,\n"
+    "                     never on OpenBLAS's. It sets this to 1 when it restarts\n"
+    "                     (above), and restarts for this alone under an address-space\n"
+    "                     or data limit (ulimit -v, -d), so that OpenBLAS starts no\n"
+    "                     threads: each maps a buffer of 128 MiB, and OpenBLAS 0.3.21\n"
+    "                     retries one that does not fit forever (a hang). Commands\n"
+    "                     that compute end with a message when a limit leaves too\n"
+    "                     little for the buffers of lipgnn's own threads\n"
     "  LIPGNN_ISA         'baseline' or 'avx2' caps the instruction set of lipgnn's own\n"
     "                     kernels (default: the best of baseline, avx2, avx512 that CPUID\n"
     "                     reports; all give the same results, the wider ones faster).\n"
@@ -72,7 +81,17 @@ static const char lg__usage[] =
  * So when neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT is set, the commands
  * that compute (lg_cli_computes) run with GOMP_SPINCOUNT=LG_CLI_SPINCOUNT, a
  * short spin, set by the same single restart (quietly: --version and the
- * JSON results say so). Results do not depend on it. */
+ * JSON results say so). Results do not depend on it.
+ *
+ * OpenBLAS also starts, when it loads, a thread for each core but one, each
+ * of which maps a working buffer of 128 MiB; lipgnn runs its products on its
+ * own threads (lg_set_threads) and never uses them. Under an address-space
+ * or data limit (RLIMIT_AS, RLIMIT_DATA) a buffer that does not fit makes
+ * OpenBLAS 0.3.21 retry forever: those threads spin and the process hangs
+ * when it exits, whatever the command. So the restart also sets
+ * OPENBLAS_NUM_THREADS=1, and happens for that alone when such a limit is set
+ * and OpenBLAS has threads. (The buffers of lipgnn's own threads are the
+ * library's to check: lg__blas_room.) */
 static int lg_cli_computes(int argc, char **argv) {
     /* the commands LG_CLI_COMPUTING names */
     static const char *const cmds[] = {"train", "demo", "depth-study", "predict", "lipschitz"};
@@ -89,7 +108,15 @@ static void lg_cli_env_fix(int argc, char **argv) {
     const int blas = bad || (bi.recommend && !getenv("LIPGNN_BLAS_REEXEC"));
     const int spin = lg_cli_computes(argc, argv) && !getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT") &&
                      !getenv("LIPGNN_OMP_REEXEC");
-    if (!blas && !spin) return;
+    const char *obt = getenv("OPENBLAS_NUM_THREADS");
+    const int pool_one = bi.threads <= 1 || (obt && !strcmp(obt, "1")); /* "1": set, by the user or the restart */
+    struct rlimit as, data;
+    const int limited = (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) ||
+                        (getrlimit(RLIMIT_DATA, &data) == 0 && data.rlim_cur != RLIM_INFINITY);
+    if (!blas && !spin && (pool_one || !limited)) return;
+    /* kept should the restart fail: it only reaches the processes this one
+     * starts (depth-study's workers, lipgnn again) */
+    if (!pool_one && setenv("OPENBLAS_NUM_THREADS", "1", 1) != 0) return;
     if (bad) {
         const char *env = getenv("OPENBLAS_CORETYPE");
         fprintf(stderr,

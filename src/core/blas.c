@@ -1,7 +1,13 @@
-/* The OpenBLAS core-type check (see lg_blas_check in lipgnn/core.h). */
+/* The OpenBLAS core-type check (see lg_blas_check in lipgnn/core.h) and the
+ * room for OpenBLAS's buffers under an address-space limit. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS (not in POSIX 2008) */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <cblas.h>
 #include <omp.h>
@@ -98,7 +104,7 @@ void lg_blas_check(lg_blas_info *info) {
  * within a process: OpenBLAS chose it when it loaded) */
 static int lg__blas_state;
 
-lg_status lg__blas_usable(const char *fn) {
+lg_status lg__blas_core_usable(const char *fn) {
     int st = __atomic_load_n(&lg__blas_state, __ATOMIC_RELAXED);
     if (st == 0) {
         st = lg__blas_core_runs(openblas_get_corename()) ? 1 : 2;
@@ -111,6 +117,106 @@ lg_status lg__blas_usable(const char *fn) {
                      "dense products would stop the process); set OPENBLAS_CORETYPE=%s, or unset it, before the "
                      "program starts",
                      fn, openblas_get_corename(), best[0] ? best : "<a core type this CPU runs>");
+}
+
+/* The threads whose OpenBLAS buffers were found to fit. */
+static int lg__blas_room_threads;
+
+/* Advised beyond what the check maps: room for what a run maps later
+ * (malloc's arenas, the buffers of its output), in MiB. */
+#define LG__BLAS_SLACK_MIB 64ull
+
+/* The finite one of RLIMIT_AS and RLIMIT_DATA (the smaller if both), in
+ * bytes, with its name, the address space or data it counts (bytes,
+ * from /proc/self/statm; 0 if unknown); 0 if neither is set. */
+static unsigned long long lg__blas_limit(const char **opt, unsigned long long *used) {
+    struct rlimit as, data;
+    unsigned long long lim = 0;
+    int field = 0; /* statm's: 1 size (address space), 6 data + stack */
+    if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+        lim = as.rlim_cur;
+        *opt = "address-space limit (ulimit -v)";
+        field = 1;
+    }
+    if (getrlimit(RLIMIT_DATA, &data) == 0 && data.rlim_cur != RLIM_INFINITY && (!lim || data.rlim_cur < lim)) {
+        lim = data.rlim_cur;
+        *opt = "data limit (ulimit -d)";
+        field = 6;
+    }
+    *used = 0;
+    FILE *f = field ? fopen("/proc/self/statm", "r") : NULL;
+    if (f) {
+        unsigned long long v[6] = {0};
+        if (fscanf(f, "%llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) == 6)
+            *used = v[field - 1] * (unsigned long long)sysconf(_SC_PAGESIZE);
+        fclose(f);
+    }
+    return lim;
+}
+
+lg_status lg__blas_room(const char *fn) {
+    const int t = omp_get_max_threads();
+    const int have = __atomic_load_n(&lg__blas_room_threads, __ATOMIC_RELAXED);
+    if (t <= have) return LG_OK;
+    const int k = t - have;
+    void **map = lg__malloc_array((size_t)k, sizeof *map);
+    if (!map) return lg__nomem("OpenBLAS buffer check");
+    /* the team first, so that its threads' stacks are mapped already: the
+     * products will run in it */
+    int team = 0;
+#pragma omp parallel num_threads(t)
+    __atomic_fetch_add(&team, 1, __ATOMIC_RELAXED); /* a body, which GCC does not drop */
+    /* one map per buffer, as OpenBLAS makes them (private, anonymous,
+     * read-write), all held at once, then released: pages never touched */
+    int got = 0;
+    while (got < k) {
+        void *p = mmap(NULL, LG__BLAS_BUFFER_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) break;
+        map[got++] = p;
+    }
+    for (int i = 0; i < got; i++) munmap(map[i], LG__BLAS_BUFFER_BYTES);
+    lg__free(map);
+    if (got == k) {
+        /* the largest count seen wins; a smaller one checked at the same time is within it */
+        int cur = have;
+        while (cur < t && !__atomic_compare_exchange_n(&lg__blas_room_threads, &cur, t, 0, __ATOMIC_RELAXED,
+                                                       __ATOMIC_RELAXED)) {
+        }
+        return LG_OK;
+    }
+    const unsigned long long mib = 1ull << 20, need = (unsigned long long)k * LG__BLAS_BUFFER_BYTES;
+    const char *opt = "";
+    unsigned long long used;
+    const unsigned long long lim = lg__blas_limit(&opt, &used);
+    /* OpenBLAS started a thread per core but one, unless told otherwise */
+    const char *obt = getenv("OPENBLAS_NUM_THREADS");
+    const char *pool = obt && !strcmp(obt, "1") ? ""
+                       : "; and set OPENBLAS_NUM_THREADS=1 before the program starts: OpenBLAS's own threads, "
+                         "which lipgnn does not use, hold one each";
+    char what[192];
+    snprintf(what, sizeof what, "its products take a buffer of %zu MiB of address space (little of it resident) in "
+             "each thread that runs them, %d here%s", LG__BLAS_BUFFER_BYTES >> 20, k,
+             k < t ? " beyond those found to fit before" : "");
+    if (lim && used)
+        return lg__error(LG_ENOMEM,
+                         "%s: the %s of %llu MiB, %llu MiB of it in use, leaves too little for OpenBLAS: %s, "
+                         "and OpenBLAS 0.3.21 would wait for one forever; raise the limit to %llu MiB or more, or "
+                         "use fewer threads%s",
+                         fn, opt, lim / mib, used / mib, what, (used + need + mib - 1) / mib + LG__BLAS_SLACK_MIB, pool);
+    if (lim)
+        return lg__error(LG_ENOMEM,
+                         "%s: the %s of %llu MiB leaves too little for OpenBLAS: %s, and OpenBLAS 0.3.21 "
+                         "would wait for one forever; raise the limit by %llu MiB or more, or use fewer threads%s",
+                         fn, opt, lim / mib, what, need / mib, pool);
+    return lg__error(LG_ENOMEM,
+                     "%s: the system refused the address space OpenBLAS needs (vm.overcommit_memory=2?): %s, and "
+                     "OpenBLAS 0.3.21 would wait for one forever; free memory or use fewer threads%s",
+                     fn, what, pool);
+}
+
+lg_status lg__blas_usable(const char *fn) {
+    LG_CHECK(lg__blas_core_usable(fn));
+    return lg__blas_room(fn);
 }
 
 int lg_set_threads(int n) {

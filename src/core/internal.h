@@ -29,10 +29,33 @@ lg_status lg__nomem(const char *what);
 
 /* LG_OK if the OpenBLAS core type loaded in this process runs on this CPU
  * (lg_blas_info.unsupported is 0), else LG_EUNSUPPORTED with a message that
- * names fn, the core type and the remedy. Called at the entries of every
- * operation that makes dense products, so that an OPENBLAS_CORETYPE naming
+ * names fn, the core type and the remedy, so that an OPENBLAS_CORETYPE naming
  * kernels this CPU cannot execute ends in an error, not in SIGILL. O(1) after
  * the first call. */
+lg_status lg__blas_core_usable(const char *fn);
+
+/* Address space that OpenBLAS takes for each thread that runs one of its
+ * dense products: a working buffer (BUFFER_SIZE, 128 MiB on x86-64 in
+ * 0.3.21, plus a page; 64 KiB allowed), mapped on the thread's first product
+ * and kept until the process ends, touched only as far as the product needs. */
+#define LG__BLAS_BUFFER_BYTES (((size_t)128 << 20) + ((size_t)64 << 10))
+
+/* LG_OK if the process can still map the OpenBLAS buffers
+ * (LG__BLAS_BUFFER_BYTES each) of omp_get_max_threads() threads, else
+ * LG_ENOMEM naming fn, the limit that stops it (ulimit -v, RLIMIT_AS; ulimit
+ * -d, RLIMIT_DATA; or the system's, as with vm.overcommit_memory=2) and the
+ * remedy. OpenBLAS before 0.3.30 retries a buffer it cannot map forever
+ * (OpenBLAS issue 5289: the process hangs, one core busy); since then it ends
+ * the process. Checked by starting the OpenMP team (so its stacks are
+ * mapped), mapping that many buffers, untouched, and unmapping them: the
+ * first time, and whenever the thread count grows beyond the count found to
+ * fit (the buffers of the threads found before counted as taken); O(1)
+ * otherwise. Called right before dense products, after the allocations
+ * that precede them. */
+lg_status lg__blas_room(const char *fn);
+
+/* lg__blas_core_usable, then lg__blas_room: called at the entries of every
+ * operation that makes dense products. */
 lg_status lg__blas_usable(const char *fn);
 
 /* 1 if this CPU (CPUID) has the instructions that OpenBLAS's core type name

@@ -396,7 +396,7 @@ lg_status lg_trainer_init(lg_trainer **out, const lg_model_config *mc, const lg_
     if (!out) return lg__error(LG_EINVAL, "lg_trainer_init: out is NULL");
     *out = NULL;
     if (!ds || !ds->graph || !ds->features || !ds->labels) return lg__error(LG_EINVAL, "lg_trainer_init: incomplete data set");
-    LG_CHECK(lg__blas_usable("lg_trainer_init"));
+    LG_CHECK(lg__blas_core_usable("lg_trainer_init"));
     LG_CHECK(lg_model_config_check(mc));
     LG_CHECK(lg_train_config_check(tc));
     if (ds->n_train < 1) return lg__error(LG_EINVAL, "data set %s has no training nodes", ds->name);
@@ -439,6 +439,9 @@ lg_status lg_trainer_init(lg_trainer **out, const lg_model_config *mc, const lg_
     t->s.best_val_acc = -1;
     t->s.explode_epoch = -1;
     t->s.explode_layer = -1;
+    /* after the allocations: what is left of the address space must hold
+     * OpenBLAS's buffers, which its first products will take */
+    LG_TRY(lg__blas_room("lg_trainer_init"));
     *out = t;
     return LG_OK;
 fail:
