@@ -900,19 +900,27 @@ static void lg__settings_line(const lg__grid *g, const lg_train_opts *o, int mi,
  * status after a message. */
 static int lg__settings_check(const char *cmd, const char *dir, const lg__grid *g, const lg_train_opts *opts,
                               const char *data_line) {
-    char path[4200], want[LG__MAX_LIST + 1][768], line[1024];
+    char path[4200], line[1024];
     if (snprintf(path, sizeof path, "%s/settings.txt", dir) >= (int)sizeof path) {
         lg_cli_errorf(cmd, "--out: path too long");
         return LG_EXIT_USAGE;
     }
-    int n = 0;
+    /* the lines wanted (100 KB: not on the stack, which a small ulimit -s
+     * leaves at 64 KB) and whether runs.csv's settings have each */
+    char(*want)[768] = malloc((LG__MAX_LIST + 1) * sizeof *want);
+    if (!want) {
+        lg_cli_errorf(cmd, "out of memory");
+        return LG_EXIT_FAIL;
+    }
+    int n = 0, rc = 0;
     snprintf(want[n++], sizeof want[0], "%s", data_line);
     for (int mi = 0; mi < g->nmodels; mi++) lg__settings_line(g, &opts[mi], mi, want[n++], sizeof want[0]);
     int have[LG__MAX_LIST + 1] = {0};
     FILE *f = fopen(path, "r");
     if (!f && errno != ENOENT) {
         lg_cli_errorf(cmd, "%s: cannot read: %s", path, strerror(errno));
-        return LG_EXIT_USAGE;
+        rc = LG_EXIT_USAGE;
+        goto done;
     }
     long lineno = 0;
     while (f && fgets(line, sizeof line, f)) {
@@ -927,7 +935,8 @@ static int lg__settings_check(const char *cmd, const char *dir, const lg__grid *
                               "Give another --out, or the same options as that study.", dir, path, lineno, line,
                               want[k]);
                 fclose(f);
-                return LG_EXIT_USAGE;
+                rc = LG_EXIT_USAGE;
+                goto done;
             }
             have[k] = 1;
         }
@@ -935,19 +944,22 @@ static int lg__settings_check(const char *cmd, const char *dir, const lg__grid *
     if (f) fclose(f);
     int missing = 0;
     for (int k = 0; k < n; k++) missing |= !have[k];
-    if (!missing) return 0;
+    if (!missing) goto done;
     f = fopen(path, "a");
     if (!f) {
         lg_cli_errorf(cmd, "%s: cannot write: %s", path, strerror(errno));
-        return LG_EXIT_USAGE;
+        rc = LG_EXIT_USAGE;
+        goto done;
     }
     for (int k = 0; k < n; k++)
         if (!have[k]) fprintf(f, "%s\n", want[k]);
     if (fflush(f) != 0 || fsync(fileno(f)) != 0 || fclose(f) != 0) {
         lg_cli_errorf(cmd, "%s: write error: %s", path, strerror(errno));
-        return LG_EXIT_FAIL;
+        rc = LG_EXIT_FAIL;
     }
-    return 0;
+done:
+    free(want);
+    return rc;
 }
 
 /* What the options of depth-study say (lg__depth_parse). */
