@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -176,6 +177,52 @@ static lg_status load_attempt(void *ctx, long k) {
     return st;
 }
 
+/* The save replaces its target by a rename: a symbolic link is followed (the
+ * link stays a link, its file gets the checkpoint), and a target that is not
+ * a regular file is refused and left alone (as root, --save /dev/null made
+ * /dev/null a regular file). */
+static void test_save_targets(void **state) {
+    (void)state;
+    char file[300], link[300], fifo[300], sub[300];
+    snprintf(file, sizeof file, "%s/real.ckpt", dir);
+    snprintf(link, sizeof link, "%s/latest.ckpt", dir);
+    snprintf(fifo, sizeof fifo, "%s/pipe", dir);
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    spit(file, (const unsigned char *)"old", 3);
+    assert_int_equal(symlink("real.ckpt", link), 0);
+    save_sample(link);
+    struct stat sb;
+    assert_int_equal(lstat(link, &sb), 0);
+    assert_true(S_ISLNK(sb.st_mode));
+    lg_ckpt *c = NULL;
+    assert_ok(lg__ckpt_load(&c, file));
+    assert_int_equal(c->count, 3);
+    lg__ckpt_free(c);
+    /* a link to a file not there yet: the file is made, the link kept */
+    char dangling[300], target[300];
+    snprintf(dangling, sizeof dangling, "%s/next.ckpt", dir);
+    snprintf(target, sizeof target, "%s/next-real.ckpt", dir);
+    assert_int_equal(symlink("next-real.ckpt", dangling), 0);
+    save_sample(dangling);
+    assert_int_equal(lstat(dangling, &sb), 0);
+    assert_true(S_ISLNK(sb.st_mode));
+    c = NULL;
+    assert_ok(lg__ckpt_load(&c, target));
+    lg__ckpt_free(c);
+    /* a pipe and a directory: refused, untouched */
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    lg_ckpt_section s[1] = {{1, sizeof params, params}};
+    assert_int_equal(lg__ckpt_save(fifo, s, 1, -1), LG_EIO);
+    assert_non_null(strstr(lg_last_error(), "not a regular file (a pipe)"));
+    assert_int_equal(stat(fifo, &sb), 0);
+    assert_true(S_ISFIFO(sb.st_mode));
+    assert_int_equal(lg__ckpt_save(sub, s, 1, -1), LG_EIO);
+    assert_non_null(strstr(lg_last_error(), "not a regular file (a directory)"));
+    assert_int_equal(stat(sub, &sb), 0);
+    assert_true(S_ISDIR(sb.st_mode));
+}
+
 static void test_out_of_memory(void **state) {
     (void)state;
     char path[300];
@@ -188,7 +235,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip), cmocka_unit_test(test_truncated_and_flipped),
         cmocka_unit_test(test_wrong_version_and_foreign), cmocka_unit_test(test_interrupted_save),
-        cmocka_unit_test(test_out_of_memory),
+        cmocka_unit_test(test_save_targets), cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -88,6 +88,34 @@ bad_input)
   done
   [ $n -ge 10 ] || fail "only $n bad-input fixtures found"
   echo "$n bad-input cases checked"
+  # outputs that cannot be written. --save: refused before training (exit 2)
+  # when its path is not a regular file (the save renames a new file onto it:
+  # as root, --save /dev/null made /dev/null a regular file) or its directory
+  # is missing
+  mkfifo "$tmp/fifo"
+  for p in "$tmp/fifo" "$tmp" "$tmp/none/x.ckpt"; do
+    run train --trees 2 --trees-count 5 --epochs 1 --save "$p"; expect_rc 2 "--save $p"
+    grep -q -- "--save $p: " "$tmp/err" || fail "--save $p: message: $(cat "$tmp/err")"
+    grep -q "^epochs" "$tmp/out" && fail "--save $p: trained before refusing"
+  done
+  [ -p "$tmp/fifo" ] || fail "--save onto a pipe replaced it"
+  # a link is followed: the link stays, its file gets the checkpoint
+  ln -s real.ckpt "$tmp/link.ckpt"
+  run train --trees 2 --trees-count 5 --epochs 1 --save "$tmp/link.ckpt"; expect_rc 0 "--save onto a link"
+  [ -L "$tmp/link.ckpt" ] && [ -s "$tmp/real.ckpt" ] || fail "--save onto a link: the link was replaced"
+  # a full disk (/dev/full) for a log and for standard output: exit 1, said
+  if [ -c /dev/full ]; then
+    run train --trees 2 --trees-count 5 --epochs 1 --log /dev/full; expect_rc 1 "--log /dev/full"
+    grep -q "/dev/full: write error" "$tmp/err" || fail "--log /dev/full: message: $(cat "$tmp/err")"
+    for c in "train --trees 2 --trees-count 5 --epochs 1 --json" "info --trees 2 --trees-count 5" "--version"; do
+      "$bin" $c >/dev/full 2>"$tmp/err"; rc_=$?
+      [ $rc_ = 1 ] || fail "$c >/dev/full: exit $rc_, expected 1"
+      grep -q "standard output: write error" "$tmp/err" || fail "$c >/dev/full: message: $(cat "$tmp/err")"
+    done
+    echo "unwritable outputs refused or reported"
+  else
+    echo "/dev/full absent: full-disk outputs not checked"
+  fi
   ;;
 blas)
   # A core type the user set is respected, silently.

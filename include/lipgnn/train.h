@@ -232,7 +232,10 @@ void lg_trainer_summary(const lg_trainer *t, lg_train_summary *s);
 
 /* Saves everything a bit-identical continuation needs (configuration,
  * parameters, Adam moments, scheduler, best-so-far and detector state) to path,
- * atomically, in lipgnn's versioned, checksummed format. */
+ * atomically, in lipgnn's versioned, checksummed format: into a new file
+ * beside it, synced and renamed onto it. A symbolic link is followed to its
+ * file; LG_EIO, with path left as it is, when path is not a regular file (a
+ * directory, pipe or device) or cannot be written. */
 lg_status lg_trainer_save(const lg_trainer *t, const char *path);
 
 /* Restores a trainer made with the same configuration and data set from a

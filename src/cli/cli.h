@@ -33,6 +33,11 @@ extern const char *lg_cli_prog;
 /* Prints "lipgnn CMD: <message>" on stderr. */
 void lg_cli_errorf(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Closes f (an output named path; NULL: nothing) and returns 0, or -1 after
+ * "lipgnn CMD: PATH: write error: <reason>" when a write to it failed (its
+ * error flag, or the flush at closing: a full disk). */
+int lg_cli_close_out(const char *cmd, FILE *f, const char *path);
+
 struct option;
 
 /* The error for getopt_long's '?' on the argument arg (argv[optind - 1]),

@@ -54,13 +54,6 @@ static void lg__lip_num(FILE *f, double v) {
     else fprintf(f, "%.6g", v);
 }
 
-static int lg__lip_close(const char *cmd, FILE *f, const char *path) {
-    if (ferror(f) | fclose(f)) {
-        lg_cli_errorf(cmd, "%s: write error: %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
 
 static int lg__lip_csv(const char *cmd, const char *path, const lg_lip_layer *r, const double *rms, int L) {
     FILE *f = fopen(path, "w");
@@ -96,7 +89,7 @@ static int lg__lip_csv(const char *cmd, const char *path, const lg_lip_layer *r,
         lg__lip_num(f, rms[l]);
         fputc('\n', f);
     }
-    return lg__lip_close(cmd, f, path);
+    return lg_cli_close_out(cmd, f, path);
 }
 
 /* The plot: six series against the layer, log10 y axis over whole decades. */
@@ -196,7 +189,7 @@ static int lg__lip_svg(const char *cmd, const char *path, const lg_lip_layer *r,
     lg_svg_end(f);
     free(xs);
     free(ys);
-    return lg__lip_close(cmd, f, path);
+    return lg_cli_close_out(cmd, f, path);
 }
 
 typedef struct {
@@ -367,7 +360,6 @@ int lg_cmd_lipschitz(int argc, char **argv) {
                last->prod_bound);
         printf("%-71s%10.4g\n", "RMS of the last layer's output:", rms[L]);
     }
-    if (fflush(stdout) != 0 || ferror(stdout)) { lg_cli_errorf(cmd, "stdout: write error"); status = LG_EXIT_FAIL; }
 done:
     free(rows);
     free(rms);

@@ -26,14 +26,6 @@ static const char lg__predict_help[] =
     "  -h, --help          this help\n"
     "\n";
 
-static int lg__write_close(const char *cmd, FILE *f, const char *path) {
-    if (f && (ferror(f) | fclose(f))) {
-        lg_cli_errorf(cmd, "%s: write error: %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
 int lg_cmd_predict(int argc, char **argv) {
     const char *cmd = "predict";
     static const struct option opts[] = {
@@ -111,7 +103,7 @@ int lg_cmd_predict(int argc, char **argv) {
             for (lg_idx k = 0; k < C; k++) fprintf(f, ",%.6g", exp((double)r[k]));
             fputc('\n', f);
         }
-        if (out && lg__write_close(cmd, f, out)) status = LG_EXIT_FAIL;
+        if (out && lg_cli_close_out(cmd, f, out)) status = LG_EXIT_FAIL;
         f = NULL;
     }
     if (emb) {
@@ -120,7 +112,7 @@ int lg_cmd_predict(int argc, char **argv) {
                 lg_version(), resume, (long long)n, (long long)H);
         for (lg_idx q = 0; q < H; q++)
             for (lg_idx i = 0; i < n; i++) fprintf(f, "%.9g\n", hid[i * H + q]);
-        if (lg__write_close(cmd, f, emb)) status = LG_EXIT_FAIL;
+        if (lg_cli_close_out(cmd, f, emb)) status = LG_EXIT_FAIL;
         f = NULL;
     }
     if (att) {
@@ -144,7 +136,7 @@ int lg_cmd_predict(int argc, char **argv) {
                     for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++)
                         fprintf(f, "%d,%lld,%lld,%lld,%.6g\n", l, (long long)k, (long long)g->j[e], (long long)i, w[e * K + k]);
         }
-        if (lg__write_close(cmd, f, att)) status = LG_EXIT_FAIL;
+        if (lg_cli_close_out(cmd, f, att)) status = LG_EXIT_FAIL;
         f = NULL;
     }
     double acc[3] = {0, 0, 0};

@@ -20,6 +20,17 @@ void lg_cli_errorf(const char *cmd, const char *fmt, ...) {
     fputc('\n', stderr);
 }
 
+int lg_cli_close_out(const char *cmd, FILE *f, const char *path) {
+    if (!f) return 0;
+    errno = 0;
+    const int failed = ferror(f) != 0;
+    const int closed = fclose(f) == 0;
+    if (!failed && closed) return 0;
+    const int e = errno;
+    lg_cli_errorf(cmd, "%s: write error%s%s", path, e ? ": " : "", e ? strerror(e) : "");
+    return -1;
+}
+
 /* Optimal-string-alignment distance between a and b (both under 64 bytes),
  * or 99. O(|a| |b|). */
 static int lg__edit_distance(const char *a, const char *b) {

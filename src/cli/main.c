@@ -194,14 +194,23 @@ int main(int argc, char **argv) {
         fputs(lg__usage, stdout);
         return LG_EXIT_OK;
     }
-    if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version") || !strcmp(cmd, "version")) return lg_cli_version();
-    if (!strcmp(cmd, "info")) return lg_cmd_info(argc - 1, argv + 1);
-    if (!strcmp(cmd, "train")) return lg_cmd_train(argc - 1, argv + 1);
-    if (!strcmp(cmd, "demo")) return lg_cmd_demo(argc - 1, argv + 1);
-    if (!strcmp(cmd, "predict")) return lg_cmd_predict(argc - 1, argv + 1);
-    if (!strcmp(cmd, "depth-study")) return lg_cmd_depth_study(argc - 1, argv + 1);
-    if (!strcmp(cmd, "gradmap")) return lg_cmd_gradmap(argc - 1, argv + 1);
-    if (!strcmp(cmd, "lipschitz")) return lg_cmd_lipschitz(argc - 1, argv + 1);
+    static const struct {
+        const char *name;
+        int (*run)(int, char **);
+    } run[] = {{"info", lg_cmd_info},       {"train", lg_cmd_train},           {"demo", lg_cmd_demo},
+               {"predict", lg_cmd_predict}, {"depth-study", lg_cmd_depth_study}, {"gradmap", lg_cmd_gradmap},
+               {"lipschitz", lg_cmd_lipschitz}};
+    int rc = -1;
+    if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version") || !strcmp(cmd, "version")) rc = lg_cli_version();
+    for (size_t k = 0; rc < 0 && k < sizeof run / sizeof *run; k++)
+        if (!strcmp(cmd, run[k].name)) rc = run[k].run(argc - 1, argv + 1);
+    if (rc >= 0) {
+        /* what went to standard output (a table, --json's object) is part of
+         * the result: a write that failed there (a full disk) fails the command */
+        if (lg_cli_close_out(cmd[0] == '-' ? NULL : cmd, stdout, "standard output") != 0 && rc == LG_EXIT_OK)
+            rc = LG_EXIT_FAIL;
+        return rc;
+    }
     static const char *const cmds[] = {"info", "train", "demo", "predict", "depth-study", "gradmap", "lipschitz", "help",
                                        "version"};
     const char *close = lg_cli_closest(cmd, cmds, (int)(sizeof cmds / sizeof *cmds));

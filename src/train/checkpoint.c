@@ -1,6 +1,8 @@
 /* The checkpoint container (src/train/checkpoint.h). */
+#define _DEFAULT_SOURCE /* realpath, readlink */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +63,33 @@ static int lg__write_all(int fd, const void *data, size_t n, uint64_t *h, long l
 lg_status lg__ckpt_save(const char *path, const lg_ckpt_section *sections, uint32_t count,
                         long long fail_after_bytes) {
     if (!path || (count && !sections)) return lg__error(LG_EINVAL, "checkpoint save: NULL argument");
+    /* The new file replaces the old by a rename: so a symbolic link is
+     * followed to the file it names (renaming onto the link would replace the
+     * link), and what is there must be a regular file (as root, a rename onto
+     * --save /dev/null replaced the device with a file). */
+    struct stat sb;
+    char real[PATH_MAX];
+    if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) {
+        if (realpath(path, real)) {
+            path = real;
+        } else if (errno == ENOENT) { /* a link to a file not made yet: that file (one level) */
+            char to[PATH_MAX];
+            ssize_t n = readlink(path, to, sizeof to - 1);
+            if (n > 0) {
+                to[n] = '\0';
+                const char *slash = strrchr(path, '/');
+                int dl = to[0] == '/' || !slash ? 0 : (int)(slash - path + 1); /* relative: beside the link */
+                if (snprintf(real, sizeof real, "%.*s%s", dl, path, to) < (int)sizeof real) path = real;
+            }
+        }
+    }
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return lg__error(LG_EIO,
+                         "%s: not a regular file (%s): a checkpoint is written to a new file that then replaces "
+                         "the old one; give a file's path",
+                         path, S_ISDIR(sb.st_mode) ? "a directory" : S_ISFIFO(sb.st_mode) ? "a pipe"
+                                                   : S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode) ? "a device"
+                                                                                                : "a special file");
     size_t plen = strlen(path);
     char *tmp = lg__malloc(plen + 32);
     if (!tmp) return lg__nomem("checkpoint path");

@@ -39,9 +39,12 @@ typedef struct lg_ckpt {
     unsigned char *blob;      /* the whole file; sections point into it   */
 } lg_ckpt;
 
-/* Writes count sections to path atomically (see above). If fail_after_bytes
- * is not negative, the write stops after that many bytes as if the process had
- * died (tests), returning LG_EIO and leaving only the temporary file. */
+/* Writes count sections to path atomically (see above): into a new file
+ * beside it, renamed onto it. A symbolic link is followed to its file; a path
+ * that is not a regular file (a directory, pipe or device) is refused, LG_EIO,
+ * and left as it is. If fail_after_bytes is not negative, the write stops
+ * after that many bytes as if the process had died (tests), returning LG_EIO
+ * and leaving only the temporary file. */
 lg_status lg__ckpt_save(const char *path, const lg_ckpt_section *sections, uint32_t count,
                         long long fail_after_bytes);
 
