@@ -221,6 +221,14 @@ static void test_save_targets(void **state) {
     assert_non_null(strstr(lg_last_error(), "not a regular file (a directory)"));
     assert_int_equal(stat(sub, &sb), 0);
     assert_true(S_ISDIR(sb.st_mode));
+    /* a missing directory: refused by the public check as by the save */
+    char lost[320];
+    snprintf(lost, sizeof lost, "%s/none/x.ckpt", dir);
+    assert_int_equal(lg_trainer_save_check(lost), LG_EIO);
+    assert_non_null(strstr(lg_last_error(), "cannot make a file in"));
+    assert_int_equal(lg__ckpt_save(lost, s, 1, -1), LG_EIO);
+    assert_ok(lg_trainer_save_check(file));
+    assert_ok(lg_trainer_save_check(link));
 }
 
 static void test_out_of_memory(void **state) {

@@ -235,8 +235,14 @@ void lg_trainer_summary(const lg_trainer *t, lg_train_summary *s);
  * atomically, in lipgnn's versioned, checksummed format: into a new file
  * beside it, synced and renamed onto it. A symbolic link is followed to its
  * file; LG_EIO, with path left as it is, when path is not a regular file (a
- * directory, pipe or device) or cannot be written. */
+ * directory, pipe or device) or cannot be written (lg_trainer_save_check). */
 lg_status lg_trainer_save(const lg_trainer *t, const char *path);
+
+/* The checks lg_trainer_save makes of path before it writes, to be made
+ * before a long training: LG_OK, or LG_EIO naming path when what is there is
+ * not a regular file or its directory takes no new file (missing, not
+ * writable). Writes nothing. */
+lg_status lg_trainer_save_check(const char *path);
 
 /* Restores a trainer made with the same configuration and data set from a
  * checkpoint. A truncated, damaged, foreign, wrong-version or mismatched (other

@@ -1,5 +1,4 @@
 /* lipgnn train: train a model on a data set; and the shared model options. */
-#define _DEFAULT_SOURCE /* realpath */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -7,7 +6,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cblas.h>
@@ -466,41 +464,17 @@ done:
     return status;
 }
 
-/* --save's file, checked before the data are loaded and the model trained,
- * not only when the checkpoint is written at the end: what is there must be a
- * regular file (the save writes a new file and renames it onto the old one;
- * lg_trainer_save refuses anything else), and its directory must take a new
- * file. 0, or -1 after a message. */
-static int lg__save_target_check(const char *cmd, const char *path) {
-    struct stat sb;
-    char real[4096];
-    const char *p = path;
-    if (stat(path, &sb) == 0) {
-        if (!S_ISREG(sb.st_mode)) {
-            lg_cli_errorf(cmd, "--save %s: not a regular file (%s): a checkpoint is written to a new file that "
-                          "then replaces the old one; give a file's path",
-                          path, S_ISDIR(sb.st_mode) ? "a directory" : S_ISFIFO(sb.st_mode) ? "a pipe" : "a device");
-            return -1;
-        }
-        if (realpath(path, real)) p = real; /* a link: its file's directory */
-    }
-    char dir[4096];
-    const char *slash = strrchr(p, '/');
-    if (!slash) snprintf(dir, sizeof dir, ".");
-    else snprintf(dir, sizeof dir, "%.*s", slash == p ? 1 : (int)(slash - p), p);
-    if (access(dir, W_OK | X_OK) != 0) {
-        lg_cli_errorf(cmd, "--save %s: cannot make a file in %s: %s", path, dir, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
 int lg_cmd_train(int argc, char **argv) {
     const char *cmd = "train";
     lg_train_opts o;
     int rc = lg_cli_train_parse(cmd, argc, argv, &o);
     if (rc) return rc > 0 ? LG_EXIT_OK : LG_EXIT_USAGE;
-    if (o.save && lg__save_target_check(cmd, o.save)) return LG_EXIT_USAGE;
+    /* --save's path checked before the data are loaded and the model trained,
+     * not only when the checkpoint is written at the end */
+    if (o.save && lg_trainer_save_check(o.save) != LG_OK) {
+        lg_cli_errorf(cmd, "--save %s", lg_last_error());
+        return LG_EXIT_USAGE;
+    }
     lg_set_threads(o.threads);
     lg_dataset *ds = NULL;
     rc = lg_cli_data_load(cmd, &o.data, &ds);

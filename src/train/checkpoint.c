@@ -60,18 +60,13 @@ static int lg__write_all(int fd, const void *data, size_t n, uint64_t *h, long l
     return 0;
 }
 
-lg_status lg__ckpt_save(const char *path, const lg_ckpt_section *sections, uint32_t count,
-                        long long fail_after_bytes) {
-    if (!path || (count && !sections)) return lg__error(LG_EINVAL, "checkpoint save: NULL argument");
-    /* The new file replaces the old by a rename: so a symbolic link is
-     * followed to the file it names (renaming onto the link would replace the
-     * link), and what is there must be a regular file (as root, a rename onto
-     * --save /dev/null replaced the device with a file). */
+lg_status lg__ckpt_target(const char *path, char *real, const char **file) {
+    if (!path || !real || !file) return lg__error(LG_EINVAL, "checkpoint target: NULL argument");
+    *file = path;
     struct stat sb;
-    char real[PATH_MAX];
     if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) {
         if (realpath(path, real)) {
-            path = real;
+            *file = real;
         } else if (errno == ENOENT) { /* a link to a file not made yet: that file (one level) */
             char to[PATH_MAX];
             ssize_t n = readlink(path, to, sizeof to - 1);
@@ -79,17 +74,32 @@ lg_status lg__ckpt_save(const char *path, const lg_ckpt_section *sections, uint3
                 to[n] = '\0';
                 const char *slash = strrchr(path, '/');
                 int dl = to[0] == '/' || !slash ? 0 : (int)(slash - path + 1); /* relative: beside the link */
-                if (snprintf(real, sizeof real, "%.*s%s", dl, path, to) < (int)sizeof real) path = real;
+                if (snprintf(real, PATH_MAX, "%.*s%s", dl, path, to) < PATH_MAX) *file = real;
             }
         }
     }
-    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+    if (stat(*file, &sb) == 0 && !S_ISREG(sb.st_mode))
         return lg__error(LG_EIO,
                          "%s: not a regular file (%s): a checkpoint is written to a new file that then replaces "
                          "the old one; give a file's path",
                          path, S_ISDIR(sb.st_mode) ? "a directory" : S_ISFIFO(sb.st_mode) ? "a pipe"
                                                    : S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode) ? "a device"
                                                                                                 : "a special file");
+    /* its directory must take the new file */
+    char dir[PATH_MAX];
+    const char *slash = strrchr(*file, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else snprintf(dir, sizeof dir, "%.*s", slash == *file ? 1 : (int)(slash - *file), *file);
+    if (access(dir, W_OK | X_OK) != 0)
+        return lg__error(LG_EIO, "%s: cannot make a file in %s: %s", path, dir, strerror(errno));
+    return LG_OK;
+}
+
+lg_status lg__ckpt_save(const char *path, const lg_ckpt_section *sections, uint32_t count,
+                        long long fail_after_bytes) {
+    if (!path || (count && !sections)) return lg__error(LG_EINVAL, "checkpoint save: NULL argument");
+    char real[PATH_MAX];
+    LG_CHECK(lg__ckpt_target(path, real, &path));
     size_t plen = strlen(path);
     char *tmp = lg__malloc(plen + 32);
     if (!tmp) return lg__nomem("checkpoint path");

@@ -39,12 +39,20 @@ typedef struct lg_ckpt {
     unsigned char *blob;      /* the whole file; sections point into it   */
 } lg_ckpt;
 
+/* The file a save to path writes, in *file: path, or, for a symbolic link,
+ * the file it names (written into real, PATH_MAX bytes; one level when that
+ * file is not made yet), since the save renames a new file onto its target
+ * and renaming onto the link would replace the link. LG_EIO naming path when
+ * what is there is not a regular file (a directory, pipe or device: as root,
+ * a rename onto /dev/null made it a regular file) or its directory takes no
+ * new file (missing, not writable). */
+lg_status lg__ckpt_target(const char *path, char *real, const char **file);
+
 /* Writes count sections to path atomically (see above): into a new file
- * beside it, renamed onto it. A symbolic link is followed to its file; a path
- * that is not a regular file (a directory, pipe or device) is refused, LG_EIO,
- * and left as it is. If fail_after_bytes is not negative, the write stops
- * after that many bytes as if the process had died (tests), returning LG_EIO
- * and leaving only the temporary file. */
+ * beside its target (lg__ckpt_target, checked first: path is left as it is
+ * when refused), synced and renamed onto it. If fail_after_bytes is not
+ * negative, the write stops after that many bytes as if the process had died
+ * (tests), returning LG_EIO and leaving only the temporary file. */
 lg_status lg__ckpt_save(const char *path, const lg_ckpt_section *sections, uint32_t count,
                         long long fail_after_bytes);
 

@@ -3,6 +3,7 @@
  * per-layer gradient norms and the explosion detector, ReduceLROnPlateau and
  * early stopping, checkpoints.
  */
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -743,6 +744,12 @@ static void lg__fingerprint(const lg_dataset *ds, lg__data_fp *fp) {
     h = lg__fnv1a(h, ds->graph->p, sizeof(lg_idx) * (size_t)(fp->n + 1));
     if (fp->nnz) h = lg__fnv1a(h, ds->graph->j, sizeof(lg_idx) * (size_t)fp->nnz);
     fp->hash = h;
+}
+
+lg_status lg_trainer_save_check(const char *path) {
+    char real[PATH_MAX];
+    const char *file;
+    return lg__ckpt_target(path, real, &file);
 }
 
 lg_status lg_trainer_save(const lg_trainer *t, const char *path) {
