@@ -299,6 +299,7 @@ static void test_steal(void **state) {
     omp_set_num_threads(maxt);
 }
 
+#if !defined(__SANITIZE_ADDRESS__) /* test_blas_room's helpers */
 /* statm's field (1 address space, 6 data + stack), in bytes */
 static unsigned long long statm_bytes(int field) {
     unsigned long long v[6] = {0};
@@ -324,6 +325,7 @@ static lg_status room_under(int res, int field, int t) {
     assert_int_equal(setrlimit(res, &old), 0);
     return st;
 }
+#endif
 
 /* OpenBLAS 0.3.21 retries forever a buffer it cannot map (a hang, one core
  * busy): the entries of dense products refuse instead, with LG_ENOMEM and a
