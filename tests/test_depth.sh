@@ -379,6 +379,22 @@ run depth-study --trees 2 --trees-count 40 --layers 1 --model l2 --norms lipschi
 expect_rc 2 "depth-study l2 x lipschitz"
 grep -q "accepts none of the --norms" "$tmp/err" || fail "l2 x lipschitz: $(cat "$tmp/err")"
 
+# one study at a time per --out: a second one while the first runs is refused
+# (two at once each ran the runs they found missing: runs.csv got them twice)
+largs=(depth-study --trees 3 --trees-count 30 --layers 2,3,4 --epochs 400 --seeds 3 --threads 1 --out "$tmp/lock")
+"$bin" "${largs[@]}" >"$tmp/out1" 2>"$tmp/err1" & pid=$!
+for _ in $(seq 300); do [ -s "$tmp/lock/runs.csv" ] && break; sleep 0.1; done
+run "${largs[@]}"
+if kill -0 $pid 2>/dev/null; then
+  expect_rc 2 "a second study on the same --out"
+  grep -q "is in use by another depth-study (process $pid holds" "$tmp/err" || fail "second study: $(cat "$tmp/err")"
+else
+  echo "the first study had ended when the second returned: the lock's message not checked"
+fi
+wait $pid || fail "the first study: exit $?: $(cat "$tmp/err1")"
+[ "$(rows "$tmp/lock/runs.csv")" = 18 ] || fail "locked study: $(rows "$tmp/lock/runs.csv") runs, expected 18"
+run "${largs[@]}"; expect_rc 0 "the same study again, after the first"
+
 if [ $fails -gt 0 ]; then echo "$fails failure(s)"; exit 1; fi
 echo "depth-study: all checks passed"
 exit 0

@@ -56,7 +56,8 @@ static const char lg__depth_help[] =
     "                       series the depth chosen on validation with its test accuracy\n"
     "                       at the best-validation epoch: the paper's Table 1; on the\n"
     "                       training accuracy where there is no validation split, TREES) and\n"
-    "                       depth.svg (metric against depth with +- std error bars)\n"
+    "                       depth.svg (metric against depth with +- std error bars); one\n"
+    "                       study at a time (DIR/.lock: a second one is refused)\n"
     "  --metric M           test, val or train accuracy at the last epoch (default test;\n"
     "                       with --trees train, as in the paper)\n"
     "  --grad-logs          also write DIR/grad_<model>_<norm>_r<res>_m<missing>[_d<depth>]_L<layers>_seed<s>.csv\n"
@@ -1634,6 +1635,43 @@ static int lg__run_jobs(const lg__depth_args *a, const lg__recorder *w, const lg
     return status;
 }
 
+/* Locks DIR for this study: a write lock (fcntl) on DIR/.lock, held until
+ * the descriptor returned is closed or the process ends. Two studies writing
+ * one --out at once each ran the runs they found missing, and runs.csv got
+ * the same runs twice. Returns the descriptor, or -1 after a message. */
+static int lg__out_lock(const char *cmd, const char *dir) {
+    char path[4200];
+    if (snprintf(path, sizeof path, "%s/.lock", dir) >= (int)sizeof path) {
+        lg_cli_errorf(cmd, "--out: path too long");
+        return -1;
+    }
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644); /* not the workers' */
+    if (fd < 0) {
+        lg_cli_errorf(cmd, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    if (fcntl(fd, F_SETLK, &fl) == 0) return fd;
+    const int e = errno;
+    if (e == EACCES || e == EAGAIN) {
+        fl.l_type = F_WRLCK;
+        const int who = fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK ? (int)fl.l_pid : 0;
+        if (who > 0)
+            lg_cli_errorf(cmd, "%s is in use by another depth-study (process %d holds %s): wait for it to end, or "
+                          "give another --out", dir, who, path);
+        else
+            lg_cli_errorf(cmd, "%s is in use by another depth-study (it holds %s): wait for it to end, or give "
+                          "another --out", dir, path);
+    } else {
+        lg_cli_errorf(cmd, "%s: cannot lock: %s", path, strerror(e));
+    }
+    close(fd);
+    return -1;
+}
+
 int lg_cmd_depth_study(int argc, char **argv) {
     const char *cmd = "depth-study";
     lg__depth_args a;
@@ -1655,6 +1693,7 @@ int lg_cmd_depth_study(int argc, char **argv) {
     lg_dataset *ds = NULL;
     lg__cell *todo = NULL;
     FILE *runs = NULL;
+    int lock = -1;
     lg_set_threads(opts[0].threads);
     status = lg_cli_data_load(cmd, &opts[0].data, &ds);
     if (status) goto done;
@@ -1666,6 +1705,7 @@ int lg_cmd_depth_study(int argc, char **argv) {
         goto done;
     }
     if (lg__mkdirs(cmd, dir)) goto done;
+    if ((lock = lg__out_lock(cmd, dir)) < 0) goto done;
     {
         char data_line[256];
         if (opts[0].data.trees)
@@ -1723,6 +1763,7 @@ done:
         lg_cli_errorf(cmd, "runs.csv: write error");
         status = LG_EXIT_FAIL;
     }
+    if (lock >= 0) close(lock);
     lg_dataset_free(ds);
     free(todo);
     free(rs.r);
