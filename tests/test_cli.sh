@@ -535,6 +535,13 @@ limits)
     grep -q '"test_acc":' "$tmp/out" || fail "train under ulimit $opt $advised MiB: no results"
     echo "ulimit $opt: $kb KB refused with a message, the advised $advised MiB trains"
   done
+  # a 64 KB stack (ulimit -s): depth-study kept 197 KB of one function's
+  # locals on the stack and died with SIGSEGV
+  limited -s 64 depth-study --trees 2 --trees-count 10 --layers 1,2 --epochs 1 --seeds 1 --threads 1 --out "$tmp/small-stack"
+  [ $rc = 0 ] || fail "depth-study under ulimit -s 64: exit $rc (139: SIGSEGV): $(tail -c 300 "$tmp/err")"
+  limited -s 64 train --trees 2 --trees-count 10 --layers 2 --epochs 1 --threads 2
+  [ $rc = 0 ] || fail "train under ulimit -s 64: exit $rc: $(tail -c 300 "$tmp/err")"
+  echo "ulimit -s 64: depth-study and train run"
   ;;
 checkpoint_v0)
   # checkpoints of lipgnn's first format (before the baselines' and the
