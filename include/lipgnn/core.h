@@ -169,7 +169,8 @@ void lg_blas_check(lg_blas_info *info);
  * at their first call at a thread count higher than checked before). OpenBLAS
  * also starts a thread per core but one when it loads, each with its buffer,
  * which lipgnn never uses: OPENBLAS_NUM_THREADS=1 in the environment of a
- * program that links lipgnn avoids them (the lipgnn command sets it). */
+ * program that links lipgnn avoids them (the lipgnn command sets it when it
+ * restarts itself, and restarts for it under such a limit). */
 int lg_set_threads(int n);
 
 /* The instruction set of lipgnn's own element-wise kernels: "avx512" where

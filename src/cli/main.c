@@ -194,16 +194,19 @@ int main(int argc, char **argv) {
         fputs(lg__usage, stdout);
         return LG_EXIT_OK;
     }
+    /* every command's name once: the dispatch, and the "did you mean" of an
+     * unknown one (help and version, handled above and below, run nothing) */
     static const struct {
         const char *name;
         int (*run)(int, char **);
-    } run[] = {{"info", lg_cmd_info},       {"train", lg_cmd_train},           {"demo", lg_cmd_demo},
-               {"predict", lg_cmd_predict}, {"depth-study", lg_cmd_depth_study}, {"gradmap", lg_cmd_gradmap},
-               {"lipschitz", lg_cmd_lipschitz}};
+    } cmds[] = {{"info", lg_cmd_info},       {"train", lg_cmd_train},           {"demo", lg_cmd_demo},
+                {"predict", lg_cmd_predict}, {"depth-study", lg_cmd_depth_study}, {"gradmap", lg_cmd_gradmap},
+                {"lipschitz", lg_cmd_lipschitz}, {"help", NULL},                 {"version", NULL}};
+    enum { NCMD = sizeof cmds / sizeof *cmds };
     int rc = -1;
     if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version") || !strcmp(cmd, "version")) rc = lg_cli_version();
-    for (size_t k = 0; rc < 0 && k < sizeof run / sizeof *run; k++)
-        if (!strcmp(cmd, run[k].name)) rc = run[k].run(argc - 1, argv + 1);
+    for (int k = 0; rc < 0 && k < NCMD; k++)
+        if (cmds[k].run && !strcmp(cmd, cmds[k].name)) rc = cmds[k].run(argc - 1, argv + 1);
     if (rc >= 0) {
         /* what went to standard output (a table, --json's object) is part of
          * the result: a write that failed there (a full disk) fails the command */
@@ -211,11 +214,11 @@ int main(int argc, char **argv) {
             rc = LG_EXIT_FAIL;
         return rc;
     }
-    static const char *const cmds[] = {"info", "train", "demo", "predict", "depth-study", "gradmap", "lipschitz", "help",
-                                       "version"};
-    const char *close = lg_cli_closest(cmd, cmds, (int)(sizeof cmds / sizeof *cmds));
-    for (size_t k = 0; !close && *cmd && k < sizeof cmds / sizeof *cmds; k++)
-        if (!strncmp(cmds[k], cmd, strlen(cmd))) close = cmds[k]; /* "depth" -> "depth-study" */
+    const char *names[NCMD];
+    for (int k = 0; k < NCMD; k++) names[k] = cmds[k].name;
+    const char *close = lg_cli_closest(cmd, names, NCMD);
+    for (int k = 0; !close && *cmd && k < NCMD; k++)
+        if (!strncmp(names[k], cmd, strlen(cmd))) close = names[k]; /* "depth" -> "depth-study" */
     if (close) lg_cli_errorf(NULL, "unknown command '%s' (did you mean '%s'? see 'lipgnn --help')", cmd, close);
     else lg_cli_errorf(NULL, "unknown command '%s' (see 'lipgnn --help')", cmd);
     return LG_EXIT_USAGE;
