@@ -519,6 +519,31 @@ limits)
   limited -s 64 train --trees 2 --trees-count 10 --layers 2 --epochs 1 --threads 2
   [ $rc = 0 ] || fail "train under ulimit -s 64: exit $rc: $(tail -c 300 "$tmp/err")"
   echo "ulimit -s 64: depth-study and train run"
+  # Smaller stacks. On the main thread: train, lipschitz and depth-study died
+  # (SIGSEGV) at 32 and 48 KB, in OpenBLAS's dgemm or lipgnn's own frames; the
+  # command now runs on a thread of 8 MiB. On libgomp's workers, whose stacks
+  # follow the limit: OpenBLAS keeps about 60 KB of thread-local data in each,
+  # and lipschitz on a 64-wide model died in a worker's dgemm (Haswell's) at
+  # 64-88 KB; the restart now sets OMP_STACKSIZE.
+  run train --trees 3 --trees-count 50 --layers 4 --hidden 64 --epochs 1 --batch-size 0 --save "$tmp/w64.ckpt"
+  expect_rc 0 "train a 64-wide model for lipschitz"
+  for kb in 32 48 64 88; do
+    OPENBLAS_CORETYPE=Haswell limited -s $kb lipschitz --model "$tmp/w64.ckpt" --trees 3 --trees-count 50 --threads 2
+    [ $rc = 0 ] || fail "lipschitz (Haswell) under ulimit -s $kb: exit $rc (139: SIGSEGV): $(tail -c 300 "$tmp/err")"
+  done
+  limited -s 32 train --trees 2 --trees-count 10 --layers 2 --epochs 1 --threads 2
+  [ $rc = 0 ] || fail "train under ulimit -s 32: exit $rc (139: SIGSEGV): $(tail -c 300 "$tmp/err")"
+  limited -s 32 depth-study --trees 2 --trees-count 10 --layers 1,2 --epochs 1 --seeds 2 --jobs 2 --threads 1 \
+      --out "$tmp/smaller-stack"
+  [ $rc = 0 ] || fail "depth-study --jobs 2 under ulimit -s 32: exit $rc (139: SIGSEGV): $(tail -c 300 "$tmp/err")"
+  # SIGTERM reaches the command on its own thread: it stops at the end of an epoch
+  (ulimit -s 32 && exec "$bin" train --trees 3 --trees-count 200 --layers 2 --hidden 8 --epochs 1000000 \
+      --save "$tmp/s32.ckpt") >"$tmp/out" 2>"$tmp/err" & pid=$!
+  sleep 2; kill -TERM $pid; wait $pid; rc=$?
+  [ $rc = 143 ] || fail "SIGTERM under ulimit -s 32: exit $rc, expected 143: $(tail -c 300 "$tmp/err")"
+  grep -q "terminated: stopped after epoch" "$tmp/err" && [ -f "$tmp/s32.ckpt" ] ||
+    fail "SIGTERM under ulimit -s 32: no stop at an epoch's end, or no checkpoint: $(tail -c 300 "$tmp/err")"
+  echo "ulimit -s 32-88: lipschitz, train, depth-study --jobs run; SIGTERM stops training"
   # Under an address-space (ulimit -v) or data (ulimit -d) limit, Debian's
   # OpenBLAS 0.3.21 retries forever a 128 MiB buffer that does not fit: before
   # lipgnn handled it, every command hung there, one core busy (--version at

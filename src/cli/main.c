@@ -3,6 +3,8 @@
  * OpenMP's waiting if needed (see lg_cli_env_fix) and dispatches to the
  * subcommands.
  */
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -39,6 +41,11 @@ static const char lg__usage[] =
     "                     this CPU cannot execute (SkylakeX without AVX-512) would stop\n"
     "                     OpenBLAS with SIGILL: lipgnn restarts with the best one instead.\n"
     "  OMP_NUM_THREADS    threads of lipgnn's own kernels (default: all cores)\n"
+    "  OMP_STACKSIZE      stack of lipgnn's OpenMP worker threads. Under a stack limit\n"
+    "                     below 1 MiB (ulimit -s), which they would follow, lipgnn\n"
+    "                     restarts with OMP_STACKSIZE=" LG_CLI_STACK " when neither it nor\n"
+    "                     GOMP_STACKSIZE is set, and runs the command on a thread\n"
+    "                     with a stack of that size\n"
     "  OMP_WAIT_POLICY,   how OpenMP threads wait at a barrier. When both are unset,\n"
     "  GOMP_SPINCOUNT     " LG_CLI_COMPUTING "\n"
     "                     restart themselves once with GOMP_SPINCOUNT=" LG_CLI_SPINCOUNT " (a short\n"
@@ -91,7 +98,16 @@ static const char lg__usage[] =
  * when it exits, whatever the command. So the restart also sets
  * OPENBLAS_NUM_THREADS=1, and happens for that alone when such a limit is set
  * and OpenBLAS has threads. (The buffers of lipgnn's own threads are the
- * library's to check: lg__blas_room.) */
+ * library's to check: lg__blas_room.)
+ *
+ * A small stack limit (ulimit -s under LG_CLI_STACK_MIN) also reaches
+ * libgomp's worker threads, whose stacks glibc sizes by it when
+ * OMP_STACKSIZE is unset, and OpenBLAS keeps about 60 KB of thread-local
+ * data in each: under 96 KB a worker's dgemm overflowed (SIGSEGV). So the
+ * restart also sets OMP_STACKSIZE=LG_CLI_STACK when a small limit is set
+ * and neither OMP_STACKSIZE nor GOMP_STACKSIZE is (worker stacks are
+ * mapped memory, which that limit does not bound; main() moves the
+ * command itself off the small stack: lg_cli_small_stack). */
 static int lg_cli_computes(int argc, char **argv) {
     /* the commands LG_CLI_COMPUTING names */
     static const char *const cmds[] = {"train", "demo", "depth-study", "predict", "lipschitz"};
@@ -99,6 +115,14 @@ static int lg_cli_computes(int argc, char **argv) {
     for (size_t k = 0; k < sizeof cmds / sizeof *cmds; k++)
         if (!strcmp(argv[1], cmds[k])) return 1;
     return 0;
+}
+
+/* 1 when the stack limit (RLIMIT_STACK's soft one) is under
+ * LG_CLI_STACK_MIN: the main thread's stack, and the default of other
+ * threads', are that small. */
+static int lg_cli_small_stack(void) {
+    struct rlimit st;
+    return getrlimit(RLIMIT_STACK, &st) == 0 && st.rlim_cur != RLIM_INFINITY && st.rlim_cur < LG_CLI_STACK_MIN;
 }
 
 static void lg_cli_env_fix(int argc, char **argv) {
@@ -113,10 +137,12 @@ static void lg_cli_env_fix(int argc, char **argv) {
     struct rlimit as, data;
     const int limited = (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) ||
                         (getrlimit(RLIMIT_DATA, &data) == 0 && data.rlim_cur != RLIM_INFINITY);
-    if (!blas && !spin && (pool_one || !limited)) return;
+    const int stack = lg_cli_small_stack() && !getenv("OMP_STACKSIZE") && !getenv("GOMP_STACKSIZE");
+    if (!blas && !spin && !stack && (pool_one || !limited)) return;
     /* kept should the restart fail: it only reaches the processes this one
      * starts (depth-study's workers, lipgnn again) */
     if (!pool_one && setenv("OPENBLAS_NUM_THREADS", "1", 1) != 0) return;
+    if (stack && setenv("OMP_STACKSIZE", LG_CLI_STACK, 1) != 0) return;
     if (bad) {
         const char *env = getenv("OPENBLAS_CORETYPE");
         fprintf(stderr,
@@ -183,8 +209,8 @@ static int lg_cli_version(void) {
     return LG_EXIT_OK;
 }
 
-int main(int argc, char **argv) {
-    lg_cli_env_fix(argc, argv);
+/* The command line after the restart: the command's exit status. */
+static int lg_cli_main(int argc, char **argv) {
     if (argc < 2) {
         fputs(lg__usage, stderr);
         return LG_EXIT_USAGE;
@@ -222,4 +248,48 @@ int main(int argc, char **argv) {
     if (close) lg_cli_errorf(NULL, "unknown command '%s' (did you mean '%s'? see 'lipgnn --help')", cmd, close);
     else lg_cli_errorf(NULL, "unknown command '%s' (see 'lipgnn --help')", cmd);
     return LG_EXIT_USAGE;
+}
+
+/* The command on a thread of its own, whose stack is LG_CLI_STACK_BYTES of
+ * mapped memory, for when the main thread's stack is small (lg_cli_small_stack):
+ * the kernels' OpenMP master thread is then this one, and a small ulimit -s
+ * bounds neither. Signals are left to it (main blocks them all), so that a
+ * Ctrl-C interrupts what the command waits in, as it would on the main thread. */
+struct lg_cli_run {
+    int argc;     /* main's argc */
+    char **argv;  /* main's argv */
+    int rc;       /* out: the exit status */
+    sigset_t old; /* the signal mask to restore on the command's thread */
+};
+
+static void *lg_cli_run_thread(void *arg) {
+    struct lg_cli_run *r = arg;
+    pthread_sigmask(SIG_SETMASK, &r->old, NULL);
+    r->rc = lg_cli_main(r->argc, r->argv);
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    lg_cli_env_fix(argc, argv);
+    if (!lg_cli_small_stack()) return lg_cli_main(argc, argv);
+    struct lg_cli_run r = {.argc = argc, .argv = argv, .rc = LG_EXIT_FAIL};
+    sigset_t all;
+    pthread_attr_t attr;
+    pthread_t th;
+    /* should any step fail (no room for the thread), the command runs on this
+     * stack, as before */
+    if (sigfillset(&all) != 0 || pthread_attr_init(&attr) != 0) return lg_cli_main(argc, argv);
+    if (pthread_attr_setstacksize(&attr, LG_CLI_STACK_BYTES) != 0 ||
+        pthread_sigmask(SIG_BLOCK, &all, &r.old) != 0) {
+        pthread_attr_destroy(&attr);
+        return lg_cli_main(argc, argv);
+    }
+    const int made = pthread_create(&th, &attr, lg_cli_run_thread, &r) == 0;
+    pthread_attr_destroy(&attr);
+    if (!made) {
+        pthread_sigmask(SIG_SETMASK, &r.old, NULL);
+        return lg_cli_main(argc, argv);
+    }
+    pthread_join(th, NULL);
+    return r.rc;
 }
