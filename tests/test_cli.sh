@@ -443,6 +443,11 @@ train)
   run train --data "$tiny" --model l2 --norm lipschitz; expect_rc 2 "--model l2 --norm lipschitz"
   grep -q "Lipschitz without LipschitzNorm" "$tmp/err" || fail "l2 + lipschitz message: $(cat "$tmp/err")"
   run train --data "$tiny" --dropout 1.5; expect_rc 2 "--dropout 1.5"
+  # the refused value as given: %g printed "1 is outside [0, 0.999]"
+  run train --data "$tiny" --dropout 0.9999999; expect_rc 2 "--dropout 0.9999999"
+  grep -q -- "--dropout: 0.9999999 is outside \[0, 0.999\]" "$tmp/err" || fail "--dropout 0.9999999 message: $(cat "$tmp/err")"
+  # an underflow is a number near 0, not "not a finite number"
+  run train --data "$tiny" --epochs 1 --weight-decay 1e-400; expect_rc 0 "--weight-decay 1e-400"
   run train --data "$tiny" --model gcn --norm layernorm; expect_rc 2 "layernorm on gcn"
   grep -q "is for the deep attention stacks" "$tmp/err" || fail "layernorm on gcn message: $(cat "$tmp/err")"
   run train --data "$tiny" --layers 3 --hidden 4 --epochs 2 --norm lipschitz+layernorm --residual --json

@@ -141,12 +141,14 @@ int lg_cli_parse_double(const char *cmd, const char *opt, const char *s, double 
     char *end = NULL;
     errno = 0;
     double v = (s && *s) ? strtod(s, &end) : 0;
-    if (!s || !*s || errno || *end || !isfinite(v)) {
+    /* ERANGE with a finite value is an underflow (1e-400): a number near 0,
+     * which the range decides; an overflow is infinite */
+    if (!s || !*s || *end || !isfinite(v)) {
         lg_cli_errorf(cmd, "%s: '%s' is not a finite number", opt, s ? s : "");
         return -1;
     }
-    if (v < lo || v > hi) {
-        lg_cli_errorf(cmd, "%s: %g is outside [%g, %g]", opt, v, lo, hi);
+    if (v < lo || v > hi) { /* the text as given: %g would print 0.9999999 as 1 */
+        lg_cli_errorf(cmd, "%s: %s is outside [%g, %g]", opt, s, lo, hi);
         return -1;
     }
     *out = v;
