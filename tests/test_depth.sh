@@ -346,6 +346,31 @@ if interrupted "--jobs SIGTERM" "$tmp/jterm" "${jlong[@]}"; then
   grep -q "runs in progress were stopped" "$tmp/err" || fail "--jobs SIGTERM: no message: $(cat "$tmp/err")"
   resumed "--jobs SIGTERM" "$tmp/jterm" "${jlong[@]}"
 fi
+# Signals as a user sends them (tests/signals.py, the study on a terminal of its own,
+# the signals sent as soon as both workers are in their first epoch): one Ctrl-C
+# reaches the workers from the terminal, and each stops at the end of its epoch
+# (the parent passed it on as well, a second signal, which ended them at once);
+# two Ctrl-Cs end them at once; two SIGTERMs sent to the parent alone are passed on,
+# and the second ends them at once (before, it waited for the epoch).
+if [ -x /usr/bin/python3 ] && [ -r /proc/self/status ]; then
+  sig=(depth-study --sbm 20000,200000 --layers 30 --seeds 2 --jobs 2 --threads 1 --epochs 1000)
+  signals() { # signals VIA COUNT OUT: sets got (signals.py's line) and graceful (runs stopped at an epoch's end)
+    got=$(/usr/bin/python3 "$(dirname "$0")/signals.py" "$1" "$2" 2 "$tmp/sig.log" -- "$bin" "${sig[@]}" --out "$3")
+    graceful=$(grep -c "stopped after epoch" "$tmp/sig.log")
+  }
+  signals tty 1 "$tmp/sig1"
+  [[ $got == "status 130 "* ]] && [ "$graceful" = 2 ] ||
+    fail "one Ctrl-C: '$got', $graceful of 2 runs stopped at the end of an epoch: $(tail -c 300 "$tmp/sig.log")"
+  signals tty 2 "$tmp/sig2"
+  [[ $got == "status 130 "* ]] && [ "$graceful" = 0 ] ||
+    fail "two Ctrl-Cs: '$got', $graceful runs waited for the end of an epoch: $(tail -c 300 "$tmp/sig.log")"
+  signals kill 2 "$tmp/sig3"
+  [[ $got == "status 143 "* ]] && [ "$graceful" = 0 ] ||
+    fail "two SIGTERMs to the parent: '$got', $graceful runs waited for the end of an epoch: $(tail -c 300 "$tmp/sig.log")"
+  echo "signals: one and two Ctrl-Cs on a terminal, two SIGTERMs to the parent checked"
+else
+  echo "no /usr/bin/python3 or no /proc: signals through a terminal not checked"
+fi
 # a worker killed (as by the kernel when out of memory): its run named, status 1, the rest
 # resumable
 jkill=("${jlong[@]/jterm/jkill}")

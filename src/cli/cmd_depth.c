@@ -80,8 +80,9 @@ static const char lg__depth_help[] =
     "--threads, --explode-*, ...) applies to every run; --save, --resume, --log and\n"
     "--grad-log do not. Ctrl-C / SIGTERM stop at the end of the current epoch: that run is\n"
     "not recorded (with --jobs: the runs in progress), summary.md and depth.svg are\n"
-    "written, and the exit status is 130 / 143. A run that fails stops the study (with\n"
-    "--jobs, after the other runs in progress have finished and been recorded).\n"
+    "written, and the exit status is 130 / 143; a second one ends the runs at once. A run\n"
+    "that fails stops the study (with --jobs, after the other runs in progress have\n"
+    "finished and been recorded).\n"
     "\n";
 
 enum { LG__MAX_LIST = 256, LG__KEY = 64, LG__NFIELDS = 17, LG__MAX_JOBS = 64 };
@@ -1365,8 +1366,19 @@ static int lg__worker(const char *cmd, const lg__depth_args *a) {
     return status;
 }
 
-static volatile sig_atomic_t lg__jobs_signal; /* SIGINT or SIGTERM received by the parent */
-static void lg__on_jobs_signal(int sig) { lg__jobs_signal = sig; }
+static volatile sig_atomic_t lg__jobs_signal;  /* the last SIGINT or SIGTERM the parent received */
+static volatile sig_atomic_t lg__jobs_to_pass; /* how many of them a process sent (kill), not the terminal */
+
+/* The parent's handler. A terminal's Ctrl-C (si_code SI_KERNEL) reaches the
+ * workers too, in the terminal's process group: passing it on would give each
+ * a second signal, which ends a run at once (cmd_train.c's SA_RESETHAND) where
+ * the first stops it at the end of its epoch. A signal sent to the parent by a
+ * process is passed on, the first and the second alike. */
+static void lg__on_jobs_signal(int sig, siginfo_t *si, void *uc) {
+    (void)uc;
+    lg__jobs_signal = sig;
+    if (!si || si->si_code != SI_KERNEL) lg__jobs_to_pass = lg__jobs_to_pass + 1;
+}
 
 /* One worker process as the parent sees it. */
 typedef struct lg__job {
@@ -1464,7 +1476,8 @@ out:
 /* The runs of todo in a.jobs worker processes, each sent the next run as it
  * finishes one; rows are recorded here as they come. A failed run stops the
  * sending (the runs in progress finish and are recorded); SIGINT / SIGTERM is
- * passed on to the workers, whose runs in progress are not recorded. */
+ * passed on to the workers (lg__on_jobs_signal), whose runs in progress are
+ * not recorded, and a second one ends them at once. */
 static int lg__run_jobs(const lg__depth_args *a, const lg__recorder *w, const lg__cell *todo, long long ntodo,
                         int argc, char **argv) {
     const char *cmd = w->cmd;
@@ -1482,9 +1495,11 @@ static int lg__run_jobs(const lg__depth_args *a, const lg__recorder *w, const lg
     }
     struct sigaction sa, old_int, old_term, old_pipe;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = lg__on_jobs_signal;
+    sa.sa_sigaction = lg__on_jobs_signal;
+    sa.sa_flags = SA_SIGINFO;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    sa.sa_flags = 0;
     sa.sa_handler = SIG_IGN; /* a worker gone: its pipe's write fails with EPIPE */
     sigaction(SIGPIPE, &sa, &old_pipe);
     if (!a->quiet) {
@@ -1494,7 +1509,8 @@ static int lg__run_jobs(const lg__depth_args *a, const lg__recorder *w, const lg
                     "down (--threads is each run's)\n", nj, threads, omp_get_num_procs());
     }
     long long next = 0, session = 0;
-    int live = 0, sending = 1, forwarded = 0;
+    int live = 0, sending = 1;
+    sig_atomic_t passed = 0; /* signals passed on to the workers (lg__jobs_to_pass) */
     double t0 = lg__now(), run_time = 0;
     for (int i = 0; i < nj; i++) {
         jobs[i].in = jobs[i].out = -1;
@@ -1503,12 +1519,10 @@ static int lg__run_jobs(const lg__depth_args *a, const lg__recorder *w, const lg
         if (lg__job_send(&jobs[i], todo, next) == 0) next++;
     }
     while (live > 0) {
-        if (lg__jobs_signal && !forwarded) { /* from a terminal the workers have it already: no harm */
+        for (; passed < lg__jobs_to_pass; passed++) /* those from a terminal the workers have already */
             for (int i = 0; i < nj; i++)
                 if (jobs[i].pid > 0) kill(jobs[i].pid, (int)lg__jobs_signal);
-            forwarded = 1;
-            sending = 0;
-        }
+        if (lg__jobs_signal) sending = 0;
         if (!sending || next >= ntodo) /* idle workers end at the end of their input */
             for (int i = 0; i < nj; i++)
                 if (jobs[i].cell < 0) lg__job_close_in(&jobs[i]);
