@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# lipgnn depth-study tests: test_depth.sh LIPGNN_BINARY FIXTURES_PARENT. Exit 0 pass, 1 fail.
+# lipgnn depth-study tests: test_depth.sh LIPGNN_BINARY FIXTURES_PARENT [FAKE_NOLOCK_LIB]. Exit 0 pass, 1 fail.
 # FIXTURES_PARENT: the directory whose data/ holds the fixture data sets (the build's
 # tests/, where tests/CMakeLists.txt mirrors tests/data).
 set -u
@@ -419,6 +419,21 @@ fi
 wait $pid || fail "the first study: exit $?: $(cat "$tmp/err1")"
 [ "$(rows "$tmp/lock/runs.csv")" = 18 ] || fail "locked study: $(rows "$tmp/lock/runs.csv") runs, expected 18"
 run "${largs[@]}"; expect_rc 0 "the same study again, after the first"
+# a file system without locks (ENOLCK, by LD_PRELOAD): the study runs, unlocked, and says so
+# (it was refused: "cannot lock: No locks available")
+nolock=${3:-}
+if [ -n "$nolock" ] && [ -f "$nolock" ]; then
+  ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 LD_PRELOAD="$nolock" \
+    "$bin" depth-study --trees 2 --trees-count 20 --layers 1,2 --norms none,lipschitz --epochs 2 --seeds 1 --out "$tmp/nolock" \
+    >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  [ $rc = 0 ] || fail "depth-study where locks fail with ENOLCK: exit $rc: $(tail -c 300 "$tmp/err")"
+  grep -q "note: $tmp/nolock/.lock: cannot lock (No locks available): another depth-study" "$tmp/err" ||
+    fail "depth-study without locks: no note: $(tail -c 300 "$tmp/err")"
+  [ "$(rows "$tmp/nolock/runs.csv")" = 4 ] || fail "depth-study without locks: $(rows "$tmp/nolock/runs.csv") runs, expected 4"
+else
+  echo "no fcntl shim given (test_depth.sh's third argument): a file system without locks not checked"
+fi
 
 if [ $fails -gt 0 ]; then echo "$fails failure(s)"; exit 1; fi
 echo "depth-study: all checks passed"

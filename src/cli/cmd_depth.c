@@ -1652,7 +1652,10 @@ static int lg__run_jobs(const lg__depth_args *a, const lg__recorder *w, const lg
 /* Locks DIR for this study: a write lock (fcntl) on DIR/.lock, held until
  * the descriptor returned is closed or the process ends. Two studies writing
  * one --out at once each ran the runs they found missing, and runs.csv got
- * the same runs twice. Returns the descriptor, or -1 after a message. */
+ * the same runs twice. A file system that has no locks (ENOLCK: NFS without
+ * its lock service; EOPNOTSUPP, ENOSYS, EINVAL: some FUSE ones) does not stop
+ * the study: it runs unlocked, with a note. Returns the descriptor, or -1
+ * after a message. */
 static int lg__out_lock(const char *cmd, const char *dir) {
     char path[4200];
     if (snprintf(path, sizeof path, "%s/.lock", dir) >= (int)sizeof path) {
@@ -1679,6 +1682,10 @@ static int lg__out_lock(const char *cmd, const char *dir) {
         else
             lg_cli_errorf(cmd, "%s is in use by another depth-study (it holds %s): wait for it to end, or give "
                           "another --out", dir, path);
+    } else if (e == ENOLCK || e == EOPNOTSUPP || e == ENOSYS || e == EINVAL) {
+        fprintf(stderr, "note: %s: cannot lock (%s): another depth-study started on %s while this one runs "
+                "would not be refused, and both would run the runs missing there\n", path, strerror(e), dir);
+        return fd;
     } else {
         lg_cli_errorf(cmd, "%s: cannot lock: %s", path, strerror(e));
     }
