@@ -11,7 +11,9 @@
  * case-insensitive.
  */
 #include <errno.h>
+#include <locale.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,6 +164,27 @@ const char *lg__tok_quote(const lg__tok *t, char *buf, size_t cap) {
     return buf;
 }
 
+/* The C locale's numbers for strtof and strtod, whatever locale the program
+ * has set: after setlocale(LC_ALL, "") under a decimal comma (de_DE), strtof
+ * stopped at the '.' of every number ("value 4.99937125e-03 is not a
+ * number": PubMed did not load). The locale object is made once and kept for
+ * the process; uselocale switches only the calling thread. */
+static locale_t lg__c_numeric;
+static pthread_once_t lg__c_numeric_once = PTHREAD_ONCE_INIT;
+static void lg__c_numeric_make(void) { lg__c_numeric = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0); }
+
+/* Switches this thread to the C locale's numbers; returns what
+ * lg__numeric_back restores ((locale_t)0: nothing was switched, the object
+ * could not be made, and numbers follow the program's locale). */
+static locale_t lg__numeric_c(void) {
+    pthread_once(&lg__c_numeric_once, lg__c_numeric_make);
+    return lg__c_numeric ? uselocale(lg__c_numeric) : (locale_t)0;
+}
+
+static void lg__numeric_back(locale_t old) {
+    if (old) uselocale(old);
+}
+
 lg_status lg__lex_int(const lg__lex *lx, const lg__tok *t, const char *what, lg_idx *v) {
     char q[64];
     const char *c = t->b;
@@ -182,7 +205,9 @@ lg_status lg__lex_int(const lg__lex *lx, const lg__tok *t, const char *what, lg_
 bad:;
     /* tell a decimal number from words: "1.5" is a number, not an integer */
     char *end = NULL;
+    const locale_t old = lg__numeric_c();
     (void)strtod(t->b, &end);
+    lg__numeric_back(old);
     if (end == t->e)
         return lg__lex_error(lx, LG_EPARSE, "%s %s is not an integer", what, lg__tok_quote(t, q, sizeof q));
     return lg__lex_error(lx, LG_EPARSE, "%s %s is not a number", what, lg__tok_quote(t, q, sizeof q));
@@ -193,7 +218,9 @@ lg_status lg__lex_float(const lg__lex *lx, const lg__tok *t, const char *what, f
     char *end = NULL;
     /* The token ends at a blank, a newline or the text's NUL, none of which
      * strtof takes into a number, so it stops at t->e when the token is one. */
+    const locale_t old = lg__numeric_c();
     float f = strtof(t->b, &end);
+    lg__numeric_back(old);
     if (end != t->e)
         return lg__lex_error(lx, LG_EPARSE, "%s %s is not a number", what, lg__tok_quote(t, q, sizeof q));
     if (!isfinite(f)) {

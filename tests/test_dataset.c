@@ -3,6 +3,7 @@
  * tests/data/bad/ (status, file, line, token; also under failing allocations),
  * on Cora and PubMed through $LIPGNN_DATA against an independent fscanf
  * reading of the files, and lg_dataset_resolve. */
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -515,6 +516,47 @@ static void test_out_of_memory_bad_inputs(void **state) {
     }
 }
 
+/* Numbers are read in the C locale's form whatever locale the program has
+ * set: under a decimal comma (de_DE, set by setlocale as a program that calls
+ * setlocale(LC_ALL, "") gets it), strtof stopped at the '.' of every number,
+ * and the tiny fixture's 0.5 was "not a number" (PubMed did not load). The
+ * locale is compiled with localedef into a temporary directory (LOCPATH);
+ * skipped, saying so, where that fails (no locale sources: Debian's locales). */
+static void test_locale_decimal_comma(void **state) {
+    (void)state;
+    char dir[] = "/tmp/lg_locale_XXXXXX", cmd[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "localedef -i de_DE -f UTF-8 %s/de_DE.UTF-8 >/dev/null 2>&1", dir);
+    const int made = system(cmd) == 0;
+    char old[1024] = "";
+    const char *env = getenv("LOCPATH");
+    if (env) snprintf(old, sizeof old, "%s", env);
+    setenv("LOCPATH", dir, 1);
+    const int set = made && setlocale(LC_NUMERIC, "de_DE.UTF-8") != NULL;
+    const int comma = set && strcmp(localeconv()->decimal_point, ",") == 0;
+    lg_dataset *ds = NULL;
+    lg_status st = comma ? lg_dataset_load(&ds, TINY) : LG_OK;
+    /* the program's locale is the program's again after the load */
+    const int kept = !comma || strcmp(localeconv()->decimal_point, ",") == 0;
+    setlocale(LC_NUMERIC, "C");
+    if (env) setenv("LOCPATH", old, 1);
+    else unsetenv("LOCPATH");
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+    if (!comma) {
+        print_message("no locale with a decimal comma (localedef -i de_DE failed%s): not checked\n",
+                      made ? ", or setlocale did not take it" : ": is Debian's locales installed?");
+        skip();
+    }
+    assert_ok(st);
+    assert_true(kept);
+    const lg_features *f = ds->features;
+    const float fx[7] = {-2.0f, 0.5f, 3.25f, 1e-3f, 150.0f, 7.0f, -0.125f};
+    assert_int_equal(f->nnz, 7);
+    for (int k = 0; k < 7; k++) assert_true(f->x[k] == fx[k]);
+    lg_dataset_free(ds);
+}
+
 /* ------------------------------------------------------------------------- */
 /* lg_dataset_resolve                                                         */
 /* ------------------------------------------------------------------------- */
@@ -720,6 +762,7 @@ int main(void) {
         cmocka_unit_test(test_tiny_symmetric_integer),
         cmocka_unit_test(test_csr_sorts_rows),
         cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_locale_decimal_comma),
         cmocka_unit_test(test_bad_fixtures_all_listed),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_mutations),

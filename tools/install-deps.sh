@@ -5,11 +5,13 @@ set -euo pipefail
 # clang and libclang-rt-14-dev (libFuzzer and clang's sanitizers; the runtime is
 # only a recommended package of clang, so it is named here) and libomp-dev
 # (OpenMP for clang) build the fuzz harnesses (tools/fuzz.sh); valgrind runs
-# tests/valgrind.sh; python3-torch runs the benchmark peer and tests/test_peer.sh.
+# tests/valgrind.sh; python3-torch runs the benchmark peer and tests/test_peer.sh;
+# locales holds the locale sources from which test_dataset compiles one with a
+# decimal comma (localedef).
 pkgs=(build-essential cmake pkg-config
       libsuitesparse-dev libopenblas-dev libigraph-dev libcmocka-dev
       python3 python3-numpy python3-scipy python3-torch
-      clang libclang-rt-14-dev libomp-dev valgrind)
+      clang libclang-rt-14-dev libomp-dev valgrind locales)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
