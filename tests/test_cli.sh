@@ -493,6 +493,21 @@ train)
   grep -q "terminated: stopped after epoch" "$tmp/err" || fail "SIGTERM message: $(cat "$tmp/err")"
   run train --trees 3 --trees-count 200 --layers 2 --hidden 8 --epochs 1 --resume "$tmp/s.ckpt"
   expect_rc 0 "resume after SIGTERM"
+  # SIGHUP (the terminal closed) the same, status 129; it ended the process mid-epoch
+  "$bin" train --trees 3 --trees-count 200 --layers 2 --hidden 8 --epochs 1000000 --save "$tmp/h.ckpt" \
+      >"$tmp/out" 2>"$tmp/err" & pid=$!
+  sleep 2; kill -HUP $pid; wait $pid; rc_=$?
+  [ $rc_ = 129 ] || fail "SIGHUP: exit $rc_, expected 129: $(tail -3 "$tmp/err")"
+  grep -q "hung up: stopped after epoch" "$tmp/err" && [ -f "$tmp/h.ckpt" ] ||
+    fail "SIGHUP: no stop at the end of an epoch, or no checkpoint: $(tail -3 "$tmp/err")"
+  # a signal ignored when lipgnn started stays ignored: SIGINT in a script's
+  # background job, SIGHUP under nohup. Both stopped the run before.
+  (trap '' INT HUP; exec "$bin" train --trees 3 --trees-count 200 --layers 2 --hidden 8 --epochs 1000000) \
+      >"$tmp/out" 2>"$tmp/err" & pid=$!
+  sleep 2; kill -INT $pid; kill -HUP $pid; sleep 1
+  kill -0 $pid 2>/dev/null || fail "an ignored SIGINT or SIGHUP stopped the run: $(tail -3 "$tmp/err")"
+  kill -TERM $pid; wait $pid; rc_=$?
+  [ $rc_ = 143 ] || fail "ignored SIGINT and SIGHUP, then SIGTERM: exit $rc_, expected 143: $(tail -3 "$tmp/err")"
   # a second SIGTERM ends the process at once, without waiting for the end of
   # the epoch (2 s an epoch here after the first, 5 s; the signals 0.2 s apart)
   "$bin" train --sbm 50000,500000 --layers 30 --epochs 1000000 --threads 2 --verbose --save "$tmp/k.ckpt" \

@@ -2,6 +2,7 @@
 #ifndef LG_CLI_H
 #define LG_CLI_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -37,6 +38,23 @@ void lg_cli_errorf(const char *cmd, const char *fmt, ...) __attribute__((format(
  * "lipgnn CMD: PATH: write error: <reason>" when a write to it failed (its
  * error flag, or the flush at closing: a full disk). */
 int lg_cli_close_out(const char *cmd, FILE *f, const char *path);
+
+/* The signals that stop training at the end of an epoch: SIGINT (Ctrl-C),
+ * SIGTERM and SIGHUP (the terminal gone). */
+#define LG_CLI_NSTOP 3
+extern const int lg_cli_stop_signals[LG_CLI_NSTOP];
+
+/* Sets act on each of lg_cli_stop_signals that was not ignored: one ignored
+ * when lipgnn started (SIGINT in a script's background job, SIGHUP under
+ * nohup) stays so, as the shells' convention has it. old (NULL: not kept)
+ * receives the LG_CLI_NSTOP previous actions, for lg_cli_restore_stop. */
+void lg_cli_catch_stop(const struct sigaction *act, struct sigaction *old);
+
+/* Gives the stop signals back the actions lg_cli_catch_stop kept in old. */
+void lg_cli_restore_stop(const struct sigaction *old);
+
+/* "interrupted", "terminated" or "hung up": what a stop signal did. */
+const char *lg_cli_stop_word(int sig);
 
 struct option;
 

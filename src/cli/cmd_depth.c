@@ -78,9 +78,10 @@ static const char lg__depth_help[] =
     "\n"
     "Every other option of 'lipgnn train' (--hidden, --heads, --epochs, --lr, --dropout,\n"
     "--threads, --explode-*, ...) applies to every run; --save, --resume, --log and\n"
-    "--grad-log do not. Ctrl-C / SIGTERM stop at the end of the current epoch: that run is\n"
-    "not recorded (with --jobs: the runs in progress), summary.md and depth.svg are\n"
-    "written, and the exit status is 130 / 143; a second one ends the runs at once. A run\n"
+    "--grad-log do not. Ctrl-C / SIGTERM / SIGHUP stop at the end of the current epoch:\n"
+    "that run is not recorded (with --jobs: the runs in progress), summary.md and\n"
+    "depth.svg are written, and the exit status is 130 / 143 / 129; a second one ends the\n"
+    "runs at once. A signal ignored when the study started (nohup) stays ignored. A run\n"
     "that fails stops the study (with --jobs, after the other runs in progress have\n"
     "finished and been recorded).\n"
     "\n";
@@ -1366,7 +1367,7 @@ static int lg__worker(const char *cmd, const lg__depth_args *a) {
     return status;
 }
 
-static volatile sig_atomic_t lg__jobs_signal;  /* the last SIGINT or SIGTERM the parent received */
+static volatile sig_atomic_t lg__jobs_signal;  /* the last stop signal the parent received */
 static volatile sig_atomic_t lg__jobs_to_pass; /* how many of them a process sent (kill), not the terminal */
 
 /* The parent's handler. A terminal's Ctrl-C (si_code SI_KERNEL) reaches the
@@ -1475,8 +1476,8 @@ out:
 
 /* The runs of todo in a.jobs worker processes, each sent the next run as it
  * finishes one; rows are recorded here as they come. A failed run stops the
- * sending (the runs in progress finish and are recorded); SIGINT / SIGTERM is
- * passed on to the workers (lg__on_jobs_signal), whose runs in progress are
+ * sending (the runs in progress finish and are recorded); a stop signal
+ * (lg_cli_stop_signals) is passed on to the workers (lg__on_jobs_signal), whose runs in progress are
  * not recorded, and a second one ends them at once. */
 static int lg__run_jobs(const lg__depth_args *a, const lg__recorder *w, const lg__cell *todo, long long ntodo,
                         int argc, char **argv) {
@@ -1493,12 +1494,11 @@ static int lg__run_jobs(const lg__depth_args *a, const lg__recorder *w, const lg
         lg_cli_errorf(cmd, "out of memory");
         return LG_EXIT_FAIL;
     }
-    struct sigaction sa, old_int, old_term, old_pipe;
+    struct sigaction sa, old_stop[LG_CLI_NSTOP], old_pipe;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = lg__on_jobs_signal;
     sa.sa_flags = SA_SIGINFO;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    lg_cli_catch_stop(&sa, old_stop);
     sa.sa_flags = 0;
     sa.sa_handler = SIG_IGN; /* a worker gone: its pipe's write fails with EPIPE */
     sigaction(SIGPIPE, &sa, &old_pipe);
@@ -1635,14 +1635,13 @@ static int lg__run_jobs(const lg__depth_args *a, const lg__recorder *w, const lg
     }
     if (lg__jobs_signal) {
         fprintf(stderr, "lipgnn %s: %s: the runs in progress were stopped and not recorded\n", cmd,
-                lg__jobs_signal == SIGINT ? "interrupted" : "terminated");
+                lg_cli_stop_word((int)lg__jobs_signal));
         status = 128 + (int)lg__jobs_signal;
     } else if (status == LG_EXIT_OK && session < ntodo) { /* the workers ended before the work did */
         lg_cli_errorf(cmd, "--jobs: %lld of %lld runs were not run: the worker processes ended", ntodo - session, ntodo);
         status = LG_EXIT_FAIL;
     }
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    lg_cli_restore_stop(old_stop);
     sigaction(SIGPIPE, &old_pipe, NULL);
     free(jobs);
     free(pf);

@@ -81,8 +81,10 @@ static const char lg__train_help[] =
     "\n"
     "Output and state:\n"
     "  --log FILE           CSV of every epoch's losses and accuracies\n"
-    "  --save FILE          write a checkpoint at the end (and on Ctrl-C/SIGTERM, at the\n"
-    "                       end of the epoch; a second one ends the run at once)\n"
+    "  --save FILE          write a checkpoint at the end (and on Ctrl-C, SIGTERM or\n"
+    "                       SIGHUP, at the end of the epoch; a second one ends the run\n"
+    "                       at once; a signal ignored when lipgnn started, as nohup's\n"
+    "                       SIGHUP, stays ignored)\n"
     "  --resume FILE        continue from a checkpoint (same options and data)\n"
     "  --json               print one JSON object (the last line of stdout)\n"
     "  --verbose            one line per epoch on stderr (also when not on a terminal)\n"
@@ -90,7 +92,7 @@ static const char lg__train_help[] =
     "  -h, --help           this help\n"
     "\n";
 
-/* Set by SIGINT/SIGTERM: stop at the end of the epoch. */
+/* Set by a stop signal (lg_cli_stop_signals): stop at the end of the epoch. */
 static volatile sig_atomic_t lg__stop_signal;
 
 static void lg__on_signal(int sig) { lg__stop_signal = sig; }
@@ -395,8 +397,7 @@ int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_data
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = lg__on_signal;
         sa.sa_flags = SA_RESETHAND;
-        sigaction(SIGINT, &sa, NULL);
-        sigaction(SIGTERM, &sa, NULL);
+        lg_cli_catch_stop(&sa, NULL);
     }
     int tty = isatty(fileno(stderr)) && !o->quiet;
     lg_epoch_stats es;
@@ -440,7 +441,7 @@ int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_data
     if (lg__stop_signal) {
         *interrupted = 1;
         fprintf(stderr, "lipgnn %s: %s: stopped after epoch %ld\n", cmd,
-                lg__stop_signal == SIGINT ? "interrupted" : "terminated", lg_trainer_epochs_done(t));
+                lg_cli_stop_word((int)lg__stop_signal), lg_trainer_epochs_done(t));
     }
     if (o->save && st == LG_OK) {
         lg_status ss = lg_trainer_save(t, o->save);

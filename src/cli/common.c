@@ -374,3 +374,22 @@ int lg_cli_memory_check(const char *cmd, const lg_model_config *mc, const lg_tra
     }
     return LG_EXIT_OK;
 }
+
+const int lg_cli_stop_signals[LG_CLI_NSTOP] = {SIGINT, SIGTERM, SIGHUP};
+
+void lg_cli_catch_stop(const struct sigaction *act, struct sigaction *old) {
+    for (int k = 0; k < LG_CLI_NSTOP; k++) {
+        struct sigaction was;
+        if (sigaction(lg_cli_stop_signals[k], NULL, &was) != 0) continue;
+        if (old) old[k] = was;
+        if (was.sa_handler != SIG_IGN) sigaction(lg_cli_stop_signals[k], act, NULL);
+    }
+}
+
+void lg_cli_restore_stop(const struct sigaction *old) {
+    for (int k = 0; k < LG_CLI_NSTOP; k++) sigaction(lg_cli_stop_signals[k], &old[k], NULL);
+}
+
+const char *lg_cli_stop_word(int sig) {
+    return sig == SIGINT ? "interrupted" : sig == SIGHUP ? "hung up" : "terminated";
+}
