@@ -116,6 +116,21 @@ bad_input)
   else
     echo "/dev/full absent: full-disk outputs not checked"
   fi
+  # a standard stream closed when lipgnn starts: the first file it opened took
+  # that number, and what was meant for the stream went into the file
+  # (--verbose's epoch lines into --log's CSV; the results, with stdout closed)
+  csv_only() { # csv_only FILE: the header and 2 epochs' lines, nothing else
+    [ "$(wc -l <"$1")" = 3 ] && awk 'NR == 1 && !/^epoch,/ { bad = 1 } NR > 1 && !/^[0-9]+,/ { bad = 1 } END { exit bad }' "$1"
+  }
+  "$bin" train --trees 2 --trees-count 5 --epochs 2 --verbose --log "$tmp/c2.csv" >"$tmp/out" 2>&-; rc_=$?
+  [ $rc_ = 0 ] || fail "train 2>&-: exit $rc_"
+  csv_only "$tmp/c2.csv" || fail "train 2>&-: the --log CSV holds other lines: $(head -3 "$tmp/c2.csv")"
+  "$bin" train --trees 2 --trees-count 5 --epochs 2 --json --log "$tmp/c1.csv" >&- 2>"$tmp/err"; rc_=$?
+  [ $rc_ = 1 ] || fail "train >&-: exit $rc_, expected 1 (the results could not be written)"
+  grep -q "standard output: write error" "$tmp/err" || fail "train >&-: message: $(cat "$tmp/err")"
+  csv_only "$tmp/c1.csv" || fail "train >&-: the --log CSV holds other lines: $(head -3 "$tmp/c1.csv")"
+  "$bin" train --trees 2 --trees-count 5 --epochs 2 --log "$tmp/c0.csv" <&- >&- 2>&-
+  csv_only "$tmp/c0.csv" || fail "train <&- >&- 2>&-: the --log CSV holds other lines: $(head -3 "$tmp/c0.csv")"
   ;;
 blas)
   # A core type the user set is respected, silently.

@@ -3,6 +3,8 @@
  * OpenMP's waiting if needed (see lg_cli_env_fix) and dispatches to the
  * subcommands.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -209,6 +211,21 @@ static int lg_cli_version(void) {
     return LG_EXIT_OK;
 }
 
+/* Standard input, output or error closed when lipgnn starts (`2>&-`): the
+ * first file the command opened took that number, and what was meant for
+ * the closed stream went into it (--verbose's epoch lines into --log's CSV).
+ * So each closed one is given /dev/null, opened the way that keeps it
+ * unusable as the closed descriptor was (read-only for output, write-only
+ * for input, as gnulib's stdopen does): writes to a closed standard output
+ * still fail, and the command says so. */
+static void lg_cli_std_fds(void) {
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
+        const int got = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+        if (got >= 0 && got != fd) close(got); /* a lower one was closed too: taken in its turn */
+    }
+}
+
 /* The command line after the restart: the command's exit status. */
 static int lg_cli_main(int argc, char **argv) {
     if (argc < 2) {
@@ -270,6 +287,7 @@ static void *lg_cli_run_thread(void *arg) {
 }
 
 int main(int argc, char **argv) {
+    lg_cli_std_fds();
     lg_cli_env_fix(argc, argv);
     if (!lg_cli_small_stack()) return lg_cli_main(argc, argv);
     struct lg_cli_run r = {.argc = argc, .argv = argv, .rc = LG_EXIT_FAIL};
