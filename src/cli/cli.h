@@ -39,12 +39,11 @@ void lg_cli_errorf(const char *cmd, const char *fmt, ...) __attribute__((format(
  * error flag, or the flush at closing: a full disk). */
 int lg_cli_close_out(const char *cmd, FILE *f, const char *path);
 
-/* The signals that stop training at the end of an epoch: SIGINT (Ctrl-C),
- * SIGTERM and SIGHUP (the terminal gone). */
+/* How many signals stop training at the end of an epoch (the stop signals):
+ * SIGINT (Ctrl-C), SIGTERM and SIGHUP (the terminal gone). */
 #define LG_CLI_NSTOP 3
-extern const int lg_cli_stop_signals[LG_CLI_NSTOP];
 
-/* Sets act on each of lg_cli_stop_signals that was not ignored: one ignored
+/* Sets act on each of the stop signals that was not ignored: one ignored
  * when lipgnn started (SIGINT in a script's background job, SIGHUP under
  * nohup) stays so, as the shells' convention has it. old (NULL: not kept)
  * receives the LG_CLI_NSTOP previous actions, for lg_cli_restore_stop. */

@@ -1477,8 +1477,8 @@ out:
 /* The runs of todo in a.jobs worker processes, each sent the next run as it
  * finishes one; rows are recorded here as they come. A failed run stops the
  * sending (the runs in progress finish and are recorded); a stop signal
- * (lg_cli_stop_signals) is passed on to the workers (lg__on_jobs_signal), whose runs in progress are
- * not recorded, and a second one ends them at once. */
+ * (lg_cli_catch_stop) is passed on to the workers (lg__on_jobs_signal), whose
+ * runs in progress are not recorded, and a second one ends them at once. */
 static int lg__run_jobs(const lg__depth_args *a, const lg__recorder *w, const lg__cell *todo, long long ntodo,
                         int argc, char **argv) {
     const char *cmd = w->cmd;

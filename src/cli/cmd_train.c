@@ -92,7 +92,7 @@ static const char lg__train_help[] =
     "  -h, --help           this help\n"
     "\n";
 
-/* Set by a stop signal (lg_cli_stop_signals): stop at the end of the epoch. */
+/* Set by a stop signal (lg_cli_catch_stop): stop at the end of the epoch. */
 static volatile sig_atomic_t lg__stop_signal;
 
 static void lg__on_signal(int sig) { lg__stop_signal = sig; }

@@ -375,19 +375,22 @@ int lg_cli_memory_check(const char *cmd, const lg_model_config *mc, const lg_tra
     return LG_EXIT_OK;
 }
 
-const int lg_cli_stop_signals[LG_CLI_NSTOP] = {SIGINT, SIGTERM, SIGHUP};
+/* The stop signals (cli.h, LG_CLI_NSTOP). */
+static const int lg__stop_signals[LG_CLI_NSTOP] = {SIGINT, SIGTERM, SIGHUP};
 
 void lg_cli_catch_stop(const struct sigaction *act, struct sigaction *old) {
     for (int k = 0; k < LG_CLI_NSTOP; k++) {
         struct sigaction was;
-        if (sigaction(lg_cli_stop_signals[k], NULL, &was) != 0) continue;
+        memset(&was, 0, sizeof was);
+        was.sa_handler = SIG_DFL; /* should the query fail */
+        (void)sigaction(lg__stop_signals[k], NULL, &was);
         if (old) old[k] = was;
-        if (was.sa_handler != SIG_IGN) sigaction(lg_cli_stop_signals[k], act, NULL);
+        if (was.sa_handler != SIG_IGN) sigaction(lg__stop_signals[k], act, NULL);
     }
 }
 
 void lg_cli_restore_stop(const struct sigaction *old) {
-    for (int k = 0; k < LG_CLI_NSTOP; k++) sigaction(lg_cli_stop_signals[k], &old[k], NULL);
+    for (int k = 0; k < LG_CLI_NSTOP; k++) sigaction(lg__stop_signals[k], &old[k], NULL);
 }
 
 const char *lg_cli_stop_word(int sig) {
