@@ -579,6 +579,30 @@ limits)
   grep -q "terminated: stopped after epoch" "$tmp/err" && [ -f "$tmp/s32.ckpt" ] ||
     fail "SIGTERM under ulimit -s 32: no stop at an epoch's end, or no checkpoint: $(tail -c 300 "$tmp/err")"
   echo "ulimit -s 32-88: lipschitz, train, depth-study --jobs run; SIGTERM stops training"
+  # A control group's memory limit (a batch job's memory request, a container's
+  # limit): a model above it was refused only when also above the machine's
+  # memory; below that the kernel killed the process (SIGKILL, status 137).
+  # Checked in a cgroup v1 memory group made here (as root); where none can be
+  # made (cgroup v2, not root), said.
+  cg=$(awk -F: '$2 == "memory" { print $3 }' /proc/self/cgroup 2>/dev/null)
+  cgd=/sys/fs/cgroup/memory${cg%/}/lipgnn-test-$$
+  if [ -n "$cg" ] && mkdir "$cgd" 2>/dev/null; then
+    if echo $((256 * 1024 * 1024)) >"$cgd/memory.limit_in_bytes" 2>/dev/null; then
+      (echo $BASHPID >"$cgd/cgroup.procs" &&
+        exec timeout -s KILL 120 "$bin" train --sbm 3000 --layers 30 --hidden 512 --heads 8 --epochs 1) \
+        >"$tmp/out" 2>"$tmp/err"
+      rc=$?
+      [ $rc = 2 ] || fail "a model above the control group's limit: exit $rc, expected 2 (137: killed): $(tail -c 300 "$tmp/err")"
+      grep -q "more than the memory limit of this process's control group (256.00 MiB)" "$tmp/err" ||
+        fail "control group limit: message: $(tail -c 300 "$tmp/err")"
+      echo "a control group's memory limit: checked"
+    else
+      echo "no memory limit could be set on $cgd: a control group's limit not checked"
+    fi
+    for _ in $(seq 50); do rmdir "$cgd" 2>/dev/null && break; sleep 0.1; done
+  else
+    echo "no cgroup v1 memory group could be made here (cgroup v2, or not root): a control group's limit not checked"
+  fi
   # Under an address-space (ulimit -v) or data (ulimit -d) limit, Debian's
   # OpenBLAS 0.3.21 retries forever a 128 MiB buffer that does not fit: before
   # lipgnn handled it, every command hung there, one core busy (--version at

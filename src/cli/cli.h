@@ -88,10 +88,23 @@ int lg_cli_parse_double(const char *cmd, const char *opt, const char *s, double 
  * an optional B after it); on failure prints an error naming opt, returns -1. */
 int lg_cli_parse_size(const char *cmd, const char *opt, const char *s, double *out);
 
+/* The memory limit of this process's control group in bytes, 0 when none is
+ * set or none can be read: what a batch job's memory request (SLURM's --mem)
+ * or a container's limit sets, and past which the kernel ends the process
+ * with SIGKILL. self is the process's group list (/proc/self/cgroup), root
+ * where the groups are mounted (/sys/fs/cgroup). cgroup v2: the smallest
+ * memory.max of the group and of the groups above it; v1: the memory
+ * controller's hierarchical_memory_limit (memory.stat), which already counts
+ * the groups above. Where the group's directory is not under root (a
+ * container's namespace), root's own files. The smaller of the two when both
+ * are mounted. */
+double lg_cli_cgroup_memory(const char *self, const char *root);
+
 /* Refuses, before anything is allocated, a model whose estimated memory
  * (lg_trainer_estimate) exceeds max_memory bytes (0: the machine's physical
- * memory), with the estimate in the message. Returns 0, or the exit status
- * after printing the message. */
+ * memory, or the control group's limit when smaller: lg_cli_cgroup_memory),
+ * with the estimate in the message. Returns 0, or the exit status after
+ * printing the message. */
 int lg_cli_memory_check(const char *cmd, const lg_model_config *mc, const lg_train_config *tc, const lg_dataset *ds,
                         double max_memory);
 

@@ -22,7 +22,8 @@ static const char lg__predict_help[] =
     "                      for the predictions)\n"
     "  --threads N         threads (default: all cores)\n"
     "  --max-memory SIZE   refuse a model whose estimated memory exceeds SIZE (bytes, or\n"
-    "                      with K, M, G, T; default: the machine's physical memory)\n"
+    "                      with K, M, G, T; default: the machine's physical memory, or\n"
+    "                      the control group's limit when smaller: SLURM's --mem)\n"
     "  -h, --help          this help\n"
     "\n";
 

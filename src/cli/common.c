@@ -346,6 +346,79 @@ int lg_cli_parse_size(const char *cmd, const char *opt, const char *s, double *o
     return 0;
 }
 
+/* The number in a cgroup file of one value (memory.max: a number or "max"),
+ * or in the line "key N" of memory.stat when key is given; 0 for none,
+ * "max", a value of 2^60 or more (v1's page-rounded LONG_MAX) or a file that
+ * cannot be read. */
+static double lg__cgroup_value(const char *path, const char *key) {
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char line[256];
+    double v = 0;
+    const size_t kl = key ? strlen(key) : 0;
+    while (fgets(line, sizeof line, f)) {
+        const char *s = line;
+        if (key) {
+            if (strncmp(line, key, kl) != 0 || line[kl] != ' ') continue;
+            s = line + kl + 1;
+        }
+        char *end = NULL;
+        errno = 0;
+        const unsigned long long u = strtoull(s, &end, 10);
+        if (end != s && !errno && (*end == '\n' || *end == '\0') && u < (1ull << 60)) v = (double)u;
+        break;
+    }
+    fclose(f);
+    return v;
+}
+
+double lg_cli_cgroup_memory(const char *self, const char *root) {
+    FILE *f = fopen(self, "r");
+    if (!f) return 0;
+    char line[4096], path[4096 + 512];
+    double limit = 0;
+    while (fgets(line, sizeof line, f)) {
+        /* hierarchy-id:controllers:path */
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c2) continue;
+        char *g = c2 + 1;
+        g[strcspn(g, "\n")] = '\0';
+        if (g[0] != '/') continue;
+        *c2 = '\0';
+        const char *ctl = c1 + 1;
+        double v = 0;
+        if (!*ctl) { /* v2: the group and those above it, the smallest */
+            int own = 0;
+            for (size_t len = strlen(g); len > 1; ) {
+                if (snprintf(path, sizeof path, "%s%.*s/memory.max", root, (int)len, g) >= (int)sizeof path) break;
+                own |= access(path, R_OK) == 0;
+                const double x = lg__cgroup_value(path, NULL);
+                if (x > 0 && (v == 0 || x < v)) v = x;
+                while (len > 1 && g[len - 1] != '/') len--;
+                if (len > 1) len--; /* the '/' before the last name */
+            }
+            if (!own && snprintf(path, sizeof path, "%s/memory.max", root) < (int)sizeof path)
+                v = lg__cgroup_value(path, NULL);
+        } else { /* v1: the memory controller's own hierarchy */
+            int mem = 0;
+            for (const char *t = ctl; *t; ) {
+                const size_t n = strcspn(t, ",");
+                mem |= n == 6 && !strncmp(t, "memory", 6);
+                t += n + (t[n] == ',');
+            }
+            if (!mem) continue;
+            int n = snprintf(path, sizeof path, "%s/memory%s/memory.stat", root, strcmp(g, "/") ? g : "");
+            if (n >= 0 && n < (int)sizeof path && access(path, R_OK) != 0) /* not under root: a namespace's */
+                n = snprintf(path, sizeof path, "%s/memory/memory.stat", root);
+            if (n < 0 || n >= (int)sizeof path) continue;
+            v = lg__cgroup_value(path, "hierarchical_memory_limit");
+        }
+        if (v > 0 && (limit == 0 || v < limit)) limit = v;
+    }
+    fclose(f);
+    return limit;
+}
+
 int lg_cli_memory_check(const char *cmd, const lg_model_config *mc, const lg_train_config *tc, const lg_dataset *ds,
                         double max_memory) {
     lg_trainer_mem est;
@@ -355,10 +428,16 @@ int lg_cli_memory_check(const char *cmd, const lg_model_config *mc, const lg_tra
         return lg_cli_exit_for(st);
     }
     double limit = max_memory;
-    const char *what = "--max-memory";
+    const char *what = "--max-memory", *why = "";
     if (limit <= 0) {
         limit = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
         what = "this machine's memory";
+        const double group = lg_cli_cgroup_memory("/proc/self/cgroup", "/sys/fs/cgroup");
+        if (group > 0 && group < limit) {
+            limit = group;
+            what = "the memory limit of this process's control group";
+            why = ": a batch job's memory request or a container's limit, past which the kernel kills the process";
+        }
     }
     if (limit > 0 && (double)est.total > limit) {
         /* in GiB, or MiB when the limit is below 1 GiB (0.00 GiB says nothing) */
@@ -367,9 +446,9 @@ int lg_cli_memory_check(const char *cmd, const lg_model_config *mc, const lg_tra
         const char *u = gib ? "GiB" : "MiB";
         lg_cli_errorf(cmd,
                       "the model needs about %.2f %s (parameters and Adam state %.2f, activations %.2f, "
-                      "workspace %.2f, graphs and features %.2f), more than %s (%.2f %s)",
+                      "workspace %.2f, graphs and features %.2f), more than %s (%.2f %s)%s",
                       (double)est.total / U, u, (double)est.params / U, (double)est.activations / U,
-                      (double)est.workspace / U, (double)est.other / U, what, limit / U, u);
+                      (double)est.workspace / U, (double)est.other / U, what, limit / U, u, why);
         return LG_EXIT_USAGE;
     }
     return LG_EXIT_OK;
