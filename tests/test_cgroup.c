@@ -41,15 +41,12 @@ static double limit_gib(void) {
 
 static int setup(void **state) {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/lg_cgroup_XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
+    return lg_test_tmpdir(dir, sizeof dir, "lg_cgroup");
 }
 
 static int teardown(void **state) {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return lg_test_rmtree(dir);
 }
 
 static void test_v2(void **state) {

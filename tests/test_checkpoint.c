@@ -14,15 +14,12 @@ static char dir[256];
 
 static int setup(void **state) {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/lg_ckpt_XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
+    return lg_test_tmpdir(dir, sizeof dir, "lg_ckpt");
 }
 
 static int teardown(void **state) {
     (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return lg_test_rmtree(dir);
 }
 
 static unsigned char *slurp(const char *path, size_t *n) {

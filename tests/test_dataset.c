@@ -524,8 +524,8 @@ static void test_out_of_memory_bad_inputs(void **state) {
  * skipped, saying so, where that fails (no locale sources: Debian's locales). */
 static void test_locale_decimal_comma(void **state) {
     (void)state;
-    char dir[] = "/tmp/lg_locale_XXXXXX", cmd[256];
-    assert_non_null(mkdtemp(dir));
+    char dir[64], cmd[256];
+    assert_int_equal(lg_test_tmpdir(dir, sizeof dir, "lg_locale"), 0);
     snprintf(cmd, sizeof cmd, "localedef -i de_DE -f UTF-8 %s/de_DE.UTF-8 >/dev/null 2>&1", dir);
     const int made = system(cmd) == 0;
     char old[1024] = "";
@@ -541,8 +541,7 @@ static void test_locale_decimal_comma(void **state) {
     setlocale(LC_NUMERIC, "C");
     if (env) setenv("LOCPATH", old, 1);
     else unsetenv("LOCPATH");
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(lg_test_rmtree(dir), 0);
     if (!comma) {
         print_message("no locale with a decimal comma (localedef -i de_DE failed%s): not checked\n",
                       made ? ", or setlocale did not take it" : ": is Debian's locales installed?");

@@ -20,6 +20,17 @@ const char *lg_test_data_dir(void) {
     return d;
 }
 
+int lg_test_tmpdir(char *buf, size_t cap, const char *prefix) {
+    const int n = snprintf(buf, cap, "/tmp/%s_XXXXXX", prefix);
+    return n > 0 && (size_t)n < cap && mkdtemp(buf) ? 0 : -1;
+}
+
+int lg_test_rmtree(const char *dir) {
+    char cmd[4200];
+    const int n = snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return n > 0 && (size_t)n < sizeof cmd && system(cmd) == 0 ? 0 : -1;
+}
+
 int lg_test_dataset_path(char *buf, size_t cap, const char *name) {
     const char *d = lg_test_data_dir();
     if (!d) return 0;

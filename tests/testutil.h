@@ -24,6 +24,11 @@ const char *lg_test_data_dir(void);
  * (message printed). */
 int lg_test_dataset_path(char *buf, size_t cap, const char *name);
 
+/* A new, empty directory /tmp/PREFIX_XXXXXX (mkdtemp) into buf (cap bytes);
+ * 0, or -1. lg_test_rmtree removes it with what it holds; 0, or -1. */
+int lg_test_tmpdir(char *buf, size_t cap, const char *prefix);
+int lg_test_rmtree(const char *dir);
+
 /* Allocator that fails the k-th allocation from now on (k >= 1; 0 = never)
  * and counts live allocations, to test out-of-memory paths. */
 void lg_test_alloc_fail_at(long k);
