@@ -14,8 +14,9 @@ COUNT signals, 0.3 s apart:
   VIA kill  SIGTERM to the command's process alone (kill(2): SI_USER)
 It prints one line, "status S seconds T", S the command's exit status
 (negative: the signal that ended it) and T the seconds from the last signal to
-its exit, and writes what the terminal showed to LOG. Exit status 0, or 2 when
-the command did not get that far (no handlers in time)."""
+its exit, and writes what the terminal showed to LOG. Exit status 0, 2 when
+the command did not get that far (no handlers in time), 77 when no
+pseudo-terminal can be made here (said on stdout)."""
 import os
 import pty
 import select
@@ -56,7 +57,11 @@ def handlers_installed(pid):
 def main():
     via, count, workers, log = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
     cmd = sys.argv[sys.argv.index("--") + 1:]
-    pid, fd = pty.fork()
+    try:
+        pid, fd = pty.fork()
+    except OSError as e:
+        print("no pseudo-terminal here (%s)" % e)
+        return 77
     if pid == 0:
         os.execv(cmd[0], cmd)
     shown = bytearray()
