@@ -588,14 +588,18 @@ limits)
   cgd=/sys/fs/cgroup/memory${cg%/}/lipgnn-test-$$
   if [ -n "$cg" ] && mkdir "$cgd" 2>/dev/null; then
     if echo $((256 * 1024 * 1024)) >"$cgd/memory.limit_in_bytes" 2>/dev/null; then
-      (echo $BASHPID >"$cgd/cgroup.procs" &&
+      (echo $BASHPID 2>/dev/null >"$cgd/cgroup.procs" || exit 77
         exec timeout -s KILL 120 "$bin" train --sbm 3000 --layers 30 --hidden 512 --heads 8 --epochs 1) \
         >"$tmp/out" 2>"$tmp/err"
       rc=$?
-      [ $rc = 2 ] || fail "a model above the control group's limit: exit $rc, expected 2 (137: killed): $(tail -c 300 "$tmp/err")"
-      grep -q "more than the memory limit of this process's control group (256.00 MiB)" "$tmp/err" ||
-        fail "control group limit: message: $(tail -c 300 "$tmp/err")"
-      echo "a control group's memory limit: checked"
+      if [ $rc = 77 ]; then
+        echo "no process could join $cgd: a control group's limit not checked"
+      else
+        [ $rc = 2 ] || fail "a model above the control group's limit: exit $rc, expected 2 (137: killed): $(tail -c 300 "$tmp/err")"
+        grep -q "more than the memory limit of this process's control group (256.00 MiB)" "$tmp/err" ||
+          fail "control group limit: message: $(tail -c 300 "$tmp/err")"
+        echo "a control group's memory limit: checked"
+      fi
     else
       echo "no memory limit could be set on $cgd: a control group's limit not checked"
     fi
