@@ -145,13 +145,6 @@ void lg_cli_env_notes(FILE *f);
 #define LG_CLI_SPINCOUNT "1000"
 #define LG_CLI_COMPUTING "train, demo, depth-study, predict and lipschitz"
 
-/* Under a stack limit (ulimit -s) below LG_CLI_STACK_MIN bytes, the command runs
- * on a thread with a stack of LG_CLI_STACK_BYTES, and its OpenMP workers get
- * OMP_STACKSIZE=LG_CLI_STACK (the same size; main.c, lg_cli_env_fix). */
-#define LG_CLI_STACK_MIN (1u << 20)
-#define LG_CLI_STACK_BYTES (8u << 20)
-#define LG_CLI_STACK "8M"
-
 /* Bytes enough for lg_cli_omp_wait's longest text. */
 #define LG_CLI_OMP_WAIT_CAP 256
 

@@ -1,7 +1,9 @@
 /*
- * lipgnn: the command-line tool. main() fixes the OpenBLAS core type and
- * OpenMP's waiting if needed (see lg_cli_env_fix) and dispatches to the
- * subcommands.
+ * lipgnn: the command-line tool. main() gives closed standard streams
+ * /dev/null (lg_cli_std_fds), fixes the OpenBLAS core type, OpenMP's waiting
+ * and the worker threads' stacks if needed (lg_cli_env_fix), moves the
+ * command off a small main-thread stack (lg_cli_small_stack) and dispatches
+ * to the subcommands.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +15,14 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+
+/* Under a stack limit (ulimit -s) below LG_CLI_STACK_MIN_MIB MiB, the command
+ * runs on a thread with a stack of LG_CLI_STACK_MIB MiB, and libgomp's worker
+ * threads get OMP_STACKSIZE of the same size (lg_cli_env_fix). */
+#define LG_CLI_STACK_MIN_MIB 1
+#define LG_CLI_STACK_MIB 8
+#define LG_CLI_STR_(x) #x
+#define LG_CLI_STR(x) LG_CLI_STR_(x)
 
 static const char lg__usage[] =
     "Usage: lipgnn COMMAND [OPTIONS]\n"
@@ -44,8 +54,8 @@ static const char lg__usage[] =
     "                     OpenBLAS with SIGILL: lipgnn restarts with the best one instead.\n"
     "  OMP_NUM_THREADS    threads of lipgnn's own kernels (default: all cores)\n"
     "  OMP_STACKSIZE      stack of lipgnn's OpenMP worker threads. Under a stack limit\n"
-    "                     below 1 MiB (ulimit -s), which they would follow, lipgnn\n"
-    "                     restarts with OMP_STACKSIZE=" LG_CLI_STACK " when neither it nor\n"
+    "                     below " LG_CLI_STR(LG_CLI_STACK_MIN_MIB) " MiB (ulimit -s), which they would follow, lipgnn\n"
+    "                     restarts with OMP_STACKSIZE=" LG_CLI_STR(LG_CLI_STACK_MIB) "M when neither it nor\n"
     "                     GOMP_STACKSIZE is set, and runs the command on a thread\n"
     "                     with a stack of that size\n"
     "  OMP_WAIT_POLICY,   how OpenMP threads wait at a barrier. When both are unset,\n"
@@ -102,11 +112,11 @@ static const char lg__usage[] =
  * and OpenBLAS has threads. (The buffers of lipgnn's own threads are the
  * library's to check: lg__blas_room.)
  *
- * A small stack limit (ulimit -s under LG_CLI_STACK_MIN) also reaches
+ * A small stack limit (ulimit -s under LG_CLI_STACK_MIN_MIB) also reaches
  * libgomp's worker threads, whose stacks glibc sizes by it when
  * OMP_STACKSIZE is unset, and OpenBLAS keeps about 60 KB of thread-local
  * data in each: under 96 KB a worker's dgemm overflowed (SIGSEGV). So the
- * restart also sets OMP_STACKSIZE=LG_CLI_STACK when a small limit is set
+ * restart also sets OMP_STACKSIZE to LG_CLI_STACK_MIB MiB when a small limit is set
  * and neither OMP_STACKSIZE nor GOMP_STACKSIZE is (worker stacks are
  * mapped memory, which that limit does not bound; main() moves the
  * command itself off the small stack: lg_cli_small_stack). */
@@ -120,11 +130,12 @@ static int lg_cli_computes(int argc, char **argv) {
 }
 
 /* 1 when the stack limit (RLIMIT_STACK's soft one) is under
- * LG_CLI_STACK_MIN: the main thread's stack, and the default of other
+ * LG_CLI_STACK_MIN_MIB MiB: the main thread's stack, and the default of other
  * threads', are that small. */
 static int lg_cli_small_stack(void) {
     struct rlimit st;
-    return getrlimit(RLIMIT_STACK, &st) == 0 && st.rlim_cur != RLIM_INFINITY && st.rlim_cur < LG_CLI_STACK_MIN;
+    return getrlimit(RLIMIT_STACK, &st) == 0 && st.rlim_cur != RLIM_INFINITY &&
+           st.rlim_cur < ((rlim_t)LG_CLI_STACK_MIN_MIB << 20);
 }
 
 static void lg_cli_env_fix(int argc, char **argv) {
@@ -144,7 +155,7 @@ static void lg_cli_env_fix(int argc, char **argv) {
     /* kept should the restart fail: it only reaches the processes this one
      * starts (depth-study's workers, lipgnn again) */
     if (!pool_one && setenv("OPENBLAS_NUM_THREADS", "1", 1) != 0) return;
-    if (stack && setenv("OMP_STACKSIZE", LG_CLI_STACK, 1) != 0) return;
+    if (stack && setenv("OMP_STACKSIZE", LG_CLI_STR(LG_CLI_STACK_MIB) "M", 1) != 0) return;
     if (bad) {
         const char *env = getenv("OPENBLAS_CORETYPE");
         fprintf(stderr,
@@ -267,7 +278,7 @@ static int lg_cli_main(int argc, char **argv) {
     return LG_EXIT_USAGE;
 }
 
-/* The command on a thread of its own, whose stack is LG_CLI_STACK_BYTES of
+/* The command on a thread of its own, whose stack is LG_CLI_STACK_MIB MiB of
  * mapped memory, for when the main thread's stack is small (lg_cli_small_stack):
  * the kernels' OpenMP master thread is then this one, and a small ulimit -s
  * bounds neither. Signals are left to it (main blocks them all), so that a
@@ -297,7 +308,7 @@ int main(int argc, char **argv) {
     /* should any step fail (no room for the thread), the command runs on this
      * stack, as before */
     if (sigfillset(&all) != 0 || pthread_attr_init(&attr) != 0) return lg_cli_main(argc, argv);
-    if (pthread_attr_setstacksize(&attr, LG_CLI_STACK_BYTES) != 0 ||
+    if (pthread_attr_setstacksize(&attr, (size_t)LG_CLI_STACK_MIB << 20) != 0 ||
         pthread_sigmask(SIG_BLOCK, &all, &r.old) != 0) {
         pthread_attr_destroy(&attr);
         return lg_cli_main(argc, argv);
