@@ -6,6 +6,18 @@ set -u
 case_=$1 bin=$2 dir=$3 fake=${4:-}
 . "$(dirname "$0")/testlib.sh"
 json_field() { grep -o "\"$1\":[^,}]*" "$tmp/out" | head -1 | cut -d: -f2; }
+# stopped_by SIG STATUS WORD CKPT WHAT [LIMIT]: a long training started in the
+# background (under `ulimit -s LIMIT` when given) and sent SIG after 2 s stops at
+# the end of an epoch: exit STATUS, "WORD: stopped after epoch", its checkpoint CKPT
+stopped_by() {
+  local sig=$1 want=$2 word=$3 ck=$4 what=$5 lim=${6:-} pid st
+  ({ [ -z "$lim" ] || ulimit -s "$lim"; } && exec "$bin" train --trees 3 --trees-count 200 --layers 2 --hidden 8 --epochs 1000000 \
+      --save "$ck") >"$tmp/out" 2>"$tmp/err" & pid=$!
+  sleep 2; kill -"$sig" $pid; wait $pid; st=$?
+  [ $st = "$want" ] || fail "$what: exit $st, expected $want: $(tail -c 300 "$tmp/err")"
+  grep -q "$word: stopped after epoch" "$tmp/err" && [ -f "$ck" ] ||
+    fail "$what: no stop at the end of an epoch, or no checkpoint: $(tail -c 300 "$tmp/err")"
+}
 
 case $case_ in
 help)
@@ -501,20 +513,11 @@ train)
   done
   run train --trees 2 --trees-count 20 --epochs 1 --batch-size; expect_rc 2 "--batch-size without a value"
   # SIGTERM: stops at the end of an epoch, writes the checkpoint, status 143
-  "$bin" train --trees 3 --trees-count 200 --layers 2 --hidden 8 --epochs 1000000 --save "$tmp/s.ckpt" \
-      >"$tmp/out" 2>"$tmp/err" & pid=$!
-  sleep 2; kill -TERM $pid; wait $pid; rc_=$?
-  [ $rc_ = 143 ] || fail "SIGTERM: exit $rc_, expected 143: $(cat "$tmp/err")"
-  grep -q "terminated: stopped after epoch" "$tmp/err" || fail "SIGTERM message: $(cat "$tmp/err")"
+  stopped_by TERM 143 terminated "$tmp/s.ckpt" SIGTERM
   run train --trees 3 --trees-count 200 --layers 2 --hidden 8 --epochs 1 --resume "$tmp/s.ckpt"
   expect_rc 0 "resume after SIGTERM"
   # SIGHUP (the terminal closed) the same, status 129; it ended the process mid-epoch
-  "$bin" train --trees 3 --trees-count 200 --layers 2 --hidden 8 --epochs 1000000 --save "$tmp/h.ckpt" \
-      >"$tmp/out" 2>"$tmp/err" & pid=$!
-  sleep 2; kill -HUP $pid; wait $pid; rc_=$?
-  [ $rc_ = 129 ] || fail "SIGHUP: exit $rc_, expected 129: $(tail -3 "$tmp/err")"
-  grep -q "hung up: stopped after epoch" "$tmp/err" && [ -f "$tmp/h.ckpt" ] ||
-    fail "SIGHUP: no stop at the end of an epoch, or no checkpoint: $(tail -3 "$tmp/err")"
+  stopped_by HUP 129 "hung up" "$tmp/h.ckpt" SIGHUP
   # a signal ignored when lipgnn started stays ignored: SIGINT in a script's
   # background job, SIGHUP under nohup. Both stopped the run before.
   (trap '' INT HUP; exec "$bin" train --trees 3 --trees-count 200 --layers 2 --hidden 8 --epochs 1000000) \
@@ -572,12 +575,7 @@ limits)
       --out "$tmp/smaller-stack"
   [ $rc = 0 ] || fail "depth-study --jobs 2 under ulimit -s 32: exit $rc (139: SIGSEGV): $(tail -c 300 "$tmp/err")"
   # SIGTERM reaches the command on its own thread: it stops at the end of an epoch
-  (ulimit -s 32 && exec "$bin" train --trees 3 --trees-count 200 --layers 2 --hidden 8 --epochs 1000000 \
-      --save "$tmp/s32.ckpt") >"$tmp/out" 2>"$tmp/err" & pid=$!
-  sleep 2; kill -TERM $pid; wait $pid; rc=$?
-  [ $rc = 143 ] || fail "SIGTERM under ulimit -s 32: exit $rc, expected 143: $(tail -c 300 "$tmp/err")"
-  grep -q "terminated: stopped after epoch" "$tmp/err" && [ -f "$tmp/s32.ckpt" ] ||
-    fail "SIGTERM under ulimit -s 32: no stop at an epoch's end, or no checkpoint: $(tail -c 300 "$tmp/err")"
+  stopped_by TERM 143 terminated "$tmp/s32.ckpt" "SIGTERM under ulimit -s 32" 32
   echo "ulimit -s 32-88: lipschitz, train, depth-study --jobs run; SIGTERM stops training"
   # A control group's memory limit (a batch job's memory request, a container's
   # limit): a model above it was refused only when also above the machine's
