@@ -32,9 +32,11 @@ enum {
 };
 
 /* Builds the in-neighbour CSR of the m edges src[e] -> dst[e] on n nodes,
- * through CXSparse (triplet, compress, sum duplicates away, transpose twice to
- * sort). Ids must lie in [0, n): LG_ERANGE otherwise, naming the edge.
- * ADD and REMOVE self-loops together are LG_EINVAL. O(n + m) time and memory.
+ * through CXSparse (a pattern's triplets, compress, transpose twice to sort,
+ * once when symmetrised; repeated edges kept once). Ids must lie in [0, n):
+ * LG_ERANGE otherwise, naming the edge. ADD and REMOVE self-loops together are
+ * LG_EINVAL. O(n + m) time and memory: at most 24 bytes an entry (an edge, two
+ * when symmetrised) and 24 a node beside the caller's arrays.
  * On success *out is a new graph for lg_graph_free; on failure *out is NULL. */
 lg_status lg_graph_from_edges(lg_graph **out, lg_idx n, lg_idx m, const lg_idx *src,
                               const lg_idx *dst, unsigned flags);
@@ -100,7 +102,8 @@ lg_status lg_graph_to_igraph(const lg_graph *g, struct igraph_s *out);
 
 /* *out = the lipgnn graph of ig: each directed edge u -> v becomes an
  * in-neighbour u of v; an undirected graph's edges go both ways. flags as in
- * lg_graph_from_edges. */
+ * lg_graph_from_edges, which it is, on igraph's own arrays of edge ends (no
+ * copy of them). */
 lg_status lg_graph_from_igraph(lg_graph **out, const struct igraph_s *ig, unsigned flags);
 
 #ifdef __cplusplus

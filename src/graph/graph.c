@@ -3,10 +3,13 @@
  *
  * Construction goes through CXSparse's 64-bit interface (Davis, "Direct
  * Methods for Sparse Linear Systems", SIAM 2006): the edges j -> i become the
- * triplet entries (row j, column i) of an n x n pattern, so that column i of
- * the compressed matrix lists the in-neighbours of i; cs_dl_dupl sums the
- * duplicates away, and transposing twice sorts every column. The first
- * transpose is itself the out-neighbour graph.
+ * triplet entries (row j, column i) of an n x n pattern (no values), so that
+ * column i of the compressed matrix lists the in-neighbours of i; transposing
+ * twice sorts every column (once for a symmetrised pattern, whose out-neighbour
+ * lists are its in-neighbour lists), which leaves duplicates side by side for
+ * the final copy to drop. Each stage is freed as soon as the next exists: the peak is
+ * the triplets and the compressed pattern, 24 bytes an entry (an undirected
+ * edge is two entries).
  */
 #include <string.h>
 
@@ -39,27 +42,35 @@ void lg_graph_free(lg_graph *g) {
     lg__free(g);
 }
 
-/* Copies a compressed-column CXSparse matrix into a new lg_graph. */
-static lg_status lg__graph_from_csc(lg_graph **out, const cs_dl *A) {
-    lg_idx n = A->n, nnz = A->p[A->n];
-    LG_CHECK(lg__graph_alloc(out, n, nnz));
-    memcpy((*out)->p, A->p, sizeof(lg_idx) * ((size_t)n + 1));
-    if (nnz) memcpy((*out)->j, A->i, sizeof(lg_idx) * (size_t)nnz);
+/* Copies the compressed-column pattern A (columns sorted, duplicates adjacent)
+ * into a new lg_graph, dropping the duplicates, and the self-loops when
+ * LG_GRAPH_REMOVE_SELF_LOOPS is in flags. O(n + nnz). */
+static lg_status lg__graph_from_csc(lg_graph **out, const cs_dl *A, unsigned flags) {
+    const int drop_loops = (flags & LG_GRAPH_REMOVE_SELF_LOOPS) != 0;
+    const lg_idx n = A->n;
+    lg_idx nnz = 0;
+    for (int pass = 0; pass < 2; pass++) { /* count, then copy */
+        lg_graph *g = pass ? *out : NULL;
+        lg_idx q = 0;
+        for (lg_idx i = 0; i < n; i++) {
+            for (lg_idx k = A->p[i]; k < A->p[i + 1]; k++) {
+                const lg_idx s = A->i[k];
+                if ((k > A->p[i] && s == A->i[k - 1]) || (drop_loops && s == i)) continue;
+                if (g) g->j[q] = s;
+                q++;
+            }
+            if (g) g->p[i + 1] = q;
+        }
+        if (!pass) {
+            nnz = q;
+            LG_CHECK(lg__graph_alloc(out, n, nnz));
+        }
+    }
     return LG_OK;
 }
 
-static cs_long_t lg__offdiag(cs_long_t i, cs_long_t j, double aij, void *other) {
-    (void)aij;
-    (void)other;
-    return i != j;
-}
-
-lg_status lg_graph_from_edges(lg_graph **out, lg_idx n, lg_idx m, const lg_idx *src,
-                              const lg_idx *dst, unsigned flags) {
-    lg_status st = LG_OK;
-    cs_dl *T = NULL, *C = NULL, *Ct = NULL, *Cs = NULL;
-    if (!out) return lg__error(LG_EINVAL, "lg_graph_from_edges: out is NULL");
-    *out = NULL;
+lg_status lg__graph_triplets(cs_dl **T, lg_idx n, lg_idx m, const lg_idx *src, const lg_idx *dst, unsigned flags) {
+    *T = NULL;
     if (n < 0 || m < 0) return lg__error(LG_EINVAL, "lg_graph_from_edges: negative size (n=%lld, m=%lld)", (long long)n, (long long)m);
     if (m > 0 && (!src || !dst)) return lg__error(LG_EINVAL, "lg_graph_from_edges: edge arrays are NULL");
     if ((flags & LG_GRAPH_ADD_SELF_LOOPS) && (flags & LG_GRAPH_REMOVE_SELF_LOOPS))
@@ -69,37 +80,54 @@ lg_status lg_graph_from_edges(lg_graph **out, lg_idx n, lg_idx m, const lg_idx *
             return lg__error(LG_ERANGE, "edge %lld (%lld -> %lld) has a node id outside [0, %lld)",
                              (long long)e, (long long)src[e], (long long)dst[e], (long long)n);
     }
-    int sym = (flags & LG_GRAPH_SYMMETRIZE) != 0, loops = (flags & LG_GRAPH_ADD_SELF_LOOPS) != 0;
-    lg_idx cap = m * (sym ? 2 : 1) + (loops ? n : 0);
-    T = cs_dl_spalloc(n, n, cap > 0 ? cap : 1, 1, 1);
-    if (!T) return lg__nomem("edge triplets");
+    const int sym = (flags & LG_GRAPH_SYMMETRIZE) != 0, loops = (flags & LG_GRAPH_ADD_SELF_LOOPS) != 0;
+    const lg_idx cap = m * (sym ? 2 : 1) + (loops ? n : 0);
+    cs_dl *t = cs_dl_spalloc(n, n, cap > 0 ? cap : 1, 0, 1); /* a pattern: no values */
+    if (!t) return lg__nomem("edge triplets");
     lg_idx nz = 0;
     for (lg_idx e = 0; e < m; e++) {
         /* entry (row = source, column = target): column i lists in-neighbours */
-        T->i[nz] = src[e]; T->p[nz] = dst[e]; T->x[nz++] = 1.0;
-        if (sym) { T->i[nz] = dst[e]; T->p[nz] = src[e]; T->x[nz++] = 1.0; }
+        t->i[nz] = src[e]; t->p[nz++] = dst[e];
+        if (sym) { t->i[nz] = dst[e]; t->p[nz++] = src[e]; }
     }
     if (loops)
-        for (lg_idx i = 0; i < n; i++) { T->i[nz] = i; T->p[nz] = i; T->x[nz++] = 1.0; }
-    T->nz = nz;
+        for (lg_idx i = 0; i < n; i++) { t->i[nz] = i; t->p[nz++] = i; }
+    t->nz = nz;
+    *T = t;
+    return LG_OK;
+}
+
+lg_status lg__graph_from_triplets(lg_graph **out, cs_dl *T, unsigned flags) {
+    lg_status st = LG_OK;
+    cs_dl *C = NULL, *Ct = NULL;
+    *out = NULL;
+    /* each stage freed as soon as the next exists: at most two copies of the
+     * pattern are alive at once */
     C = cs_dl_compress(T);
-    if (!C) { st = lg__nomem("compressed graph"); goto fail; }
-    if (!cs_dl_dupl(C)) { st = lg__nomem("duplicate removal"); goto fail; }
-    if ((flags & LG_GRAPH_REMOVE_SELF_LOOPS) && cs_dl_fkeep(C, lg__offdiag, NULL) < 0) {
-        st = lg__error(LG_ESPARSE, "CXSparse cs_dl_fkeep failed");
-        goto fail;
-    }
-    Ct = cs_dl_transpose(C, 0); /* column j: out-neighbours of j, sorted */
-    if (!Ct) { st = lg__nomem("graph transpose"); goto fail; }
-    Cs = cs_dl_transpose(Ct, 0); /* column i: in-neighbours of i, sorted */
-    if (!Cs) { st = lg__nomem("graph transpose"); goto fail; }
-    st = lg__graph_from_csc(out, Cs);
-fail:
     cs_dl_spfree(T);
+    if (!C) return lg__nomem("compressed graph");
+    Ct = cs_dl_transpose(C, 0); /* column j: out-neighbours of j, sorted */
     cs_dl_spfree(C);
-    cs_dl_spfree(Ct);
-    cs_dl_spfree(Cs);
+    if (!Ct) return lg__nomem("graph transpose");
+    if (flags & LG_GRAPH_SYMMETRIZE) { /* a symmetric pattern: out-neighbours are in-neighbours */
+        C = Ct;
+    } else {
+        C = cs_dl_transpose(Ct, 0); /* column i: in-neighbours of i, sorted */
+        cs_dl_spfree(Ct);
+        if (!C) return lg__nomem("graph transpose");
+    }
+    st = lg__graph_from_csc(out, C, flags);
+    cs_dl_spfree(C);
     return st;
+}
+
+lg_status lg_graph_from_edges(lg_graph **out, lg_idx n, lg_idx m, const lg_idx *src,
+                              const lg_idx *dst, unsigned flags) {
+    cs_dl *T = NULL;
+    if (!out) return lg__error(LG_EINVAL, "lg_graph_from_edges: out is NULL");
+    *out = NULL;
+    LG_CHECK(lg__graph_triplets(&T, n, m, src, dst, flags));
+    return lg__graph_from_triplets(out, T, flags);
 }
 
 void lg__graph_transpose_into(lg_graph *t, lg_idx *next, const lg_graph *g) {

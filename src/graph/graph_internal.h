@@ -30,6 +30,24 @@ int lg__graph_is_symmetric(const lg_graph *g, lg_idx *tnext);
  * "<fn>: <what>: ". O(n + nnz). */
 lg_status lg__graph_check_arg(const lg_graph *g, const char *what, const char *fn);
 
+/* Construction in two steps, for lg_graph_from_edges and the igraph bridge
+ * (graph.c): *T = the n x n pattern of the m edges src[e] -> dst[e] with the
+ * flags' extra entries (a CXSparse triplet matrix without values, 16 bytes an
+ * entry), after the checks of lg_graph_from_edges (its statuses and messages);
+ * then *out = the graph of T, which lg__graph_from_triplets frees, also on
+ * failure. Between the two, the caller may free the edges' arrays: the
+ * triplets are the only copy needed. O(n + m) each. */
+struct cs_dl_sparse;
+lg_status lg__graph_triplets(struct cs_dl_sparse **T, lg_idx n, lg_idx m, const lg_idx *src, const lg_idx *dst,
+                             unsigned flags);
+lg_status lg__graph_from_triplets(lg_graph **out, struct cs_dl_sparse *T, unsigned flags);
+
+/* lg_graph_from_igraph(out, ig, flags) that also destroys ig (igraph_destroy)
+ * as soon as its edges are copied, also on failure: for set-up code that made
+ * ig only to convert it, so that the two graphs are not alive together. */
+struct igraph_s;
+lg_status lg__graph_from_igraph_take(lg_graph **out, struct igraph_s *ig, unsigned flags);
+
 /* t = the transpose of g into t's arrays (p: n+1 entries, j: nnz, allocated
  * by the caller); next: n cursors of workspace. The counting sort of
  * lg_graph_transpose, without allocating. O(n + nnz). */

@@ -7,6 +7,8 @@
 #include <igraph.h>
 
 #include "core/internal.h"
+
+_Static_assert(sizeof(igraph_integer_t) == sizeof(lg_idx), "igraph_integer_t is lg_idx's size");
 #include "graph/graph_internal.h"
 
 void lg_igraph_prepare(uint64_t seed) {
@@ -39,29 +41,28 @@ lg_status lg_graph_to_igraph(const lg_graph *g, igraph_t *out) {
     return lg__igraph_status(e, "igraph_create");
 }
 
-lg_status lg_graph_from_igraph(lg_graph **out, const igraph_t *ig, unsigned flags) {
-    lg_status st = LG_OK;
-    igraph_vector_int_t edges;
-    lg_idx *src = NULL, *dst = NULL;
-    if (!out || !ig) return lg__error(LG_EINVAL, "lg_graph_from_igraph: NULL argument");
+/* The graph of ig (lg_graph_from_igraph); with take, ig is destroyed as soon
+ * as its edges are in the triplets, also on failure, so that igraph's graph
+ * and lipgnn's compressed pattern are never alive together. igraph keeps an
+ * edge's ends in two vectors of igraph_integer_t (IGRAPH_FROM, IGRAPH_TO), the
+ * type of lg_idx: they are the source and target arrays, not copied. */
+static lg_status lg__graph_from_igraph(lg_graph **out, igraph_t *ig, unsigned flags, int take) {
+    struct cs_dl_sparse *T = NULL;
     *out = NULL;
     lg_igraph_prepare(0);
-    igraph_error_t e = igraph_vector_int_init(&edges, 0);
-    if (e) return lg__igraph_status(e, "edge vector");
-    e = igraph_get_edgelist(ig, &edges, 0);
-    if (e) { st = lg__igraph_status(e, "igraph_get_edgelist"); goto fail; }
-    lg_idx m = igraph_ecount(ig);
-    LG_ALLOC(src, m, "edge list");
-    LG_ALLOC(dst, m, "edge list");
-    for (lg_idx k = 0; k < m; k++) {
-        src[k] = VECTOR(edges)[2 * k];
-        dst[k] = VECTOR(edges)[2 * k + 1];
-    }
     if (!igraph_is_directed(ig)) flags |= LG_GRAPH_SYMMETRIZE;
-    st = lg_graph_from_edges(out, igraph_vcount(ig), m, src, dst, flags);
-fail:
-    igraph_vector_int_destroy(&edges);
-    lg__free(src);
-    lg__free(dst);
-    return st;
+    const lg_idx n = igraph_vcount(ig), m = igraph_ecount(ig);
+    lg_status st = lg__graph_triplets(&T, n, m, VECTOR(ig->from), VECTOR(ig->to), flags);
+    if (take) igraph_destroy(ig);
+    if (st != LG_OK) return st;
+    return lg__graph_from_triplets(out, T, flags);
+}
+
+lg_status lg_graph_from_igraph(lg_graph **out, const igraph_t *ig, unsigned flags) {
+    if (!out || !ig) return lg__error(LG_EINVAL, "lg_graph_from_igraph: NULL argument");
+    return lg__graph_from_igraph(out, (igraph_t *)ig, flags, 0); /* read only */
+}
+
+lg_status lg__graph_from_igraph_take(lg_graph **out, igraph_t *ig, unsigned flags) {
+    return lg__graph_from_igraph(out, ig, flags, 1);
 }
