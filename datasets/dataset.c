@@ -41,6 +41,22 @@ void lg_dataset_free(lg_dataset *ds) {
     lg__free(ds);
 }
 
+size_t lg_dataset_bytes(const lg_dataset *ds) {
+    if (!ds) return 0;
+    const size_t I = sizeof(lg_idx);
+    size_t b = sizeof *ds + (ds->name ? strlen(ds->name) + 1 : 0);
+    const lg_graph *g = ds->graph;
+    if (g) b += sizeof *g + I * ((size_t)g->n + 1 + (size_t)g->nnz);
+    const lg_features *f = ds->features;
+    if (f) b += sizeof *f + sizeof(float) * (size_t)f->nnz + (f->kind == LG_FEAT_SPARSE ? I * ((size_t)f->n + 1 + (size_t)f->nnz) : 0);
+    const lg_idx n = g ? g->n : f ? f->n : 0;
+    if (ds->labels) b += sizeof(int32_t) * (size_t)n;
+    b += I * ((size_t)ds->n_train + (size_t)ds->n_val + (size_t)ds->n_test);
+    if (ds->graph_ptr) b += I * ((size_t)ds->n_graphs + 1);
+    if (ds->roots) b += I * (size_t)ds->n_graphs;
+    return b;
+}
+
 /* *out = "dir/name" (a new string; no doubled '/'). */
 static lg_status lg__path_join(char **out, const char *dir, const char *name) {
     size_t a = strlen(dir), b = strlen(name);

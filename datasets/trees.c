@@ -153,6 +153,38 @@ fail:
     return st;
 }
 
+/* Validates o: LG_EINVAL naming the first bad field. */
+static lg_status lg__trees_check(const lg_trees_opts *o) {
+    if (o->depth < 2 || o->depth > 10)
+        return lg__error(LG_EINVAL, "TREES: depth %d is outside 2..10", o->depth);
+    if (!(o->train_fraction > 0.0 && o->train_fraction < 1.0))
+        return lg__error(LG_EINVAL, "TREES: train fraction %g is outside (0, 1)", o->train_fraction);
+    const lg_idx nt = ((lg_idx)2 << o->depth) - 1;
+    if (o->count < 1 || o->count > LG__TREES_MAX_NODES / nt)
+        return lg__error(LG_EINVAL, "TREES: tree count %lld is outside 1..%lld for depth %d",
+                         (long long)o->count, (long long)(LG__TREES_MAX_NODES / nt), o->depth);
+    return LG_OK;
+}
+
+lg_status lg_trees_estimate(const lg_trees_opts *o, size_t *peak) {
+    if (!o || !peak) return lg__error(LG_EINVAL, "lg_trees_estimate: NULL argument");
+    *peak = 0;
+    LG_CHECK(lg__trees_check(o));
+    /* what lg_trees_generate allocates, in doubles (no overflow): the data
+     * set, then the largest workspace beside it (the union's tree list, or
+     * the split's: order, in_train, tree labels) and the one tree's shape */
+    const double I = sizeof(lg_idx), L = (double)((lg_idx)1 << o->depth), nt = 2 * L - 1, c = (double)o->count;
+    const double n = c * nt, graph_nnz = c * (2 * nt - 1), feat_nnz = c * (2 * L + 1);
+    const double set = sizeof(lg_dataset) + 16 + sizeof(lg_graph) + I * (n + 1 + graph_nnz) /* graph */
+                       + sizeof(lg_features) + I * (n + 1) + (I + sizeof(float)) * feat_nnz /* features */
+                       + sizeof(int32_t) * n + I * c       /* labels; train and test */
+                       + I * (c + 1) + I * c;              /* graph offsets, roots */
+    const double work = c * (I + 1 + sizeof(int32_t)) + I * (5 * L + 1) + I * (nt + 1 + 2 * nt) + (I + 1) * 2 * nt;
+    const double b = lg__resident_bytes(set + work);
+    *peak = b < (double)SIZE_MAX ? (size_t)b : SIZE_MAX;
+    return LG_OK;
+}
+
 lg_status lg_trees_generate(lg_dataset **out, const lg_trees_opts *o) {
     lg_status st = LG_OK;
     lg_dataset *ds = NULL;
@@ -163,18 +195,12 @@ lg_status lg_trees_generate(lg_dataset **out, const lg_trees_opts *o) {
     if (!out) return lg__error(LG_EINVAL, "lg_trees_generate: out is NULL");
     *out = NULL;
     if (!o) return lg__error(LG_EINVAL, "lg_trees_generate: options are NULL");
-    if (o->depth < 2 || o->depth > 10)
-        return lg__error(LG_EINVAL, "TREES: depth %d is outside 2..10", o->depth);
-    if (!(o->train_fraction > 0.0 && o->train_fraction < 1.0))
-        return lg__error(LG_EINVAL, "TREES: train fraction %g is outside (0, 1)", o->train_fraction);
+    LG_CHECK(lg__trees_check(o));
     const int d = o->depth;
     const lg_idx L = (lg_idx)1 << d;      /* leaves = classes = keys        */
     const lg_idx nt = 2 * L - 1;          /* nodes per tree                 */
     const lg_idx first_leaf = L - 1;      /* leaves are nodes L-1 .. 2L-2   */
     const lg_idx count = o->count;
-    if (count < 1 || count > LG__TREES_MAX_NODES / nt)
-        return lg__error(LG_EINVAL, "TREES: tree count %lld is outside 1..%lld for depth %d",
-                         (long long)count, (long long)(LG__TREES_MAX_NODES / nt), d);
     const lg_idx n = count * nt;
 
     LG_TRY(lg__trees_shape(&shape, d, o->seed));

@@ -443,7 +443,17 @@ train)
   run train --sbm 200 --layers 1000 --hidden 1024 --epochs 1 --max-memory 1G
   expect_rc 2 "a 4 GiB model with --max-memory 1G"
   grep -q "the model needs about [0-9.]* GiB.*more than --max-memory (1.00 GiB)" "$tmp/err" || fail "memory message in GiB: $(cat "$tmp/err")"
+  grep -q "the data set [0-9.]*), more than" "$tmp/err" || fail "memory message without the data set: $(cat "$tmp/err")"
   run train --data "$tiny" --layers 3 --hidden 8 --epochs 1 --max-memory 1G; expect_rc 0 "--max-memory 1G"
+  # a synthetic data set too large to make is refused before it is made, at once
+  # (it was made first: 20M nodes took minutes and more than the limit)
+  for data in "--sbm 20000000,100000000" "--trees 10 --trees-count 200000"; do
+    # shellcheck disable=SC2086
+    timeout -s KILL 60 "$bin" train $data --max-memory 1G >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc"
+    expect_rc 2 "train $data --max-memory 1G"
+    grep -q "^lipgnn train: making the data set (${data%% *} [0-9, trees]*) needs about [0-9.]* GiB at its peak, more than --max-memory (1.00 GiB)$" "$tmp/err" ||
+      fail "$data: data-set memory message: $(cat "$tmp/err")"
+  done
   run train --data "$tiny" --max-memory lots; expect_rc 2 "--max-memory lots"
   run train --trees 2 --trees-count 10 --hidden 4096 --heads 64 --layers 100 --epochs 1
   expect_rc 2 "a model larger than the machine"; grep -q "more than this machine's memory" "$tmp/err" || fail "machine memory message: $(cat "$tmp/err")"
@@ -586,18 +596,24 @@ limits)
   cgd=/sys/fs/cgroup/memory${cg%/}/lipgnn-test-$$
   if [ -n "$cg" ] && mkdir "$cgd" 2>/dev/null; then
     if echo $((256 * 1024 * 1024)) >"$cgd/memory.limit_in_bytes" 2>/dev/null; then
-      (echo $BASHPID 2>/dev/null >"$cgd/cgroup.procs" || exit 77
-        exec timeout -s KILL 120 "$bin" train --sbm 3000 --layers 30 --hidden 512 --heads 8 --epochs 1) \
-        >"$tmp/out" 2>"$tmp/err"
-      rc=$?
-      if [ $rc = 77 ]; then
-        echo "no process could join $cgd: a control group's limit not checked"
-      else
-        [ $rc = 2 ] || fail "a model above the control group's limit: exit $rc, expected 2 (137: killed): $(tail -c 300 "$tmp/err")"
-        grep -q "more than the memory limit of this process's control group (256.00 MiB)" "$tmp/err" ||
+      # a model above the limit; then a data set whose making goes above it
+      # (641 MiB at its peak: killed while igraph made it, before the check)
+      for what in "the model needs" "making the data set"; do
+        args="--sbm 3000 --layers 30 --hidden 512 --heads 8"
+        [ "$what" = "making the data set" ] && args="--sbm 1000000,10000000 --layers 2"
+        # shellcheck disable=SC2086
+        (echo $BASHPID 2>/dev/null >"$cgd/cgroup.procs" || exit 77
+          exec timeout -s KILL 120 "$bin" train $args --epochs 1) >"$tmp/out" 2>"$tmp/err"
+        rc=$?
+        if [ $rc = 77 ]; then
+          echo "no process could join $cgd: a control group's limit not checked"
+          break
+        fi
+        [ $rc = 2 ] || fail "$args above the control group's limit: exit $rc, expected 2 (137: killed): $(tail -c 300 "$tmp/err")"
+        grep -q "^lipgnn train: $what .*more than the memory limit of this process's control group (256.00 MiB)" "$tmp/err" ||
           fail "control group limit: message: $(tail -c 300 "$tmp/err")"
-        echo "a control group's memory limit: checked"
-      fi
+        echo "a control group's memory limit: checked ($what)"
+      done
     else
       echo "no memory limit could be set on $cgd: a control group's limit not checked"
     fi

@@ -211,11 +211,39 @@ static void test_alloc_failures(void **state) {
     lg_dataset_free(ref);
 }
 
+/* lg_sbm_estimate: the statuses of lg_sbm_generate for bad options; then the
+ * peak memory of an edge-heavy and a node-heavy problem against it
+ * (lg_test_assert_peak). */
+static void test_estimate(void **state) {
+    (void)state;
+    lg_sbm_opts o;
+    size_t peak = 1;
+    lg_sbm_opts_default(&o);
+    assert_int_equal(lg_sbm_estimate(NULL, &peak), LG_EINVAL);
+    assert_int_equal(lg_sbm_estimate(&o, NULL), LG_EINVAL);
+    o.classes = 1;
+    assert_int_equal(lg_sbm_estimate(&o, &peak), LG_EINVAL);
+    assert_int_equal(peak, 0);
+    lg_sbm_opts_default(&o);
+    o.edges = o.nodes * o.nodes;
+    assert_int_equal(lg_sbm_estimate(&o, &peak), LG_EINVAL); /* more edges than the blocks hold */
+    static const lg_idx sizes[][2] = {{100000, 1500000}, {400000, 200000}};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        lg_sbm_opts_default(&o);
+        o.nodes = sizes[k][0];
+        o.edges = sizes[k][1];
+        assert_ok(lg_sbm_estimate(&o, &peak));
+        char what[64];
+        snprintf(what, sizeof what, "sbm %lld nodes, %lld edges", (long long)o.nodes, (long long)o.edges);
+        lg_test_assert_peak(what, generate, &o, peak);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),     cmocka_unit_test(test_structure),
         cmocka_unit_test(test_determinism),  cmocka_unit_test(test_invalid),
-        cmocka_unit_test(test_alloc_failures),
+        cmocka_unit_test(test_alloc_failures), cmocka_unit_test(test_estimate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

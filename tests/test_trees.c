@@ -299,6 +299,34 @@ static void test_alloc_failures(void **state) {
     lg_dataset_free(ref);
 }
 
+/* lg_trees_estimate: the statuses of lg_trees_generate for bad options; then
+ * the peak memory of a million nodes (depth 8, 2000 trees) and of many small
+ * trees (depth 2, 100 000) against it (lg_test_assert_peak). */
+static void test_estimate(void **state) {
+    (void)state;
+    lg_trees_opts o;
+    size_t peak = 1;
+    lg_trees_opts_default(&o);
+    assert_int_equal(lg_trees_estimate(NULL, &peak), LG_EINVAL);
+    assert_int_equal(lg_trees_estimate(&o, NULL), LG_EINVAL);
+    o.depth = 11;
+    assert_int_equal(lg_trees_estimate(&o, &peak), LG_EINVAL);
+    assert_int_equal(peak, 0);
+    lg_trees_opts_default(&o);
+    o.count = 0;
+    assert_int_equal(lg_trees_estimate(&o, &peak), LG_EINVAL);
+    static const int shapes[][2] = {{8, 2000}, {2, 100000}};
+    for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+        lg_trees_opts_default(&o);
+        o.depth = shapes[k][0];
+        o.count = shapes[k][1];
+        assert_ok(lg_trees_estimate(&o, &peak));
+        char what[64];
+        snprintf(what, sizeof what, "trees of depth %d, %lld of them", o.depth, (long long)o.count);
+        lg_test_assert_peak(what, generate, &o, peak);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
@@ -308,6 +336,7 @@ int main(void) {
         cmocka_unit_test(test_invalid),
         cmocka_unit_test(test_depth10),
         cmocka_unit_test(test_alloc_failures),
+        cmocka_unit_test(test_estimate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,6 +31,57 @@ int lg_test_rmtree(const char *dir) {
     return n > 0 && (size_t)n < sizeof cmd && system(cmd) == 0 ? 0 : -1;
 }
 
+/* The field's kB in /proc/self/status, in bytes; -1 if absent. */
+static long long lg__status_bytes(const char *field) {
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    char line[256];
+    long long v = -1;
+    const size_t k = strlen(field);
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, field, k) && line[k] == ':') {
+            v = 1024 * atoll(line + k + 1);
+            break;
+        }
+    fclose(f);
+    return v;
+}
+
+long long lg_test_rss(void) { return lg__status_bytes("VmRSS"); }
+long long lg_test_peak_rss(void) { return lg__status_bytes("VmHWM"); }
+
+int lg_test_peak_reset(void) {
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (!f) return -1;
+    const int ok = fputs("5", f) >= 0;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+void lg_test_assert_peak(const char *what, lg_test_generate_fn generate, const void *opts, size_t estimate) {
+#if defined(__SANITIZE_ADDRESS__)
+    (void)generate;
+    (void)opts;
+    fprintf(stderr, "%s: AddressSanitizer: resident memory not compared with the estimate (%.1f MiB)\n", what,
+            estimate / 1048576.0);
+#else
+    if (lg_test_peak_reset() != 0) {
+        fprintf(stderr, "%s: /proc/self/clear_refs cannot be written: peak memory not compared\n", what);
+        return;
+    }
+    const long long before = lg_test_rss();
+    lg_dataset *ds = NULL;
+    assert_int_equal(generate(&ds, opts), LG_OK);
+    const long long used = lg_test_peak_rss() - before;
+    fprintf(stderr, "%s: peak %.1f MiB, estimate %.1f MiB (%.2f), data set %.1f MiB\n", what, used / 1048576.0,
+            estimate / 1048576.0, (double)estimate / (double)used, lg_dataset_bytes(ds) / 1048576.0);
+    assert_true(before > 0 && used > 0);
+    assert_true((double)used <= (double)estimate);
+    assert_true((double)estimate <= 1.3 * (double)used);
+    assert_true(lg_dataset_bytes(ds) <= estimate);
+    lg_dataset_free(ds);
+#endif
+}
+
 int lg_test_dataset_path(char *buf, size_t cap, const char *name) {
     const char *d = lg_test_data_dir();
     if (!d) return 0;

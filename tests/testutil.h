@@ -29,6 +29,15 @@ int lg_test_dataset_path(char *buf, size_t cap, const char *name);
 int lg_test_tmpdir(char *buf, size_t cap, const char *prefix);
 int lg_test_rmtree(const char *dir);
 
+/* This process's resident memory (VmRSS) and its peak (VmHWM), in bytes from
+ * /proc/self/status (-1 where it cannot be read); lg_test_peak_reset sets the
+ * peak back to the resident memory (writes 5 to /proc/self/clear_refs): 0, or
+ * -1 where the kernel does not allow it. Meaningless under AddressSanitizer,
+ * whose shadow memory and quarantine are resident too. */
+long long lg_test_rss(void);
+long long lg_test_peak_rss(void);
+int lg_test_peak_reset(void);
+
 /* Allocator that fails the k-th allocation from now on (k >= 1; 0 = never)
  * and counts live allocations, to test out-of-memory paths. */
 void lg_test_alloc_fail_at(long k);
@@ -79,6 +88,15 @@ typedef struct lg_test_shared_cache {
 /* A data-set generator under test: *out as lg_sbm_generate or
  * lg_trees_generate leave it (opts: its options). */
 typedef lg_status (*lg_test_generate_fn)(lg_dataset **out, const void *opts);
+
+/* The estimate of a generator's peak memory against the truth: generate(opts)
+ * once, from a reset peak (lg_test_peak_reset); the peak resident memory it
+ * adds (VmHWM after, less VmRSS before) must be at most estimate, estimate at
+ * most 1.3 times it (an estimate that refuses what would fit fails too), and
+ * lg_dataset_bytes of the result at most estimate. Prints the figures under
+ * the name what. Says so and checks nothing under AddressSanitizer (its
+ * shadow memory is resident too) or where the peak cannot be reset. */
+void lg_test_assert_peak(const char *what, lg_test_generate_fn generate, const void *opts, size_t estimate);
 
 /* lg_test_alloc_sweep over generate(&ds, opts), ds starting NULL: a failed
  * attempt must leave ds NULL; the successful one must give a data set that

@@ -58,6 +58,7 @@ vg 2 predict --resume "$tmp/cut.ckpt" --data "$tiny"
 vg 2 train --data "$tiny" --layers 2 --resume "$tmp/m.ckpt"
 vg 2 train --data "$tiny" --layers 0
 vg 2 train --trees 3 --max-memory 1K
+vg 2 train --data "$tiny" --layers 2 --max-memory 1K
 # without OPENBLAS_CORETYPE: valgrind hides AVX-512, so lipgnn must not restart
 # itself (which would leave memcheck) for a core valgrind cannot run
 (unset OPENBLAS_CORETYPE; vg 0 train --trees 2 --trees-count 10 --layers 2 --hidden 4 --epochs 2 --quiet

@@ -74,6 +74,10 @@ lg_status lg_dataset_resolve(const char *name, char *buf, size_t cap);
 /* Frees ds and everything it owns; NULL is a no-op. */
 void lg_dataset_free(lg_dataset *ds);
 
+/* The bytes ds holds: its arrays and structs, as their element counts give
+ * them (0 for NULL). O(1). */
+size_t lg_dataset_bytes(const lg_dataset *ds);
+
 /* Options of the TREES generator. */
 typedef struct lg_trees_opts {
     int depth;             /* d in 2..10: 2^(d+1)-1 nodes, 2^d classes per tree */
@@ -94,6 +98,13 @@ void lg_trees_opts_default(lg_trees_opts *o);
  * test list roots (split stratified by label where possible), val is empty.
  * Deterministic for a seed. O(count * 2^d). */
 lg_status lg_trees_generate(lg_dataset **out, const lg_trees_opts *o);
+
+/* *peak = the bytes that lg_trees_generate(o) would hold at its peak: the data
+ * set (lg_dataset_bytes of the result) and the workspace beside it, computed
+ * without allocating, so that a caller can refuse a problem that does not fit
+ * before making it. Options checked as lg_trees_generate does (its statuses).
+ * O(1). */
+lg_status lg_trees_estimate(const lg_trees_opts *o, size_t *peak);
 
 /* Options of the stochastic-block-model generator. */
 typedef struct lg_sbm_opts {
@@ -123,12 +134,22 @@ void lg_sbm_opts_default(lg_sbm_opts *o);
  * share `within` of them inside blocks; undirected (both directions stored),
  * no self-loops. Features: sparse, per_node distinct columns a row, each from
  * the class's band [c d/k, (c+1) d/k) with probability `signal`, else uniform
- * over d; values uniform in (0, 1]. Splits from a seeded random order:
+ * over d; values 1 (binary, as bag-of-words). Splits from a seeded random order:
  * train_per_class nodes of each class, then n_val validation and n_test test
  * nodes. Deterministic for a seed (and igraph version). LG_EINVAL naming the
  * first bad field (fewer than 2 nodes per class, splits that do not fit,
  * more edges than the blocks can hold, ...). O(n per_node + m) expected. */
 lg_status lg_sbm_generate(lg_dataset **out, const lg_sbm_opts *o);
+
+/* *peak = the bytes that lg_sbm_generate(o) would hold at its peak, computed
+ * without allocating (options checked as lg_sbm_generate does, its statuses),
+ * for the expected edge count plus six standard deviations. The peak is the
+ * largest of three stages: inside igraph_sbm_game (its edge list, the graph
+ * and its sorted indices: 58 bytes an edge and 24 a node, measured with
+ * igraph 0.10.2, bench/README.md), igraph's graph beside lipgnn's triplets (64
+ * and 16), and the finished data set with the splits' workspace (16 bytes an
+ * edge, 12 a feature value, 36 a node). O(1). */
+lg_status lg_sbm_estimate(const lg_sbm_opts *o, size_t *peak);
 
 #ifdef __cplusplus
 }

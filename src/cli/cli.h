@@ -101,10 +101,11 @@ int lg_cli_parse_size(const char *cmd, const char *opt, const char *s, double *o
 double lg_cli_cgroup_memory(const char *self, const char *root);
 
 /* Refuses, before anything is allocated, a model whose estimated memory
- * (lg_trainer_estimate) exceeds max_memory bytes (0: the machine's physical
- * memory, or the control group's limit when smaller: lg_cli_cgroup_memory),
- * with the estimate in the message. Returns 0, or the exit status after
- * printing the message. */
+ * (lg_trainer_estimate, and the data set's lg_dataset_bytes, which stays
+ * beside it) exceeds max_memory bytes (0: the machine's physical memory, or
+ * the control group's limit when smaller: lg_cli_cgroup_memory), with the
+ * estimate in the message. Returns 0, or the exit status after printing the
+ * message. */
 int lg_cli_memory_check(const char *cmd, const lg_model_config *mc, const lg_train_config *tc, const lg_dataset *ds,
                         double max_memory);
 
@@ -117,9 +118,12 @@ int lg_cli_data_option(const char *cmd, lg_cli_data *d, const char *name, const 
 /* Checks that exactly one source is given (message printed, -1 otherwise). */
 int lg_cli_data_check(const char *cmd, const lg_cli_data *d);
 
-/* Loads the data set described by d. On failure prints the library's message
- * and returns the exit status to use. */
-int lg_cli_data_load(const char *cmd, const lg_cli_data *d, lg_dataset **out);
+/* Loads the data set described by d. A synthetic one (--trees, --sbm) is
+ * first refused, with exit status 2 and a message, if the generator's
+ * estimate of its peak (lg_trees_estimate, lg_sbm_estimate) exceeds the
+ * memory limit (max_memory as in lg_cli_memory_check). On failure prints the
+ * library's message and returns the exit status to use. */
+int lg_cli_data_load(const char *cmd, const lg_cli_data *d, double max_memory, lg_dataset **out);
 
 /* The help lines of the data options. */
 extern const char lg_cli_data_help[];

@@ -21,7 +21,7 @@
 #include "cli/svg.h"
 
 static const char lg__depth_help[] =
-    "Usage: lipgnn depth-study (--dataset NAME | --data DIR | --trees D[,D2|..Dn]) --out DIR [OPTIONS]\n"
+    "Usage: lipgnn depth-study (--dataset NAME | --data DIR | --trees D[,D2|..Dn] | --sbm N[,M]) --out DIR [OPTIONS]\n"
     "Trains every combination of model x layers x norm x residual x missing x seed and\n"
     "plots accuracy against depth (the paper's Fig. 3/4 style). Seeds are the outer loop,\n"
     "so an interrupted study already covers every cell with its first seeds.\n"
@@ -1210,7 +1210,7 @@ static int lg__cell_run(const char *cmd, const lg__depth_args *a, const lg__cell
         *ds = NULL;
         lg_cli_data d = a->opts[0].data;
         d.trees = depth;
-        int st = lg_cli_data_load(cmd, &d, ds);
+        int st = lg_cli_data_load(cmd, &d, a->opts[c->mi].max_memory, ds);
         if (st) return st;
         *ds_depth = depth;
     }
@@ -1715,7 +1715,7 @@ int lg_cmd_depth_study(int argc, char **argv) {
     FILE *runs = NULL;
     int lock = -1;
     lg_set_threads(opts[0].threads);
-    status = lg_cli_data_load(cmd, &opts[0].data, &ds);
+    status = lg_cli_data_load(cmd, &opts[0].data, opts[0].max_memory, &ds);
     if (status) goto done;
     int ds_depth = opts[0].data.trees; /* the depth of the TREES in ds (0: not TREES) */
     status = LG_EXIT_USAGE;

@@ -5,7 +5,7 @@
 #include "cli/cli.h"
 
 static const char lg__info_help[] =
-    "Usage: lipgnn info (--data DIR | --dataset NAME | --trees DEPTH) [--json]\n"
+    "Usage: lipgnn info (--data DIR | --dataset NAME | --trees DEPTH | --sbm N[,M]) [--json]\n"
     "Prints nodes, directed edges, features, classes, split sizes, degree statistics\n"
     "and isolated nodes of a data set.\n"
     "\n"
@@ -78,7 +78,7 @@ int lg_cmd_info(int argc, char **argv) {
     }
     if (lg_cli_data_check("info", &d)) return LG_EXIT_USAGE;
     lg_dataset *ds = NULL;
-    int rc = lg_cli_data_load("info", &d, &ds);
+    int rc = lg_cli_data_load("info", &d, 0, &ds);
     if (rc) return rc;
     lg_graph_stats gs;
     lg_status st = lg_graph_stats_compute(ds->graph, &gs);

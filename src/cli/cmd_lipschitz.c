@@ -13,7 +13,7 @@
 #include "cli/svg.h"
 
 static const char lg__lip_help[] =
-    "Usage: lipgnn lipschitz --model FILE (--data DIR | --dataset NAME | --trees DEPTH) [OPTIONS]\n"
+    "Usage: lipgnn lipschitz --model FILE (--data DIR | --dataset NAME | --trees DEPTH | --sbm N[,M]) [OPTIONS]\n"
     "Estimates each layer's Lipschitz constant of a trained model on its graph, beside the\n"
     "layer's theoretical upper bound (LipschitzNorm paper, Corollaries 1 and 2), and their\n"
     "products over the layers. The map of layer l: its input features (all nodes) to its\n"
@@ -278,7 +278,7 @@ int lg_cmd_lipschitz(int argc, char **argv) {
     if (st != LG_OK) { lg_cli_errorf(cmd, "%s", lg_last_error()); return lg_cli_exit_for(st); }
     d.seed = tc.seed; /* --trees: the trees the model was trained on */
     lg_dataset *ds = NULL;
-    int rc = lg_cli_data_load(cmd, &d, &ds);
+    int rc = lg_cli_data_load(cmd, &d, max_memory, &ds);
     if (rc) return rc;
     lg_trainer *t = NULL;
     lg_lip_layer *rows = NULL;

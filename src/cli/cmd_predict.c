@@ -9,7 +9,7 @@
 #include "cli/cli.h"
 
 static const char lg__predict_help[] =
-    "Usage: lipgnn predict --resume FILE (--data DIR | --dataset NAME | --trees DEPTH) [OPTIONS]\n"
+    "Usage: lipgnn predict --resume FILE (--data DIR | --dataset NAME | --trees DEPTH | --sbm N[,M]) [OPTIONS]\n"
     "Evaluates a checkpoint written by 'lipgnn train --save' on the data it was trained\n"
     "on, and exports what the model computes. The model is rebuilt from the checkpoint.\n"
     "\n"
@@ -71,7 +71,7 @@ int lg_cmd_predict(int argc, char **argv) {
     lg_status st = lg_checkpoint_config(resume, &mc, &tc);
     if (st != LG_OK) { lg_cli_errorf(cmd, "%s", lg_last_error()); return lg_cli_exit_for(st); }
     lg_dataset *ds = NULL;
-    int rc = lg_cli_data_load(cmd, &d, &ds);
+    int rc = lg_cli_data_load(cmd, &d, max_memory, &ds);
     if (rc) return rc;
     lg_trainer *t = NULL;
     float *logp = NULL, *hid = NULL, *w = NULL;

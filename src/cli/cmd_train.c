@@ -13,7 +13,7 @@
 #include "cli/cli.h"
 
 static const char lg__train_help[] =
-    "Usage: lipgnn train (--data DIR | --dataset NAME | --trees DEPTH) [OPTIONS]\n"
+    "Usage: lipgnn train (--data DIR | --dataset NAME | --trees DEPTH | --sbm N[,M]) [OPTIONS]\n"
     "Trains a deep attention model or a baseline GNN (Adam; full batch, or mini-batches\n"
     "of graphs for TREES) and reports accuracies, per-layer gradient norms and gradient\n"
     "explosions.\n"
@@ -479,7 +479,7 @@ int lg_cmd_train(int argc, char **argv) {
     }
     lg_set_threads(o.threads);
     lg_dataset *ds = NULL;
-    rc = lg_cli_data_load(cmd, &o.data, &ds);
+    rc = lg_cli_data_load(cmd, &o.data, o.max_memory, &ds);
     if (rc) return rc;
     lg_train_summary s;
     int interrupted;
@@ -569,7 +569,7 @@ int lg_cmd_demo(int argc, char **argv) {
     if (rc) return rc > 0 ? LG_EXIT_OK : LG_EXIT_USAGE;
     lg_set_threads(o.threads);
     lg_dataset *ds = NULL;
-    rc = lg_cli_data_load(cmd, &o.data, &ds);
+    rc = lg_cli_data_load(cmd, &o.data, o.max_memory, &ds);
     if (rc) return rc;
     if (!o.json)
         printf("lipgnn demo: %s (%lld nodes, %d classes), %d-layer GAT (hidden %d), %d epochs: without, then with "

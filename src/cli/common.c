@@ -224,8 +224,13 @@ int lg_cli_exit_for(lg_status st) {
     }
 }
 
-int lg_cli_data_load(const char *cmd, const lg_cli_data *d, lg_dataset **out) {
+static int lg__cli_data_fits(const char *cmd, const char *data, double need, double max_memory);
+
+int lg_cli_data_load(const char *cmd, const lg_cli_data *d, double max_memory, lg_dataset **out) {
     lg_status st;
+    size_t need = 0;
+    char what[96];
+    int rc;
     *out = NULL;
     if (d->trees) {
         lg_trees_opts o;
@@ -233,7 +238,10 @@ int lg_cli_data_load(const char *cmd, const lg_cli_data *d, lg_dataset **out) {
         o.depth = d->trees;
         if (d->trees_count) o.count = d->trees_count;
         o.seed = d->seed;
-        st = lg_trees_generate(out, &o);
+        st = lg_trees_estimate(&o, &need);
+        snprintf(what, sizeof what, "--trees %d, %lld trees", o.depth, (long long)o.count);
+        if (st == LG_OK && (rc = lg__cli_data_fits(cmd, what, (double)need, max_memory))) return rc;
+        if (st == LG_OK) st = lg_trees_generate(out, &o);
     } else if (d->sbm_nodes) {
         lg_sbm_opts o;
         lg_sbm_opts_default(&o);
@@ -249,7 +257,10 @@ int lg_cli_data_load(const char *cmd, const lg_cli_data *d, lg_dataset **out) {
             o.n_val = rest / 3;
             o.n_test = rest - o.n_val;
         }
-        st = lg_sbm_generate(out, &o);
+        st = lg_sbm_estimate(&o, &need);
+        snprintf(what, sizeof what, "--sbm %lld,%lld", (long long)o.nodes, (long long)o.edges);
+        if (st == LG_OK && (rc = lg__cli_data_fits(cmd, what, (double)need, max_memory))) return rc;
+        if (st == LG_OK) st = lg_sbm_generate(out, &o);
     } else if (d->dataset) {
         char path[4096];
         st = lg_dataset_resolve(d->dataset, path, sizeof path);
@@ -419,6 +430,32 @@ double lg_cli_cgroup_memory(const char *self, const char *root) {
     return limit;
 }
 
+/* The memory a run may use: max_memory if given (> 0), else the machine's
+ * physical memory, or its control group's limit when smaller; *what names
+ * it and *why says what passing it does (or ""). 0 if unknown. */
+static double lg__cli_memory_limit(double max_memory, const char **what, const char **why) {
+    *what = "--max-memory";
+    *why = "";
+    if (max_memory > 0) return max_memory;
+    double limit = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    *what = "this machine's memory";
+    const double group = lg_cli_cgroup_memory("/proc/self/cgroup", "/sys/fs/cgroup");
+    if (group > 0 && group < limit) {
+        limit = group;
+        *what = "the memory limit of this process's control group";
+        *why = ": a batch job's memory request or a container's limit, past which the kernel kills the process";
+    }
+    return limit;
+}
+
+/* The unit for a message about bytes near limit: GiB, or MiB when the limit
+ * is below 1 GiB (0.00 GiB says nothing); *u names it. */
+static double lg__cli_unit(double limit, const char **u) {
+    const int gib = limit >= 1024.0 * 1024 * 1024;
+    *u = gib ? "GiB" : "MiB";
+    return gib ? 1024.0 * 1024 * 1024 : 1024.0 * 1024;
+}
+
 int lg_cli_memory_check(const char *cmd, const lg_model_config *mc, const lg_train_config *tc, const lg_dataset *ds,
                         double max_memory) {
     lg_trainer_mem est;
@@ -427,31 +464,32 @@ int lg_cli_memory_check(const char *cmd, const lg_model_config *mc, const lg_tra
         lg_cli_errorf(cmd, "%s", lg_last_error());
         return lg_cli_exit_for(st);
     }
-    double limit = max_memory;
-    const char *what = "--max-memory", *why = "";
-    if (limit <= 0) {
-        limit = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
-        what = "this machine's memory";
-        const double group = lg_cli_cgroup_memory("/proc/self/cgroup", "/sys/fs/cgroup");
-        if (group > 0 && group < limit) {
-            limit = group;
-            what = "the memory limit of this process's control group";
-            why = ": a batch job's memory request or a container's limit, past which the kernel kills the process";
-        }
-    }
-    if (limit > 0 && (double)est.total > limit) {
-        /* in GiB, or MiB when the limit is below 1 GiB (0.00 GiB says nothing) */
-        const int gib = limit >= 1024.0 * 1024 * 1024;
-        const double U = gib ? 1024.0 * 1024 * 1024 : 1024.0 * 1024;
-        const char *u = gib ? "GiB" : "MiB";
+    const char *what, *why, *u;
+    const double limit = lg__cli_memory_limit(max_memory, &what, &why);
+    const double data = (double)lg_dataset_bytes(ds), total = (double)est.total + data;
+    if (limit > 0 && total > limit) {
+        const double U = lg__cli_unit(limit, &u);
         lg_cli_errorf(cmd,
                       "the model needs about %.2f %s (parameters and Adam state %.2f, activations %.2f, "
-                      "workspace %.2f, graphs and features %.2f), more than %s (%.2f %s)%s",
-                      (double)est.total / U, u, (double)est.params / U, (double)est.activations / U,
-                      (double)est.workspace / U, (double)est.other / U, what, limit / U, u, why);
+                      "workspace %.2f, graphs and features %.2f, the data set %.2f), more than %s (%.2f %s)%s",
+                      total / U, u, (double)est.params / U, (double)est.activations / U, (double)est.workspace / U,
+                      (double)est.other / U, data / U, what, limit / U, u, why);
         return LG_EXIT_USAGE;
     }
     return LG_EXIT_OK;
+}
+
+/* Refuses to make a synthetic data set whose peak (the generator's estimate,
+ * need bytes) exceeds the memory limit, before anything is allocated: 0, or
+ * the exit status after the message. */
+static int lg__cli_data_fits(const char *cmd, const char *data, double need, double max_memory) {
+    const char *what, *why, *u;
+    const double limit = lg__cli_memory_limit(max_memory, &what, &why);
+    if (limit <= 0 || need <= limit) return LG_EXIT_OK;
+    const double U = lg__cli_unit(limit, &u);
+    lg_cli_errorf(cmd, "making the data set (%s) needs about %.2f %s at its peak, more than %s (%.2f %s)%s", data,
+                  need / U, u, what, limit / U, u, why);
+    return LG_EXIT_USAGE;
 }
 
 /* The stop signals (cli.h, LG_CLI_NSTOP). */

@@ -105,4 +105,10 @@ static inline uint64_t lg__hash64(uint64_t z) {
 #define LG_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define LG_MAX(a, b) ((a) > (b) ? (a) : (b))
 
+/* Resident bytes of allocations totalling b bytes, for the memory estimates
+ * made before allocating (lg_sbm_estimate, lg_trees_estimate): b with 1% and
+ * 1 MiB more for the C library's chunk headers, rounding to pages, and freed
+ * memory it keeps. */
+static inline double lg__resident_bytes(double b) { return b + b / 100 + (double)(1 << 20); }
+
 #endif /* LG_CORE_INTERNAL_H */
