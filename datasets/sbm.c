@@ -87,8 +87,10 @@ lg_status lg_sbm_estimate(const lg_sbm_opts *o, size_t *peak) {
     /* (1) inside igraph_sbm_game: its edge list, the graph, the sort of its
      *     indices (measured, igraph 0.10.2: 56.7 bytes an edge, 24 a node) */
     const double in_igraph = 58 * e + 24 * n;
-    /* (2) igraph's graph (4 vectors of edges, 2 of nodes) beside the triplets
-     *     (2 entries an edge, 2 ids an entry): lg__graph_from_igraph_take */
+    /* (2) igraph's graph (4 vectors of edges, 2 of nodes, and room for a
+     *     third: the measured peak at 100k nodes, 1.5M edges needed it) beside
+     *     the triplets (2 entries an edge, 2 ids an entry):
+     *     lg__graph_from_igraph_take */
     const double beside = (4 * I * e + 3 * I * n) + 2 * 2 * I * e;
     /* (3) the compressed pattern and its transpose, each 2 entries an edge,
      *     with their column pointers and the transpose's workspace */
