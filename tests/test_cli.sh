@@ -64,7 +64,12 @@ info_trees)
   [ "$(json_field classes)" = 8 ] || fail "trees 3: classes $(json_field classes)"
   [ "$(json_field graphs)" = 100 ] || fail "trees 3: graphs $(json_field graphs)"
   [ "$(json_field features)" = 16 ] || fail "trees 3: features $(json_field features)"
+  # its memory: at least its arrays of ids (8 bytes each: row pointers, neighbours,
+  # feature columns and their pointers) and at most twice them
+  bytes=$(json_field bytes) ids=$(( 8 * (2 * $(json_field nodes) + $(json_field edges) + $(json_field features_nnz)) ))
+  [ -n "$bytes" ] && [ "$bytes" -ge $ids ] && [ "$bytes" -le $((2 * ids)) ] || fail "trees 3: bytes '$bytes' against $ids of ids"
   run info --trees 3; expect_rc 0 "info --trees 3 (text)"; grep -q "15 nodes each" "$tmp/out" || fail "text: $(cat "$tmp/out")"
+  grep -q "^memory        [0-9]*\.[0-9][0-9] MiB (graph, features, labels, splits)$" "$tmp/out" || fail "text memory: $(cat "$tmp/out")"
   # the built-in stochastic block model
   run info --sbm 400,1000 --json; expect_rc 0 "info --sbm 400,1000"
   [ "$(json_field nodes)" = 400 ] || fail "sbm: nodes $(json_field nodes)"

@@ -6,8 +6,8 @@
 
 static const char lg__info_help[] =
     "Usage: lipgnn info (--data DIR | --dataset NAME | --trees DEPTH | --sbm N[,M]) [--json]\n"
-    "Prints nodes, directed edges, features, classes, split sizes, degree statistics\n"
-    "and isolated nodes of a data set.\n"
+    "Prints nodes, directed edges, features, classes, split sizes, degree statistics,\n"
+    "isolated nodes and the memory of a data set.\n"
     "\n"
     "  --json              print one JSON object instead of text\n"
     "  -h, --help          this help\n"
@@ -32,6 +32,7 @@ static void lg__info_text(const lg_dataset *ds, const lg_graph_stats *gs) {
     if (ds->n_graphs > 1)
         printf("graphs        %lld (disjoint union, %lld nodes each)\n", (long long)ds->n_graphs,
                (long long)(ds->graph_ptr[1] - ds->graph_ptr[0]));
+    printf("memory        %.2f MiB (graph, features, labels, splits)\n", lg_dataset_bytes(ds) / 1048576.0);
 }
 
 static void lg__info_json(const lg_dataset *ds, const lg_graph_stats *gs) {
@@ -46,9 +47,9 @@ static void lg__info_json(const lg_dataset *ds, const lg_graph_stats *gs) {
            (long long)ds->n_train, (long long)ds->n_val, (long long)ds->n_test);
     printf(",\"in_degree_min\":%lld,\"in_degree_max\":%lld,\"in_degree_mean\":%.6g", (long long)gs->in_min,
            (long long)gs->in_max, gs->in_mean);
-    printf(",\"out_degree_min\":%lld,\"out_degree_max\":%lld,\"isolated\":%lld,\"graphs\":%lld}\n",
-           (long long)gs->out_min, (long long)gs->out_max, (long long)gs->isolated,
-           (long long)ds->n_graphs);
+    printf(",\"out_degree_min\":%lld,\"out_degree_max\":%lld,\"isolated\":%lld,\"graphs\":%lld,\"bytes\":%zu}\n",
+           (long long)gs->out_min, (long long)gs->out_max, (long long)gs->isolated, (long long)ds->n_graphs,
+           lg_dataset_bytes(ds));
 }
 
 int lg_cmd_info(int argc, char **argv) {
