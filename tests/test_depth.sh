@@ -337,6 +337,24 @@ grep -q "^lipgnn depth-study: run gat none d=3 L=30 seed 0: the model needs" "$t
   fail "--jobs failure: the memory message does not name its run: $(cat "$tmp/err")"
 grep -q "^gat,3,1,none,0,0,0," "$tmp/jfail/runs.csv" || fail "--jobs failure: the run that fits was not recorded"
 grep -q ",30,none," "$tmp/jfail/runs.csv" && fail "--jobs failure: the failed run was recorded"
+# --jobs within the memory limit: a run waits while it would take the runs in
+# progress past it (here two 30-layer runs, each alone within the limit), with
+# a note; every run is recorded, with the rows of a study without the limit
+need=$("$bin" train --sbm 3000 --layers 30 --max-memory 3M 2>&1 | sed -n 's/.*the model needs about \([0-9]*\)\.[0-9]* MiB.*/\1/p')
+if [ -z "$need" ]; then
+  fail "--jobs memory: no estimate of a 30-layer model"
+else
+  mem=$(( need * 3 / 2 ))
+  jmem=(depth-study --sbm 3000 --layers 2,30 --seeds 2 --epochs 2 --hidden 64 --threads 1 --jobs 2)
+  run "${jmem[@]}" --max-memory "${mem}M" --out "$tmp/jmem"; expect_rc 0 "depth-study --jobs 2 --max-memory ${mem}M"
+  no_sanitizer "--jobs memory"
+  grep -q "^note: run gat [a-z]* L=30 seed [01] waits for memory: it needs about [0-9.]* MiB, the 1 run in progress [0-9.]*, more than --max-memory ($mem\.00 MiB) together$" \
+    "$tmp/err" || fail "--jobs memory: no run waited: $(cat "$tmp/err")"
+  [ "$(rows "$tmp/jmem/runs.csv")" = 8 ] || fail "--jobs memory: $(rows "$tmp/jmem/runs.csv") rows, expected 8"
+  run "${jmem[@]}" --out "$tmp/jmem2"; expect_rc 0 "depth-study --jobs 2 without a limit"
+  grep -q "waits for memory" "$tmp/err" && fail "--jobs: a run waited within the machine's memory"
+  [ "$(results "$tmp/jmem/runs.csv")" = "$(results "$tmp/jmem2/runs.csv")" ] || fail "--jobs memory: rows differ from the study's without the limit"
+fi
 # SIGTERM: passed on to the workers; exit 143, complete lines, no worker left, resumable
 jlong=(depth-study --trees 3 --trees-count 300 --layers 2,4 --norms none,lipschitz --seeds 2 --epochs 400 --hidden 16
        --threads 1 --jobs 2 --out "$tmp/jterm")

@@ -100,11 +100,21 @@ int lg_cli_parse_size(const char *cmd, const char *opt, const char *s, double *o
  * are mounted. */
 double lg_cli_cgroup_memory(const char *self, const char *root);
 
+/* The memory a run may use: max_memory if given (> 0), else the machine's
+ * physical memory, or its control group's limit when smaller
+ * (lg_cli_cgroup_memory); *what names it ("--max-memory", "this machine's
+ * memory", ...) and *why says what passing it does (or ""). 0 if unknown. */
+double lg_cli_memory_limit(double max_memory, const char **what, const char **why);
+
+/* *total = the memory of a run of (mc, tc) on ds: the model's estimate
+ * (lg_trainer_estimate, into *est) and the data set beside it
+ * (lg_dataset_bytes). lg_trainer_estimate's status. */
+lg_status lg_cli_run_memory(const lg_model_config *mc, const lg_train_config *tc, const lg_dataset *ds,
+                            lg_trainer_mem *est, double *total);
+
 /* Refuses, before anything is allocated, a model whose estimated memory
- * (lg_trainer_estimate, and the data set's lg_dataset_bytes, which stays
- * beside it) exceeds max_memory bytes (0: the machine's physical memory, or
- * the control group's limit when smaller: lg_cli_cgroup_memory), with the
- * estimate in the message. Returns 0, or the exit status after printing the
+ * (lg_cli_run_memory) exceeds the limit of lg_cli_memory_limit(max_memory),
+ * with the estimate in the message. Returns 0, or the exit status after printing the
  * message. */
 int lg_cli_memory_check(const char *cmd, const lg_model_config *mc, const lg_train_config *tc, const lg_dataset *ds,
                         double max_memory);

@@ -74,7 +74,9 @@ static const char lg__depth_help[] =
     "                       gives the same result as in a study without --jobs at the same\n"
     "                       --threads; rows reach runs.csv in the order runs finish. Narrow\n"
     "                       models (hidden 64, 1 head) use cores better as N single-thread\n"
-    "                       runs than as one N-thread run\n"
+    "                       runs than as one N-thread run. A run waits, with a note, while\n"
+    "                       it and the runs in progress would need more than the memory\n"
+    "                       limit (--max-memory, or the machine's or control group's)\n"
     "\n"
     "Every other option of 'lipgnn train' (--hidden, --heads, --epochs, --lr, --dropout,\n"
     "--threads, --explode-*, ...) applies to every run; --save, --resume, --log and\n"
@@ -1193,6 +1195,59 @@ static int lg__cells_todo(const lg__grid *g, const lg__recs *rs, long long total
     return 0;
 }
 
+/* *o = the train options of cell c: its model's, with the cell's layers,
+ * norms, residual, missing features and seed. */
+static void lg__cell_opts(const lg__depth_args *a, const lg__cell *c, lg_train_opts *o) {
+    const lg__grid *g = a->g;
+    *o = a->opts[c->mi];
+    o->mc.layers = lg__cell_layers(g, c->lj, c->pi);
+    o->mc.att_norm = g->att[c->ni];
+    o->mc.node_norm = g->node[c->ni];
+    o->mc.residual = g->residual[c->ri];
+    o->tc.missing = g->missing[c->xi];
+    o->tc.seed = lg__cell_seed(g, c);
+}
+
+/* need[i] = the memory of a worker running todo[i] (lg_cli_run_memory: its
+ * model and its own copy of the data set), for --jobs to keep the runs in
+ * progress within the memory limit; 0 where unknown: TREES of another depth
+ * than ds's (ds_depth), whose data set is not loaded here, or a model the
+ * estimate refuses (the worker says why). The seeds of a series share one
+ * estimate (a seed moves it only through --missing's choice of nodes).
+ * Returns the array (free), or NULL when out of memory. */
+static double *lg__cells_need(const lg__depth_args *a, const lg__cell *todo, long long ntodo, const lg_dataset *ds,
+                              int ds_depth) {
+    const lg__grid *g = a->g;
+    const size_t keys = (size_t)g->nmodels * 2 * (size_t)g->nmissing * (size_t)g->nnorms * (size_t)lg__nlser(g) *
+                        (size_t)lg__npoints(g);
+    double *need = malloc((size_t)(ntodo > 0 ? ntodo : 1) * sizeof *need), *known = malloc(keys * sizeof *known);
+    if (!need || !known) {
+        free(need);
+        free(known);
+        return NULL;
+    }
+    for (size_t q = 0; q < keys; q++) known[q] = -1;
+    for (long long i = 0; i < ntodo; i++) {
+        const lg__cell *c = &todo[i];
+        const size_t key = (((((size_t)c->mi * 2 + (size_t)c->ri) * (size_t)g->nmissing + (size_t)c->xi) *
+                                 (size_t)g->nnorms + (size_t)c->ni) * (size_t)lg__nlser(g) + (size_t)c->lj) *
+                               (size_t)lg__npoints(g) + (size_t)c->pi;
+        if (known[key] < 0) {
+            known[key] = 0;
+            if (lg__cell_depth(g, c->pi) == ds_depth) {
+                lg_train_opts o;
+                lg_trainer_mem est;
+                double total;
+                lg__cell_opts(a, c, &o);
+                if (lg_cli_run_memory(&o.mc, &o.tc, ds, &est, &total) == LG_OK) known[key] = total;
+            }
+        }
+        need[i] = known[key];
+    }
+    free(known);
+    return need;
+}
+
 /* Runs cell c on *ds (reloaded, for TREES of another depth, into *ds and
  * *ds_depth) and writes its runs.csv row, with its newline, into row (cap
  * bytes). Returns the exit status of the run: LG_EXIT_OK or LG_EXIT_EXPLODED
@@ -1214,13 +1269,8 @@ static int lg__cell_run(const char *cmd, const lg__depth_args *a, const lg__cell
         if (st) return st;
         *ds_depth = depth;
     }
-    lg_train_opts o = a->opts[c->mi];
-    o.mc.layers = layers;
-    o.mc.att_norm = g->att[c->ni];
-    o.mc.node_norm = g->node[c->ni];
-    o.mc.residual = g->residual[c->ri];
-    o.tc.missing = g->missing[c->xi];
-    o.tc.seed = seed;
+    lg_train_opts o;
+    lg__cell_opts(a, c, &o);
     char glog[4400];
     if (a->grad_logs) {
         char dpart[16] = "";
@@ -1475,12 +1525,17 @@ out:
 }
 
 /* The runs of todo in a.jobs worker processes, each sent the next run as it
- * finishes one; rows are recorded here as they come. A failed run stops the
+ * finishes one; rows are recorded here as they come. The next run waits,
+ * with a note, while it would take the memory of the runs in progress past
+ * the limit (need: lg__cells_need; limit: lg_cli_memory_limit, named by
+ * what; 0: none), and is sent when it fits or no other run is in progress;
+ * one over the limit alone is sent at once, for its worker to refuse it as
+ * train does. A failed run stops the
  * sending (the runs in progress finish and are recorded); a stop signal
  * (lg_cli_catch_stop) is passed on to the workers (lg__on_jobs_signal), whose
  * runs in progress are not recorded, and a second one ends them at once. */
 static int lg__run_jobs(const lg__depth_args *a, const lg__recorder *w, const lg__cell *todo, long long ntodo,
-                        int argc, char **argv) {
+                        const double *need, double limit, const char *what, int argc, char **argv) {
     const char *cmd = w->cmd;
     int nj = a->jobs < ntodo ? a->jobs : (int)ntodo, threads = a->opts[0].threads, status = LG_EXIT_OK;
     /* per --jobs, not per worker started: a run's thread count (and so its
@@ -1508,21 +1563,44 @@ static int lg__run_jobs(const lg__depth_args *a, const lg__recorder *w, const lg
             fprintf(stderr, "note: %d jobs x %d threads is more than the %d cores: the runs will slow each other "
                     "down (--threads is each run's)\n", nj, threads, omp_get_num_procs());
     }
-    long long next = 0, session = 0;
+    long long next = 0, session = 0, waited = -1;
     int live = 0, sending = 1;
     sig_atomic_t passed = 0; /* signals passed on to the workers (lg__jobs_to_pass) */
     double t0 = lg__now(), run_time = 0;
+    for (int i = 0; i < nj; i++) jobs[i].in = jobs[i].out = jobs[i].cell = -1;
     for (int i = 0; i < nj; i++) {
-        jobs[i].in = jobs[i].out = -1;
         if (lg__job_start(cmd, &jobs[i], argc, argv, threads)) { status = LG_EXIT_FAIL; sending = 0; break; }
         live++;
-        if (lg__job_send(&jobs[i], todo, next) == 0) next++;
     }
     while (live > 0) {
         for (; passed < lg__jobs_to_pass; passed++) /* those from a terminal the workers have already */
             for (int i = 0; i < nj; i++)
                 if (jobs[i].pid > 0) kill(jobs[i].pid, (int)lg__jobs_signal);
         if (lg__jobs_signal) sending = 0;
+        /* the next runs to the idle workers, in order, while they fit */
+        for (int i = 0; sending && i < nj && next < ntodo; i++) {
+            if (jobs[i].cell >= 0 || jobs[i].in < 0) continue;
+            int busy = 0;
+            double running = 0;
+            for (int q = 0; q < nj; q++)
+                if (jobs[q].cell >= 0) { busy++; running += need[jobs[q].cell]; }
+            /* a run over the limit alone goes at once: its worker refuses it */
+            if (busy > 0 && limit > 0 && need[next] <= limit && running + need[next] > limit) {
+                if (waited != next && !a->quiet) {
+                    char lab[256];
+                    const char *u = limit >= 1024.0 * 1024 * 1024 ? "GiB" : "MiB";
+                    const double U = limit >= 1024.0 * 1024 * 1024 ? 1024.0 * 1024 * 1024 : 1024.0 * 1024;
+                    lg__cell_label(a->g, &todo[next], lab, sizeof lab);
+                    if (w->tty) fputs("\r\033[K", stderr);
+                    fprintf(stderr, "note: run %s waits for memory: it needs about %.2f %s, the %d run%s in progress "
+                            "%.2f, more than %s (%.2f %s) together\n", lab, need[next] / U, u, busy,
+                            busy > 1 ? "s" : "", running / U, what, limit / U, u);
+                    waited = next;
+                }
+                break;
+            }
+            if (lg__job_send(&jobs[i], todo, next) == 0) next++;
+        }
         if (!sending || next >= ntodo) /* idle workers end at the end of their input */
             for (int i = 0; i < nj; i++)
                 if (jobs[i].cell < 0) lg__job_close_in(&jobs[i]);
@@ -1595,7 +1673,6 @@ static int lg__run_jobs(const lg__depth_args *a, const lg__recorder *w, const lg
                         if (!status) status = rc;
                         sending = 0;
                     }
-                    if (sending && next < ntodo && lg__job_send(j, todo, next) == 0) next++;
                 }
                 if (j->len == sizeof j->buf - 1) { /* a line longer than any row */
                     lg_cli_errorf(cmd, "--jobs: a worker's output line is too long");
@@ -1763,9 +1840,14 @@ int lg_cmd_depth_study(int argc, char **argv) {
     const lg__recorder w = {cmd, dir, path, runs, &rs, &study, a.verbose, tty};
     double t0 = lg__now();
     if (a.jobs > 1 && ntodo > 1) {
+        const char *what, *why;
+        const double limit = lg_cli_memory_limit(opts[0].max_memory, &what, &why);
+        double *need = lg__cells_need(&a, todo, ntodo, ds, ds_depth);
         lg_dataset_free(ds); /* each worker loads its own */
         ds = NULL;
-        status = lg__run_jobs(&a, &w, todo, ntodo, argc, argv);
+        if (!need) { lg_cli_errorf(cmd, "out of memory"); status = LG_EXIT_FAIL; goto done; }
+        status = lg__run_jobs(&a, &w, todo, ntodo, need, limit, what, argc, argv);
+        free(need);
     } else {
         status = lg__run_serial(&a, &w, todo, ntodo, &ds, &ds_depth);
     }

@@ -430,10 +430,7 @@ double lg_cli_cgroup_memory(const char *self, const char *root) {
     return limit;
 }
 
-/* The memory a run may use: max_memory if given (> 0), else the machine's
- * physical memory, or its control group's limit when smaller; *what names
- * it and *why says what passing it does (or ""). 0 if unknown. */
-static double lg__cli_memory_limit(double max_memory, const char **what, const char **why) {
+double lg_cli_memory_limit(double max_memory, const char **what, const char **why) {
     *what = "--max-memory";
     *why = "";
     if (max_memory > 0) return max_memory;
@@ -456,17 +453,25 @@ static double lg__cli_unit(double limit, const char **u) {
     return gib ? 1024.0 * 1024 * 1024 : 1024.0 * 1024;
 }
 
+lg_status lg_cli_run_memory(const lg_model_config *mc, const lg_train_config *tc, const lg_dataset *ds,
+                            lg_trainer_mem *est, double *total) {
+    lg_status st = lg_trainer_estimate(mc, tc, ds, est);
+    *total = st == LG_OK ? (double)est->total + (double)lg_dataset_bytes(ds) : 0;
+    return st;
+}
+
 int lg_cli_memory_check(const char *cmd, const lg_model_config *mc, const lg_train_config *tc, const lg_dataset *ds,
                         double max_memory) {
     lg_trainer_mem est;
-    lg_status st = lg_trainer_estimate(mc, tc, ds, &est);
+    double total;
+    lg_status st = lg_cli_run_memory(mc, tc, ds, &est, &total);
     if (st != LG_OK) {
         lg_cli_errorf(cmd, "%s", lg_last_error());
         return lg_cli_exit_for(st);
     }
     const char *what, *why, *u;
-    const double limit = lg__cli_memory_limit(max_memory, &what, &why);
-    const double data = (double)lg_dataset_bytes(ds), total = (double)est.total + data;
+    const double limit = lg_cli_memory_limit(max_memory, &what, &why);
+    const double data = total - (double)est.total;
     if (limit > 0 && total > limit) {
         const double U = lg__cli_unit(limit, &u);
         lg_cli_errorf(cmd,
@@ -484,7 +489,7 @@ int lg_cli_memory_check(const char *cmd, const lg_model_config *mc, const lg_tra
  * the exit status after the message. */
 static int lg__cli_data_fits(const char *cmd, const char *data, double need, double max_memory) {
     const char *what, *why, *u;
-    const double limit = lg__cli_memory_limit(max_memory, &what, &why);
+    const double limit = lg_cli_memory_limit(max_memory, &what, &why);
     if (limit <= 0 || need <= limit) return LG_EXIT_OK;
     const double U = lg__cli_unit(limit, &u);
     lg_cli_errorf(cmd, "making the data set (%s) needs about %.2f %s at its peak, more than %s (%.2f %s)%s", data,
