@@ -450,6 +450,22 @@ train)
   grep -q "the model needs about [0-9.]* GiB.*more than --max-memory (1.00 GiB)" "$tmp/err" || fail "memory message in GiB: $(cat "$tmp/err")"
   grep -q "the data set [0-9.]*), more than" "$tmp/err" || fail "memory message without the data set: $(cat "$tmp/err")"
   run train --data "$tiny" --layers 3 --hidden 8 --epochs 1 --max-memory 1G; expect_rc 0 "--max-memory 1G"
+  # on a terminal: status lines while the data set is made and the model built,
+  # each cleared ("\r\033[K") before what follows, an error message included
+  if command -v script >/dev/null; then
+    esc=$(printf '\r\033[K')
+    script -qec "$bin train --trees 3 --trees-count 50 --layers 2 --epochs 1" /dev/null >"$tmp/tty" 2>&1
+    grep -qF "lipgnn train: making the data set (TREES of depth 3)...$esc" "$tmp/tty" || fail "terminal: no data status line: $(cat -v "$tmp/tty")"
+    grep -qF "lipgnn train: building the model...$esc" "$tmp/tty" || fail "terminal: no model status line: $(cat -v "$tmp/tty")"
+    script -qec "$bin train --trees 3 --trees-count 50 --layers 2 --epochs 1 --quiet" /dev/null >"$tmp/tty" 2>&1
+    grep -q "making the data set\|building the model" "$tmp/tty" && fail "terminal: status lines with --quiet: $(cat -v "$tmp/tty")"
+    script -qec "$bin train --trees 3 --trees-count 50 --max-memory 1K" /dev/null >"$tmp/tty" 2>&1
+    grep -qF "...${esc}lipgnn train: making the data set (--trees 3, 50 trees) needs about" "$tmp/tty" ||
+      fail "terminal: the error does not start its own line: $(cat -v "$tmp/tty")"
+    echo "terminal status lines: checked"
+  else
+    echo "no script(1) here: the terminal's status lines not checked"
+  fi
   # a synthetic data set too large to make is refused before it is made, at once
   # (it was made first: 20M nodes took minutes and more than the limit)
   for data in "--sbm 20000000,100000000" "--trees 10 --trees-count 200000"; do

@@ -26,6 +26,8 @@ typedef struct lg_cli_data {
     long long sbm_nodes;  /* --sbm N[,M] (0 = not given): nodes ...           */
     long long sbm_edges;  /* ... and expected edges (0: the default, 4N)      */
     uint64_t seed;        /* --seed S                                         */
+    int progress;         /* 1: a status line on stderr, a terminal, while the
+                             data set is made or read (train sets it)        */
 } lg_cli_data;
 
 /* The program name for messages ("lipgnn"). */

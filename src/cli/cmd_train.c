@@ -374,8 +374,16 @@ int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_data
     /* refuse, before allocating, a model that does not fit */
     status = lg_cli_memory_check(cmd, &o->mc, &o->tc, ds, o->max_memory);
     if (status != LG_EXIT_OK) goto done;
+    /* a status line on a terminal while the model is built (a run of a
+     * study has the study's own) */
+    const int building = isatty(fileno(stderr)) && !o->quiet && !o->label;
+    if (building) {
+        fprintf(stderr, "\r\033[Klipgnn %s: building the model%s...", cmd, o->resume ? " and reading the checkpoint" : "");
+        fflush(stderr);
+    }
     lg_status st = lg_trainer_init(&t, &o->mc, &o->tc, ds);
     if (st == LG_OK && o->resume) st = lg_trainer_load(t, o->resume);
+    if (building) fputs("\r\033[K", stderr);
     if (st != LG_OK) {
         lg_cli_errorf(cmd, "%s", lg_last_error());
         status = lg_cli_exit_for(st);
@@ -479,6 +487,7 @@ int lg_cmd_train(int argc, char **argv) {
     }
     lg_set_threads(o.threads);
     lg_dataset *ds = NULL;
+    o.data.progress = isatty(fileno(stderr)) && !o.quiet;
     rc = lg_cli_data_load(cmd, &o.data, o.max_memory, &ds);
     if (rc) return rc;
     lg_train_summary s;

@@ -224,9 +224,15 @@ int lg_cli_exit_for(lg_status st) {
     }
 }
 
-static int lg__cli_data_fits(const char *cmd, const char *data, double need, double max_memory);
+static int lg__cli_data_fits(const char *cmd, const lg_cli_data *d, const char *data, double need, double max_memory);
 
-int lg_cli_data_load(const char *cmd, const lg_cli_data *d, double max_memory, lg_dataset **out) {
+/* Ends lg_cli_data_load's status line, if d has one, for what follows. */
+static void lg__cli_status_clear(const lg_cli_data *d) {
+    if (d->progress) fputs("\r\033[K", stderr);
+}
+
+/* lg_cli_data_load without its status line. */
+static int lg__cli_data_make(const char *cmd, const lg_cli_data *d, double max_memory, lg_dataset **out) {
     lg_status st;
     size_t need = 0;
     char what[96];
@@ -240,7 +246,7 @@ int lg_cli_data_load(const char *cmd, const lg_cli_data *d, double max_memory, l
         o.seed = d->seed;
         st = lg_trees_estimate(&o, &need);
         snprintf(what, sizeof what, "--trees %d, %lld trees", o.depth, (long long)o.count);
-        if (st == LG_OK && (rc = lg__cli_data_fits(cmd, what, (double)need, max_memory))) return rc;
+        if (st == LG_OK && (rc = lg__cli_data_fits(cmd, d, what, (double)need, max_memory))) return rc;
         if (st == LG_OK) st = lg_trees_generate(out, &o);
     } else if (d->sbm_nodes) {
         lg_sbm_opts o;
@@ -259,7 +265,7 @@ int lg_cli_data_load(const char *cmd, const lg_cli_data *d, double max_memory, l
         }
         st = lg_sbm_estimate(&o, &need);
         snprintf(what, sizeof what, "--sbm %lld,%lld", (long long)o.nodes, (long long)o.edges);
-        if (st == LG_OK && (rc = lg__cli_data_fits(cmd, what, (double)need, max_memory))) return rc;
+        if (st == LG_OK && (rc = lg__cli_data_fits(cmd, d, what, (double)need, max_memory))) return rc;
         if (st == LG_OK) st = lg_sbm_generate(out, &o);
     } else if (d->dataset) {
         char path[4096];
@@ -269,10 +275,28 @@ int lg_cli_data_load(const char *cmd, const lg_cli_data *d, double max_memory, l
         st = lg_dataset_load(out, d->data);
     }
     if (st != LG_OK) {
+        lg__cli_status_clear(d);
         lg_cli_errorf(cmd, "%s", lg_last_error()[0] ? lg_last_error() : lg_strerror(st));
         return lg_cli_exit_for(st);
     }
     return LG_EXIT_OK;
+}
+
+int lg_cli_data_load(const char *cmd, const lg_cli_data *d, double max_memory, lg_dataset **out) {
+    /* the status line: what is being made or read, until it is there */
+    if (d->progress) {
+        if (d->trees)
+            fprintf(stderr, "\r\033[Klipgnn %s: making the data set (TREES of depth %d)...", cmd, d->trees);
+        else if (d->sbm_nodes)
+            fprintf(stderr, "\r\033[Klipgnn %s: making the data set (--sbm %lld,%lld)...", cmd, d->sbm_nodes,
+                    d->sbm_edges);
+        else
+            fprintf(stderr, "\r\033[Klipgnn %s: reading %s...", cmd, d->dataset ? d->dataset : d->data);
+        fflush(stderr);
+    }
+    const int rc = lg__cli_data_make(cmd, d, max_memory, out);
+    lg__cli_status_clear(d);
+    return rc;
 }
 
 void lg_cli_env_notes(FILE *f) {
@@ -487,10 +511,11 @@ int lg_cli_memory_check(const char *cmd, const lg_model_config *mc, const lg_tra
 /* Refuses to make a synthetic data set whose peak (the generator's estimate,
  * need bytes) exceeds the memory limit, before anything is allocated: 0, or
  * the exit status after the message. */
-static int lg__cli_data_fits(const char *cmd, const char *data, double need, double max_memory) {
+static int lg__cli_data_fits(const char *cmd, const lg_cli_data *d, const char *data, double need, double max_memory) {
     const char *what, *why, *u;
     const double limit = lg_cli_memory_limit(max_memory, &what, &why);
     if (limit <= 0 || need <= limit) return LG_EXIT_OK;
+    lg__cli_status_clear(d);
     const double U = lg__cli_unit(limit, &u);
     lg_cli_errorf(cmd, "making the data set (%s) needs about %.2f %s at its peak, more than %s (%.2f %s)%s", data,
                   need / U, u, what, limit / U, u, why);
