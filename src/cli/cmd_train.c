@@ -578,6 +578,7 @@ int lg_cmd_demo(int argc, char **argv) {
     if (rc) return rc > 0 ? LG_EXIT_OK : LG_EXIT_USAGE;
     lg_set_threads(o.threads);
     lg_dataset *ds = NULL;
+    o.data.progress = isatty(fileno(stderr)) && !o.quiet;
     rc = lg_cli_data_load(cmd, &o.data, o.max_memory, &ds);
     if (rc) return rc;
     if (!o.json)
