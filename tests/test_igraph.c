@@ -117,6 +117,24 @@ static void test_empty_and_errors(void **state) {
     lg_graph_free(g);
 }
 
+/* The conversions leave igraph's RNG alone: a draw after them is the draw
+ * the seed gives without them (they had reseeded it with 0, so that graphs a
+ * caller drew between conversions were all the same). */
+static void test_rng_untouched(void **state) {
+    (void)state;
+    lg_igraph_prepare(5);
+    const igraph_integer_t want = igraph_rng_get_integer(igraph_rng_default(), 0, 1 << 30);
+    lg_igraph_prepare(5);
+    lg_graph *g = small_directed(), *h = NULL;
+    igraph_t ig;
+    assert_ok(lg_graph_to_igraph(g, &ig));
+    assert_ok(lg_graph_from_igraph(&h, &ig, 0));
+    assert_int_equal(igraph_rng_get_integer(igraph_rng_default(), 0, 1 << 30), want);
+    igraph_destroy(&ig);
+    lg_graph_free(h);
+    lg_graph_free(g);
+}
+
 static lg_status from_igraph_attempt(void *ctx, long k) {
     (void)k;
     lg_graph *h = NULL;
@@ -143,6 +161,7 @@ int main(void) {
         cmocka_unit_test(test_round_trip_directed),
         cmocka_unit_test(test_undirected_ring),
         cmocka_unit_test(test_empty_and_errors),
+        cmocka_unit_test(test_rng_untouched),
         cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -91,8 +91,10 @@ lg_status lg_graph_stats_compute(const lg_graph *g, lg_graph_stats *st);
 struct igraph_s; /* igraph_t */
 
 /* Makes igraph return errors instead of aborting (its default), and seeds its
- * global RNG from seed. Every lipgnn function that calls igraph calls this
- * first; callers that use igraph directly before lipgnn may call it too. */
+ * global RNG from seed. lipgnn's generators (lg_sbm_generate,
+ * lg_trees_generate) call this with their seed; the conversions below set the
+ * handlers alone and leave igraph's RNG as they find it. Callers that use
+ * igraph directly before lipgnn may call it too. */
 void lg_igraph_prepare(uint64_t seed);
 
 /* Initialises *out (an uninitialised igraph_t) as the directed graph with an

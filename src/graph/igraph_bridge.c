@@ -1,8 +1,12 @@
 /*
  * The bridge between lg_graph and igraph_t. igraph, as Debian builds it, aborts
  * on error by default, is not thread-safe and has one global RNG: every path
- * into igraph first calls lg_igraph_prepare, and igraph's error codes become
- * LG_EIGRAPH with igraph's own message. Single-threaded set-up code only.
+ * into igraph first makes its error handler return, and igraph's error codes
+ * become LG_EIGRAPH with igraph's own message. Single-threaded set-up code
+ * only. The conversions use no randomness and leave igraph's RNG as they find
+ * it (they had reseeded it with 0, so that a caller's graphs drawn between
+ * two conversions were all the same); the generators (datasets/) seed it with
+ * lg_igraph_prepare.
  */
 #include <igraph.h>
 
@@ -11,9 +15,14 @@
 _Static_assert(sizeof(igraph_integer_t) == sizeof(lg_idx), "igraph_integer_t is lg_idx's size");
 #include "graph/graph_internal.h"
 
-void lg_igraph_prepare(uint64_t seed) {
+/* igraph's handlers made to return (errors) and keep quiet (warnings). */
+static void lg__igraph_handlers(void) {
     igraph_set_error_handler(igraph_error_handler_ignore);
     igraph_set_warning_handler(igraph_warning_handler_ignore);
+}
+
+void lg_igraph_prepare(uint64_t seed) {
+    lg__igraph_handlers();
     igraph_rng_seed(igraph_rng_default(), (igraph_uint_t)seed);
 }
 
@@ -27,7 +36,7 @@ lg_status lg__igraph_status(int code, const char *what) {
 lg_status lg_graph_to_igraph(const lg_graph *g, igraph_t *out) {
     igraph_vector_int_t edges;
     if (!g || !out) return lg__error(LG_EINVAL, "lg_graph_to_igraph: NULL argument");
-    lg_igraph_prepare(0);
+    lg__igraph_handlers(); /* igraph's RNG left as the caller has it */
     igraph_error_t e = igraph_vector_int_init(&edges, 2 * g->nnz);
     if (e) return lg__igraph_status(e, "edge vector");
     lg_idx k = 0;
@@ -49,7 +58,7 @@ lg_status lg_graph_to_igraph(const lg_graph *g, igraph_t *out) {
 static lg_status lg__graph_from_igraph(lg_graph **out, igraph_t *ig, unsigned flags, int take) {
     struct cs_dl_sparse *T = NULL;
     *out = NULL;
-    lg_igraph_prepare(0);
+    lg__igraph_handlers(); /* igraph's RNG left as the caller has it */
     if (!igraph_is_directed(ig)) flags |= LG_GRAPH_SYMMETRIZE;
     const lg_idx n = igraph_vcount(ig), m = igraph_ecount(ig);
     lg_status st = lg__graph_triplets(&T, n, m, VECTOR(ig->from), VECTOR(ig->to), flags);
