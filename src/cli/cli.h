@@ -108,6 +108,10 @@ double lg_cli_cgroup_memory(const char *self, const char *root);
  * memory", ...) and *why says what passing it does (or ""). 0 if unknown. */
 double lg_cli_memory_limit(double max_memory, const char **what, const char **why);
 
+/* The unit for a message about bytes near limit: GiB, or MiB when the limit
+ * is below 1 GiB (0.00 GiB says nothing); returns its bytes, *u names it. */
+double lg_cli_unit(double limit, const char **u);
+
 /* *total = the memory of a run of (mc, tc) on ds: the model's estimate
  * (lg_trainer_estimate, into *est) and the data set beside it
  * (lg_dataset_bytes). lg_trainer_estimate's status. */

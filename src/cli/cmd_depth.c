@@ -1588,8 +1588,8 @@ static int lg__run_jobs(const lg__depth_args *a, const lg__recorder *w, const lg
             if (busy > 0 && limit > 0 && need[next] <= limit && running + need[next] > limit) {
                 if (waited != next && !a->quiet) {
                     char lab[256];
-                    const char *u = limit >= 1024.0 * 1024 * 1024 ? "GiB" : "MiB";
-                    const double U = limit >= 1024.0 * 1024 * 1024 ? 1024.0 * 1024 * 1024 : 1024.0 * 1024;
+                    const char *u;
+                    const double U = lg_cli_unit(limit, &u);
                     lg__cell_label(a->g, &todo[next], lab, sizeof lab);
                     if (w->tty) fputs("\r\033[K", stderr);
                     fprintf(stderr, "note: run %s waits for memory: it needs about %.2f %s, the %d run%s in progress "

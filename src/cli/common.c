@@ -469,9 +469,7 @@ double lg_cli_memory_limit(double max_memory, const char **what, const char **wh
     return limit;
 }
 
-/* The unit for a message about bytes near limit: GiB, or MiB when the limit
- * is below 1 GiB (0.00 GiB says nothing); *u names it. */
-static double lg__cli_unit(double limit, const char **u) {
+double lg_cli_unit(double limit, const char **u) {
     const int gib = limit >= 1024.0 * 1024 * 1024;
     *u = gib ? "GiB" : "MiB";
     return gib ? 1024.0 * 1024 * 1024 : 1024.0 * 1024;
@@ -497,7 +495,7 @@ int lg_cli_memory_check(const char *cmd, const lg_model_config *mc, const lg_tra
     const double limit = lg_cli_memory_limit(max_memory, &what, &why);
     const double data = total - (double)est.total;
     if (limit > 0 && total > limit) {
-        const double U = lg__cli_unit(limit, &u);
+        const double U = lg_cli_unit(limit, &u);
         lg_cli_errorf(cmd,
                       "the model needs about %.2f %s (parameters and Adam state %.2f, activations %.2f, "
                       "workspace %.2f, graphs and features %.2f, the data set %.2f), more than %s (%.2f %s)%s",
@@ -516,7 +514,7 @@ static int lg__cli_data_fits(const char *cmd, const lg_cli_data *d, const char *
     const double limit = lg_cli_memory_limit(max_memory, &what, &why);
     if (limit <= 0 || need <= limit) return LG_EXIT_OK;
     lg__cli_status_clear(d);
-    const double U = lg__cli_unit(limit, &u);
+    const double U = lg_cli_unit(limit, &u);
     lg_cli_errorf(cmd, "making the data set (%s) needs about %.2f %s at its peak, more than %s (%.2f %s)%s", data,
                   need / U, u, what, limit / U, u, why);
     return LG_EXIT_USAGE;
