@@ -143,11 +143,12 @@ lg_status lg_sbm_generate(lg_dataset **out, const lg_sbm_opts *o);
 
 /* *peak = the bytes that lg_sbm_generate(o) would hold at its peak, computed
  * without allocating (options checked as lg_sbm_generate does, its statuses),
- * for the expected edge count plus six standard deviations. The peak is the
- * largest of three stages: inside igraph_sbm_game (its edge list, the graph
- * and its sorted indices: 58 bytes an edge and 24 a node, measured with
- * igraph 0.10.2, bench/README.md), igraph's graph beside lipgnn's triplets (64
- * and 16), and the finished data set with the splits' workspace (16 bytes an
+ * for the expected edge count plus six standard deviations, with 1% and
+ * 1 MiB for the C library. The peak is the largest of four stages: inside
+ * igraph_sbm_game (its edge list, the graph and its sorted indices: 58 bytes
+ * an edge and 24 a node, measured with igraph 0.10.2, bench/README.md),
+ * igraph's graph beside lipgnn's triplets (64 and 24), the sorted pattern (32
+ * and 24), and the finished data set with the splits' workspace (16 bytes an
  * edge, 12 a feature value, 36 a node). O(1). */
 lg_status lg_sbm_estimate(const lg_sbm_opts *o, size_t *peak);
 
