@@ -21,9 +21,10 @@ static const char lg__predict_help[] =
     "  --json              accuracies as one JSON object on stdout (then --out is needed\n"
     "                      for the predictions)\n"
     "  --threads N         threads (default: all cores)\n"
-    "  --max-memory SIZE   refuse a model whose estimated memory exceeds SIZE (bytes, or\n"
-    "                      with K, M, G, T; default: the machine's physical memory, or\n"
-    "                      the control group's limit when smaller: SLURM's --mem)\n"
+    "  --max-memory SIZE   refuse a model (with its data set), or a data set to make\n"
+    "                      (--sbm, --trees), whose estimated memory exceeds SIZE (bytes,\n"
+    "                      or with K, M, G, T; default: the machine's physical memory,\n"
+    "                      or the control group's limit when smaller: SLURM's --mem)\n"
     "  -h, --help          this help\n"
     "\n";
 
