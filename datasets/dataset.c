@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "datasets/mtx.h"
+#include "graph/graph_internal.h"
 
 void lg_features_free(lg_features *f) {
     if (!f) return;
@@ -150,10 +151,11 @@ static lg_status lg__read_graph_mtx(lg_dataset *ds, const char *path, lg_idx n, 
                          labels_path, "the graph"};
     LG_CHECK(lg__mtx_read(&m, path, &want));
     /* entry (i, j) is the edge i -> j; a symmetric file stores each edge once */
-    st = lg_graph_from_edges(&ds->graph, n, m.nnz, m.i, m.j,
-                             m.symmetry == LG__MTX_SYMMETRIC ? LG_GRAPH_SYMMETRIZE : 0);
-    lg__mtx_free(&m);
-    return st;
+    const unsigned flags = m.symmetry == LG__MTX_SYMMETRIC ? LG_GRAPH_SYMMETRIZE : 0;
+    struct cs_dl_sparse *T = NULL;
+    st = lg__graph_triplets(&T, n, m.nnz, m.i, m.j, flags);
+    lg__mtx_free(&m); /* the triplets hold the edges now */
+    return st == LG_OK ? lg__graph_from_triplets(&ds->graph, T, flags) : st;
 }
 
 /* Reads edges.txt (`u v` a line, 0-based, edge u -> v) into ds->graph. */
@@ -187,7 +189,13 @@ static lg_status lg__read_edges_txt(lg_dataset *ds, const char *path, lg_idx n) 
         dst[m] = v;
         m++;
     }
-    st = lg_graph_from_edges(&ds->graph, n, m, src, dst, 0);
+    /* the file, then the edge arrays, freed as soon as the next copy exists */
+    lg__file_free(&f);
+    struct cs_dl_sparse *T = NULL;
+    st = lg__graph_triplets(&T, n, m, src, dst, 0);
+    lg__free(src);
+    lg__free(dst);
+    return st == LG_OK ? lg__graph_from_triplets(&ds->graph, T, 0) : st;
 fail:
     lg__free(src);
     lg__free(dst);
