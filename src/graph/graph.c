@@ -7,9 +7,9 @@
  * column i of the compressed matrix lists the in-neighbours of i; transposing
  * twice sorts every column (once for a symmetrised pattern, whose out-neighbour
  * lists are its in-neighbour lists), which leaves duplicates side by side for
- * the final copy to drop. Each stage is freed as soon as the next exists: the peak is
- * the triplets and the compressed pattern, 24 bytes an entry (an undirected
- * edge is two entries).
+ * the final copy to drop. Each stage is freed as soon as the next exists: the
+ * peak is the triplets and the compressed pattern, 24 bytes an entry (an
+ * undirected edge is two entries).
  */
 #include <string.h>
 
