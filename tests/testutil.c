@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 
 #include "core/isa.h"
@@ -64,6 +65,9 @@ void lg_test_assert_peak(const char *what, lg_test_generate_fn generate, const v
     fprintf(stderr, "%s: AddressSanitizer: resident memory not compared with the estimate (%.1f MiB)\n", what,
             estimate / 1048576.0);
 #else
+    /* transparent huge pages, where the system gives them unasked, would round
+     * resident memory up to 2 MiB an array */
+    (void)prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
     if (lg_test_peak_reset() != 0) {
         fprintf(stderr, "%s: /proc/self/clear_refs cannot be written: peak memory not compared\n", what);
         return;
