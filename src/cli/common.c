@@ -493,7 +493,7 @@ int lg_cli_memory_check(const char *cmd, const lg_model_config *mc, const lg_tra
     }
     const char *what, *why, *u;
     const double limit = lg_cli_memory_limit(max_memory, &what, &why);
-    const double data = total - (double)est.total;
+    const double data = (double)lg_dataset_bytes(ds);
     if (limit > 0 && total > limit) {
         const double U = lg_cli_unit(limit, &u);
         lg_cli_errorf(cmd,
