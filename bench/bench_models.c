@@ -245,6 +245,29 @@ static double replay_once(const replay *r) {
     return now_ms() - t0;
 }
 
+/* --calls: every product of the training step replayed alone, `epochs`
+ * times after a warm-up, on the floor's buffers; one JSON line each (its
+ * place in the step, shape, median ms, GFLOP/s): where the floor goes. */
+static void replay_calls(const replay *r, int reps, const char *name) {
+    double *t = malloc(sizeof(double) * (size_t)reps);
+    if (!t) die("alloc", LG_ENOMEM);
+    for (int q = 0; q < r->log.count; q++) {
+        const lg__gemm_call *k = &r->log.calls[q];
+        for (int e = -1; e < reps; e++) {
+            double t0 = now_ms();
+            lg__gemm_ws_f32(k->ta, k->tb, k->M, k->N, k->K, r->a, k->lda, r->b, k->ldb, k->beta, r->c, k->ldc, r->ws,
+                            k->wsn);
+            if (e >= 0) t[e] = now_ms() - t0;
+        }
+        const double ms = median(t, reps), fl = 2.0 * (double)k->M * (double)k->N * (double)k->K;
+        printf("{\"bench\":\"call\",\"name\":\"%s\",\"call\":%d,\"op\":\"%c%c\",\"M\":%lld,\"N\":%lld,\"K\":%lld,"
+               "\"beta\":%g,\"ws\":%lld,\"ms\":%.4f,\"gflops\":%.1f}\n",
+               name, q, k->ta == CblasNoTrans ? 'n' : 't', k->tb == CblasNoTrans ? 'n' : 't', (long long)k->M,
+               (long long)k->N, (long long)k->K, k->beta, (long long)k->wsn, ms, fl / ms * 1e-6);
+    }
+    free(t);
+}
+
 /* The cold replay (floor_cold_ms): the same calls, each on buffers of its own
  * (A, B and C) from a ring of slots of at least LG__COLD_BYTES in all, so that
  * no call finds its operands in the cache (32 MiB of L3 on the machines this
@@ -345,7 +368,7 @@ static double xcore_rt_ns(void) {
 static void usage(FILE *f) {
     fprintf(f, "Usage: bench_models --list | --blas\n"
                "       bench_models --config NAME [--threads T] [--epochs E] [--warmup W] [--infer P] [--seed S]\n"
-               "                    [--trees-count N] [--threads1]\n"
+               "                    [--trees-count N] [--threads1] [--calls]\n"
                "                    [--dump DIR]\n"
                "One JSON line per run (see bench/README.md). Configurations:\n");
     for (int k = 0; k < N_CFGS; k++) fprintf(f, "  %s\n", cfgs[k].name);
@@ -370,7 +393,7 @@ int main(int argc, char **argv) {
     lg_allocator al = {cnt_malloc, cnt_calloc, cnt_realloc, free};
     lg_set_allocator(&al);
     const char *name = NULL, *dump = NULL;
-    int threads = 0, epochs = 10, warmup = 2, passes = 10, pair1 = 0;
+    int threads = 0, epochs = 10, warmup = 2, passes = 10, pair1 = 0, calls = 0;
     uint64_t seed = 1;
     lg_idx trees_count = 1000; /* the paper: 5000 (2.6M nodes; see bench/README.md) */
     for (int k = 1; k < argc; k++) {
@@ -395,6 +418,7 @@ int main(int argc, char **argv) {
         else if (v && !strcmp(a, "--trees-count")) trees_count = atoll(argv[++k]);
         else if (v && !strcmp(a, "--dump")) dump = argv[++k];
         else if (!strcmp(a, "--threads1")) pair1 = 1;
+        else if (!strcmp(a, "--calls")) calls = 1;
         else {
             fprintf(stderr, "bench_models: bad argument '%s'\n", a);
             usage(stderr);
@@ -532,6 +556,7 @@ int main(int argc, char **argv) {
         }
     }
     free(cp.mem);
+    if (calls) replay_calls(&rt, epochs, c->name);
     const double fl_cold = median(fc, ncold), cold_over = median(fco, ncold);
     double *pr = malloc(sizeof(double) * (size_t)epochs); /* per pair: 1 thread / T threads */
     if (!pr) die("alloc", LG_ENOMEM);
