@@ -284,11 +284,40 @@ fail:
     return st;
 }
 
+/* The graph file of the data set in dir: *path = "dir/graph.mtx", or
+ * "dir/edges.txt" with *txt = 1; exactly one of the two must exist (LG_EPARSE
+ * when both do, LG_EIO when neither does). */
+static lg_status lg__graph_file(const char *dir, char **path, int *txt) {
+    lg_status st = LG_OK;
+    char *mtx = NULL, *edges = NULL;
+    *path = NULL;
+    *txt = 0;
+    LG_TRY(lg__path_join(&mtx, dir, "graph.mtx"));
+    LG_TRY(lg__path_join(&edges, dir, "edges.txt"));
+    const int has_mtx = lg__exists(mtx), has_txt = lg__exists(edges);
+    if (has_mtx == 1 && has_txt == 1) {
+        st = lg__error(LG_EPARSE, "%s: %s exists too: a data set has one graph file, keep one of the two", mtx, edges);
+        goto fail;
+    }
+    if (has_mtx == 0 && has_txt == 0) {
+        st = lg__error(LG_EIO, "%s: no graph: neither graph.mtx nor edges.txt exists", mtx);
+        goto fail;
+    }
+    *txt = has_txt == 1;
+    *path = *txt ? edges : mtx;
+    if (*txt) edges = NULL;
+    else mtx = NULL;
+fail:
+    lg__free(mtx);
+    lg__free(edges);
+    return st;
+}
+
 lg_status lg_dataset_load(lg_dataset **out, const char *dir) {
     static const char *const split_files[4] = {"", "train.txt", "val.txt", "test.txt"};
     lg_status st = LG_OK;
     lg_dataset *ds = NULL;
-    char *labels_path = NULL, *path = NULL, *path2 = NULL;
+    char *labels_path = NULL, *path = NULL;
     lg_idx *mark = NULL, n = 0;
     if (!out) return lg__error(LG_EINVAL, "lg_dataset_load: out is NULL");
     *out = NULL;
@@ -302,26 +331,15 @@ lg_status lg_dataset_load(lg_dataset **out, const char *dir) {
     LG_TRY(lg__path_join(&labels_path, dir, "labels.txt"));
     LG_TRY(lg__read_labels(ds, labels_path, &n));
 
-    /* graph.mtx, or edges.txt: exactly one */
-    LG_TRY(lg__path_join(&path, dir, "graph.mtx"));
-    LG_TRY(lg__path_join(&path2, dir, "edges.txt"));
-    int has_mtx = lg__exists(path), has_txt = lg__exists(path2);
-    if (has_mtx == 1 && has_txt == 1) {
-        st = lg__error(LG_EPARSE, "%s: %s exists too: a data set has one graph file, keep one of the two", path,
-                       path2);
-        goto fail;
-    }
-    if (has_mtx == 0 && has_txt == 0) {
-        st = lg__error(LG_EIO, "%s: no graph: neither graph.mtx nor edges.txt exists", path);
-        goto fail;
-    }
-    if (has_txt == 1)
-        LG_TRY(lg__read_edges_txt(ds, path2, n));
+    int txt = 0;
+    LG_TRY(lg__graph_file(dir, &path, &txt));
+    if (txt)
+        LG_TRY(lg__read_edges_txt(ds, path, n));
     else
         LG_TRY(lg__read_graph_mtx(ds, path, n, labels_path));
+    lg__heap_trim(); /* the graph's freed stages, below what follows (lg_dataset_load_estimate) */
     lg__free(path);
-    lg__free(path2);
-    path = path2 = NULL;
+    path = NULL;
 
     LG_TRY(lg__path_join(&path, dir, "features.mtx"));
     LG_TRY(lg__read_features(ds, path, n, labels_path));
@@ -357,9 +375,136 @@ lg_status lg_dataset_load(lg_dataset **out, const char *dir) {
 fail:
     lg__free(mark);
     lg__free(path);
-    lg__free(path2);
     lg__free(labels_path);
     lg_dataset_free(ds);
+    return st;
+}
+
+/* The stages of lg_dataset_load, in bytes (doubles: no overflow), for
+ * lg_dataset_load_estimate. I = sizeof(lg_idx). */
+typedef struct lg__load_sizes {
+    double n;          /* nodes: the lines of labels.txt (an upper bound)    */
+    double labels;     /* labels.txt's length                                */
+    double graph;      /* the graph file's length                            */
+    double m;          /* its entries (graph.mtx's header) or lines (edges.txt) */
+    int txt, sym;      /* edges.txt; graph.mtx symmetric                      */
+    double feat;       /* features.mtx's length                              */
+    double fnnz;       /* its entries (coordinate) or rows x cols (array)   */
+    int dense;         /* features.mtx is an array                           */
+    double split[3];   /* the lengths of train.txt, val.txt (0: absent), test.txt */
+    double slines[3];  /* and their lines                                    */
+} lg__load_sizes;
+
+/* The largest resident size during lg_dataset_load of a data set of sizes z,
+ * following its allocations stage by stage (each stage what is alive at its
+ * end), before the allocator's margin. */
+static double lg__load_peak(const lg__load_sizes *z) {
+    const double I = sizeof(lg_idx), n = z->n, np = z->n + 1;
+    double peak = 0, live;
+#define LG__STAGE(bytes) (live = (bytes), peak = live > peak ? live : peak)
+    /* labels.txt: its text and one label a line */
+    const double labels = sizeof(int32_t) * n;
+    LG__STAGE(z->labels + 1 + labels);
+    /* the graph: the reader's ids (graph.mtx: beside its text, kept for its
+     * messages until the triplets hold the edges; edges.txt: its text freed
+     * first), the triplets (2 ids an entry, 2 entries an edge when the file
+     * is symmetric), CXSparse's compressed copy (with its n of workspace),
+     * the transpose (the same), the graph copied out of it */
+    const double cap = z->m * (z->sym ? 2 : 1), trip = 2 * I * cap, csc = I * np + I * cap;
+    if (z->txt) {
+        LG__STAGE(labels + z->graph + 1 + 2 * I * z->m);
+        LG__STAGE(labels + 2 * I * z->m + trip);
+    } else {
+        LG__STAGE(labels + z->graph + 1 + 2 * I * z->m + trip);
+    }
+    LG__STAGE(labels + trip + csc + I * n);
+    LG__STAGE(labels + 2 * csc + I * n);
+    LG__STAGE(labels + 2 * csc);
+    const double graph = sizeof(lg_graph) + csc; /* at most the compressed copy's entries */
+    /* the features: the text, the reader's ids and values, then (coordinate)
+     * the compressed rows beside them */
+    double feat;
+    if (z->dense) {
+        feat = sizeof(float) * z->fnnz;
+        LG__STAGE(labels + graph + z->feat + 1 + feat);
+    } else {
+        feat = I * np + (I + sizeof(float)) * z->fnnz;
+        LG__STAGE(labels + graph + z->feat + 1 + (2 * I + sizeof(float)) * z->fnnz + feat);
+    }
+    /* the splits: the marks, each file's text beside its ids (one a line) */
+    double kept = labels + graph + sizeof(lg_features) + feat + sizeof(lg_dataset) + 4096;
+    for (int k = 0; k < 3; k++) {
+        LG__STAGE(kept + I * n + z->split[k] + 1 + I * z->slines[k]);
+        kept += I * z->slines[k];
+    }
+    LG__STAGE(kept + 2 * I);
+#undef LG__STAGE
+    return peak;
+}
+
+/* The length and lines of dir/name into *len and *lines; an absent optional
+ * file gives 0 and 0. */
+static lg_status lg__count_file(const char *dir, const char *name, int optional, double *len, double *lines) {
+    char *path = NULL;
+    size_t b = 0;
+    lg_idx l = 0;
+    *len = *lines = 0;
+    LG_CHECK(lg__path_join(&path, dir, name));
+    lg_status st = optional && lg__exists(path) == 0 ? LG_OK : lg__file_count(path, &b, &l);
+    lg__free(path);
+    if (st == LG_OK) *len = (double)b, *lines = (double)l;
+    return st;
+}
+
+lg_status lg_dataset_load_estimate(const char *dir, size_t *peak) {
+    lg_status st = LG_OK;
+    lg__load_sizes z;
+    lg__mtx m;
+    char *path = NULL;
+    size_t len = 0;
+    if (!peak) return lg__error(LG_EINVAL, "lg_dataset_load_estimate: peak is NULL");
+    *peak = 0;
+    if (!dir || !*dir) return lg__error(LG_EINVAL, "lg_dataset_load_estimate: no directory given");
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return lg__error(LG_EIO, "%s: %s", dir, lg__exists(dir) == 1 ? "not a directory" : "no such data-set directory");
+    memset(&z, 0, sizeof z);
+    LG_TRY(lg__count_file(dir, "labels.txt", 0, &z.labels, &z.n));
+    LG_TRY(lg__graph_file(dir, &path, &z.txt));
+    if (z.txt) {
+        lg_idx lines = 0;
+        LG_TRY(lg__file_count(path, &len, &lines));
+        z.m = (double)lines;
+    } else {
+        const lg__mtx_want want = {LG__MTX_COORDINATE | LG__MTX_PATTERN | LG__MTX_GENERAL | LG__MTX_SYMMETRIC, -1, -1,
+                                   NULL, "the graph"};
+        LG_TRY(lg__mtx_read_header(&m, path, &want));
+        z.m = (double)m.nnz;
+        z.sym = m.symmetry == LG__MTX_SYMMETRIC;
+        len = m.file.len;
+    }
+    z.graph = (double)len;
+    lg__free(path);
+    path = NULL;
+    LG_TRY(lg__path_join(&path, dir, "features.mtx"));
+    {
+        const lg__mtx_want want = {LG__MTX_COORDINATE | LG__MTX_ARRAY | LG__MTX_REAL | LG__MTX_INTEGER |
+                                       LG__MTX_GENERAL,
+                                   -1, -1, NULL, "node features"};
+        LG_TRY(lg__mtx_read_header(&m, path, &want));
+        z.fnnz = (double)m.nnz;
+        z.dense = m.format == LG__MTX_ARRAY;
+        z.feat = (double)m.file.len;
+    }
+    LG_TRY(lg__count_file(dir, "train.txt", 0, &z.split[0], &z.slines[0]));
+    LG_TRY(lg__count_file(dir, "val.txt", 1, &z.split[1], &z.slines[1]));
+    LG_TRY(lg__count_file(dir, "test.txt", 0, &z.split[2], &z.slines[2]));
+    {
+        const double b = lg__resident_bytes(lg__load_peak(&z));
+        *peak = b < (double)SIZE_MAX ? (size_t)b : SIZE_MAX;
+    }
+fail:
+    lg__free(path);
     return st;
 }
 

@@ -27,47 +27,85 @@
 /* Files                                                                      */
 /* ------------------------------------------------------------------------- */
 
-lg_status lg__file_read(lg__file *f, const char *path) {
+/* Opens the regular file at path for reading: *fp, and its length in *len.
+ * LG_EIO naming the path and the system's reason otherwise (*fp NULL). */
+static lg_status lg__file_open(const char *path, FILE **fp, size_t *len) {
     char why[128];
     struct stat sb;
-    f->data = NULL;
-    f->len = 0;
-    f->path = path;
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
+    *len = 0;
+    *fp = fopen(path, "rb");
+    if (!*fp) {
         strerror_r(errno, why, sizeof why);
         return lg__error(LG_EIO, "%s: cannot open: %s", path, why);
     }
-    if (fstat(fileno(fp), &sb) != 0) {
+    lg_status st = LG_OK;
+    if (fstat(fileno(*fp), &sb) != 0) {
         strerror_r(errno, why, sizeof why);
-        fclose(fp);
-        return lg__error(LG_EIO, "%s: cannot stat: %s", path, why);
+        st = lg__error(LG_EIO, "%s: cannot stat: %s", path, why);
+    } else if (!S_ISREG(sb.st_mode)) {
+        st = lg__error(LG_EIO, "%s: not a regular file%s", path, S_ISDIR(sb.st_mode) ? " (a directory)" : "");
+    } else if (sb.st_size < 0 || (unsigned long long)sb.st_size >= (unsigned long long)SIZE_MAX) {
+        st = lg__error(LG_EIO, "%s: file too large to read", path);
     }
-    if (!S_ISREG(sb.st_mode)) {
-        fclose(fp);
-        return lg__error(LG_EIO, "%s: not a regular file%s", path, S_ISDIR(sb.st_mode) ? " (a directory)" : "");
+    if (st != LG_OK) {
+        fclose(*fp);
+        *fp = NULL;
+        return st;
     }
-    if (sb.st_size < 0 || (unsigned long long)sb.st_size >= (unsigned long long)SIZE_MAX) {
-        fclose(fp);
-        return lg__error(LG_EIO, "%s: file too large to read", path);
+    *len = (size_t)sb.st_size;
+    return LG_OK;
+}
+
+/* Reads up to cap bytes of fp into buf, NUL-terminated; *got the count.
+ * LG_EIO naming path on a read error. */
+static lg_status lg__file_fill(FILE *fp, const char *path, char *buf, size_t cap, size_t *got) {
+    char why[128];
+    *got = cap ? fread(buf, 1, cap, fp) : 0;
+    if (*got != cap && ferror(fp)) {
+        strerror_r(errno, why, sizeof why);
+        return lg__error(LG_EIO, "%s: read error: %s", path, why);
     }
-    size_t len = (size_t)sb.st_size;
+    buf[*got] = '\0';
+    return LG_OK;
+}
+
+lg_status lg__file_read(lg__file *f, const char *path) {
+    FILE *fp = NULL;
+    size_t len = 0, got = 0;
+    f->data = NULL;
+    f->len = 0;
+    f->path = path;
+    LG_CHECK(lg__file_open(path, &fp, &len));
     f->data = lg__malloc(len + 1);
     if (!f->data) {
         fclose(fp);
         return lg__nomem(path);
     }
-    size_t got = len ? fread(f->data, 1, len, fp) : 0;
-    if (got != len && ferror(fp)) {
-        strerror_r(errno, why, sizeof why);
-        fclose(fp);
-        lg__file_free(f);
-        return lg__error(LG_EIO, "%s: read error: %s", path, why);
-    }
+    lg_status st = lg__file_fill(fp, path, f->data, len, &got);
     fclose(fp);
-    f->data[got] = '\0'; /* a file that shrank meanwhile is read as it now is */
-    f->len = got;
+    if (st != LG_OK) {
+        lg__file_free(f);
+        return st;
+    }
+    f->len = got; /* a file that shrank meanwhile is read as it now is */
     return LG_OK;
+}
+
+lg_status lg__file_count(const char *path, size_t *len, lg_idx *lines) {
+    FILE *fp = NULL;
+    size_t got = 0;
+    char buf[1 << 16];
+    *len = 0;
+    *lines = 1;
+    LG_CHECK(lg__file_open(path, &fp, len));
+    lg_status st;
+    do {
+        st = lg__file_fill(fp, path, buf, sizeof buf - 1, &got);
+        for (const char *p = buf, *end = buf + got; st == LG_OK && (p = memchr(p, '\n', (size_t)(end - p))); p++)
+            (*lines)++;
+    } while (st == LG_OK && got == sizeof buf - 1);
+    fclose(fp);
+    return st;
 }
 
 void lg__file_free(lg__file *f) {
@@ -481,6 +519,38 @@ lg_status lg__mtx_read(lg__mtx *m, const char *path, const lg__mtx_want *want) {
 fail:
     lg__mtx_free(m);
     memset(m, 0, sizeof *m);
+    return st;
+}
+
+lg_status lg__mtx_read_header(lg__mtx *m, const char *path, const lg__mtx_want *want) {
+    FILE *fp = NULL;
+    size_t len = 0, got = 0;
+    lg__lex lx;
+    memset(m, 0, sizeof *m);
+    LG_CHECK(lg__file_open(path, &fp, &len));
+    const size_t cap = len < LG__MTX_HEAD_MAX ? len : LG__MTX_HEAD_MAX;
+    char *buf = lg__malloc(cap + 1);
+    if (!buf) {
+        fclose(fp);
+        return lg__nomem(path);
+    }
+    lg_status st = lg__file_fill(fp, path, buf, cap, &got);
+    fclose(fp);
+    const lg__file head = {buf, got, path};
+    m->file.path = path;
+    m->file.len = len; /* the whole file's length bounds the entries (lg__mtx_size) */
+    if (st == LG_OK) {
+        lg__lex_init(&lx, &head);
+        st = lg__mtx_banner(&lx, m, want->accept, want->what ? want->what : "this file");
+        if (st == LG_OK) st = lg__mtx_size(&lx, m, want);
+        /* the header must end inside the bytes read: a line cut at their end
+         * could be misread, or its error be one the whole file does not have */
+        if (got < len && lx.le >= lx.end)
+            st = lg__error(LG_EUNSUPPORTED, "%s: the header (banner, comments, size line) is longer than %d bytes",
+                           path, (int)LG__MTX_HEAD_MAX);
+    }
+    lg__free(buf);
+    if (st != LG_OK) memset(m, 0, sizeof *m);
     return st;
 }
 

@@ -87,6 +87,12 @@ lg_status lg__lex_eol(lg__lex *lx, const char *what);
 /* Number of lines of f (an upper bound on its entries). O(file size). */
 lg_idx lg__file_lines(const lg__file *f);
 
+/* The length of the regular file at path and the number of its lines, as
+ * lg__file_lines would count them once it is read, reading it in blocks of
+ * 64 KiB (on the stack) without holding it. LG_EIO as lg__file_read.
+ * O(file size) time, O(1) memory. */
+lg_status lg__file_count(const char *path, size_t *len, lg_idx *lines);
+
 /* ------------------------------------------------------------------------- */
 /* Matrix Market                                                              */
 /* ------------------------------------------------------------------------- */
@@ -133,6 +139,18 @@ typedef struct lg__mtx {
  * between the banner and the size line. Entry counts are bounded by the file's
  * length before anything is allocated. On failure m is left empty. O(file). */
 lg_status lg__mtx_read(lg__mtx *m, const char *path, const lg__mtx_want *want);
+
+/* The most of a Matrix Market file that lg__mtx_read_header reads. */
+#define LG__MTX_HEAD_MAX ((size_t)1 << 20)
+
+/* Reads the banner and the size line alone of the Matrix Market file at path
+ * into m's kinds, rows, cols and nnz, checked as lg__mtx_read checks them
+ * (the entry count against the whole file's length), and m->file.len the
+ * file's length; no entry is read and m holds no array or text afterwards
+ * (m->file.data is NULL: nothing to free). Reads at most the
+ * file's first LG__MTX_HEAD_MAX bytes: LG_EUNSUPPORTED when the header does
+ * not end within them; else lg__mtx_read's errors for the header. O(header). */
+lg_status lg__mtx_read_header(lg__mtx *m, const char *path, const lg__mtx_want *want);
 
 /* Frees m's arrays and text; a zeroed m is a no-op. */
 void lg__mtx_free(lg__mtx *m);

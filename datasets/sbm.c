@@ -7,9 +7,6 @@
  * Single-threaded set-up code (igraph is not thread-safe).
  */
 #include <igraph.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -108,15 +105,6 @@ lg_status lg_sbm_estimate(const lg_sbm_opts *o, size_t *peak) {
     return LG_OK;
 }
 
-/* Gives the C library's free memory back to the system. The game's edge list
- * and the conversion's stages, freed, can otherwise stay resident in the
- * heap, below the next stage (14 of 64 MB after the game at 1.5M edges). */
-static void lg__sbm_trim(void) {
-#if defined(__GLIBC__)
-    malloc_trim(0);
-#endif
-}
-
 /* ds->graph = the SBM's graph (undirected, both directions). */
 static lg_status lg__sbm_graph(lg_dataset *ds, const lg_sbm_opts *o, double p_in, double p_out) {
     lg_status st = LG_OK;
@@ -135,9 +123,9 @@ static lg_status lg__sbm_graph(lg_dataset *ds, const lg_sbm_opts *o, double p_in
     for (int r = 0; r < k; r++)
         for (int c = 0; c < k; c++) MATRIX(pref, r, c) = r == c ? p_in : p_out;
     LG_TRY(lg__igraph_status(igraph_sbm_game(&ig, (igraph_integer_t)o->nodes, &pref, &sizes, 0, 0), "igraph_sbm_game"));
-    lg__sbm_trim();
+    lg__heap_trim(); /* the game's edge list, freed (14 of 64 MB stayed resident at 1.5M edges) */
     st = lg__graph_from_igraph_take(&ds->graph, &ig, 0); /* destroys ig */
-    lg__sbm_trim();
+    lg__heap_trim();
 fail:
     if (have_pref) igraph_matrix_destroy(&pref);
     if (have_sizes) igraph_vector_int_destroy(&sizes);

@@ -424,7 +424,13 @@ train)
   run predict --data "$tiny"; expect_rc 2 "predict without --resume"
   run predict --resume "$tmp/c.ckpt" --data "$tiny" --max-memory 1K
   expect_rc 2 "predict --max-memory 1K"
-  grep -q "the model needs about [0-9.]* MiB.*more than --max-memory (0.00 MiB)" "$tmp/err" || fail "predict memory message: $(cat "$tmp/err")"
+  grep -q "^lipgnn predict: reading the data set (--data $tiny) needs about 1.00 MiB at its peak, more than --max-memory (0.00 MiB)$" "$tmp/err" ||
+    fail "predict data-set memory message: $(cat "$tmp/err")"
+  run train --data "$tiny" --layers 30 --hidden 256 --epochs 1 --save "$tmp/big.ckpt"; expect_rc 0 "a 31 MiB model"
+  run predict --resume "$tmp/big.ckpt" --data "$tiny" --max-memory 8M
+  expect_rc 2 "predict --max-memory 8M"
+  grep -q "the model needs about [0-9.]* MiB.*more than --max-memory (8.00 MiB)" "$tmp/err" || fail "predict memory message: $(cat "$tmp/err")"
+  rm -f "$tmp/big.ckpt"
   # a mismatched and a damaged checkpoint are refused
   run train --data "$tiny" --layers 4 --hidden 8 --epochs 6 --resume "$tmp/c.ckpt"
   expect_rc 2 "resume another model"; grep -q "another model" "$tmp/err" || fail "mismatch message: $(cat "$tmp/err")"
@@ -441,9 +447,23 @@ train)
   head -1 "$tmp/g.csv" | grep -q "^epoch,layer,group,norm$" || fail "grad log header"
   [ "$(wc -l < "$tmp/g.csv")" = 7 ] || fail "grad log: $(wc -l < "$tmp/g.csv") lines, expected 1 + 3 layers x 2 groups"
   grep -q '"exploded":true' "$tmp/out" || fail "summary lacks the explosion"
-  # memory: the estimate is checked before anything is allocated
+  # memory: the estimates are checked before anything is allocated, the data
+  # set's before it is read (1 MiB at least: the allocator's margin), then the model's
   run train --data "$tiny" --layers 3 --hidden 8 --epochs 1 --max-memory 1K
-  expect_rc 2 "--max-memory 1K"; grep -q "the model needs about [0-9.]* MiB.*more than --max-memory (0.00 MiB)" "$tmp/err" || fail "memory message: $(cat "$tmp/err")"
+  expect_rc 2 "--max-memory 1K"
+  grep -q "^lipgnn train: reading the data set (--data $tiny) needs about 1.00 MiB at its peak, more than --max-memory (0.00 MiB)$" "$tmp/err" ||
+    fail "data-set memory message: $(cat "$tmp/err")"
+  run train --data "$tiny" --layers 30 --hidden 256 --epochs 1 --max-memory 8M
+  expect_rc 2 "--max-memory 8M"; grep -q "the model needs about [0-9.]* MiB.*more than --max-memory (8.00 MiB)" "$tmp/err" || fail "memory message: $(cat "$tmp/err")"
+  # a graph file too large for the limit is refused from its length and header
+  # at once (a sparse file of 2 GB: it was read whole first, 2 GB resident)
+  mkdir "$tmp/big"; cp "$tiny"/*.txt "$tiny/features.mtx" "$tmp/big/"
+  printf '%%%%MatrixMarket matrix coordinate pattern general\n5 5 25\n' > "$tmp/big/graph.mtx"
+  truncate -s 2G "$tmp/big/graph.mtx"
+  run train --data "$tmp/big" --max-memory 1G; expect_rc 2 "a 2 GB graph.mtx with --max-memory 1G"
+  grep -q "^lipgnn train: reading the data set (--data $tmp/big) needs about 2.0[0-9] GiB at its peak, more than --max-memory (1.00 GiB)$" "$tmp/err" ||
+    fail "graph file memory message: $(cat "$tmp/err")"
+  rm -rf "$tmp/big"
   # a limit of 1 GiB or more is said in GiB (this model's parameters alone take 4 GiB)
   run train --sbm 200 --layers 1000 --hidden 1024 --epochs 1 --max-memory 1G
   expect_rc 2 "a 4 GiB model with --max-memory 1G"

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -754,7 +755,185 @@ static void test_pubmed(void **state) {
     lg_dataset_free(ds);
 }
 
-int main(void) {
+/* ------------------------------------------------------------------------- */
+/* lg_dataset_load_estimate                                                   */
+/* ------------------------------------------------------------------------- */
+
+static lg_status load_dir(lg_dataset **out, const void *dir) { return lg_dataset_load(out, (const char *)dir); }
+
+/* Its argument checks; an estimate of every valid fixture at least the bytes
+ * of the set it loads to; on every bad fixture, a status and *peak = 0, or an
+ * estimate (the load then reports the content). */
+static void test_estimate_small(void **state) {
+    (void)state;
+    size_t peak = 1;
+    assert_int_equal(lg_dataset_load_estimate(TINY, NULL), LG_EINVAL);
+    assert_int_equal(lg_dataset_load_estimate(NULL, &peak), LG_EINVAL);
+    assert_int_equal(peak, 0);
+    assert_int_equal(lg_dataset_load_estimate("", &peak), LG_EINVAL);
+    assert_int_equal(lg_dataset_load_estimate(BAD "no-such-directory", &peak), LG_EIO);
+    assert_non_null(strstr(lg_last_error(), "no-such-directory"));
+    assert_int_equal(lg_dataset_load_estimate(TINY "/labels.txt", &peak), LG_EIO);
+    assert_non_null(strstr(lg_last_error(), "not a directory"));
+    static const char *const good[] = {TINY, LG_TEST_DATA "/tiny-edges", LG_TEST_DATA "/tiny-sym"};
+    for (size_t k = 0; k < sizeof good / sizeof *good; k++) {
+        lg_dataset *ds = NULL;
+        assert_ok(lg_dataset_load(&ds, good[k]));
+        assert_ok(lg_dataset_load_estimate(good[k], &peak));
+        assert_true(peak >= lg_dataset_bytes(ds));
+        lg_dataset_free(ds);
+    }
+    char dir[512];
+    for (int k = 0; k < N_BAD; k++) {
+        snprintf(dir, sizeof dir, "%s%s", BAD, bad_cases[k].name);
+        peak = 1;
+        lg_status st = lg_dataset_load_estimate(dir, &peak);
+        if (st != LG_OK) {
+            assert_int_equal(peak, 0);
+            assert_true(lg_last_error()[0] != '\0');
+        } else {
+            assert_true(peak > 0);
+        }
+    }
+}
+
+/* A data set of n nodes in dir: labels (8 classes, node % 8), train/val/test
+ * of 1000/500/1000 nodes, and a graph of m random edges as graph.mtx (general,
+ * or symmetric: the lower triangle) or edges.txt; features n x d with per
+ * entries a row (coordinate) or dense (per = 0: array). */
+typedef struct synth {
+    lg_idx n, m, d, per;
+    int txt, sym;
+} synth;
+
+static void write_synth(const char *dir, const synth *z) {
+    char path[600];
+    lg_rng rng;
+    lg_rng_seed(&rng, 7);
+    FILE *f;
+    snprintf(path, sizeof path, "%s/labels.txt", dir);
+    assert_non_null(f = fopen(path, "w"));
+    for (lg_idx i = 0; i < z->n; i++) fprintf(f, "%d\n", (int)(i % 8));
+    fclose(f);
+    static const char *const split[3] = {"train.txt", "val.txt", "test.txt"};
+    const lg_idx count[3] = {1000, 500, 1000};
+    lg_idx next = 0;
+    for (int s = 0; s < 3; s++) {
+        snprintf(path, sizeof path, "%s/%s", dir, split[s]);
+        assert_non_null(f = fopen(path, "w"));
+        for (lg_idx k = 0; k < count[s]; k++) fprintf(f, "%lld\n", (long long)next++);
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "%s/%s", dir, z->txt ? "edges.txt" : "graph.mtx");
+    assert_non_null(f = fopen(path, "w"));
+    if (!z->txt)
+        fprintf(f, "%%%%MatrixMarket matrix coordinate pattern %s\n%lld %lld %lld\n", z->sym ? "symmetric" : "general",
+                (long long)z->n, (long long)z->n, (long long)z->m);
+    for (lg_idx e = 0; e < z->m; e++) {
+        lg_idx u = (lg_idx)(lg_rng_next(&rng) % (uint64_t)z->n), v = (lg_idx)(lg_rng_next(&rng) % (uint64_t)z->n);
+        if (z->sym && u < v) { lg_idx t = u; u = v; v = t; }
+        if (z->txt) fprintf(f, "%lld %lld\n", (long long)u, (long long)v);
+        else fprintf(f, "%lld %lld\n", (long long)u + 1, (long long)v + 1);
+    }
+    fclose(f);
+    snprintf(path, sizeof path, "%s/features.mtx", dir);
+    assert_non_null(f = fopen(path, "w"));
+    if (z->per) {
+        fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n%lld %lld %lld\n", (long long)z->n,
+                (long long)z->d, (long long)(z->n * z->per));
+        for (lg_idx i = 0; i < z->n; i++)
+            for (lg_idx k = 0; k < z->per; k++) /* distinct columns: k * (d / per) + a row offset */
+                fprintf(f, "%lld %lld %.6f\n", (long long)i + 1, (long long)(k * (z->d / z->per) + i % (z->d / z->per)) + 1,
+                        lg_rng_double(&rng));
+    } else {
+        fprintf(f, "%%%%MatrixMarket matrix array real general\n%lld %lld\n", (long long)z->n, (long long)z->d);
+        for (lg_idx c = 0; c < z->n * z->d; c++) fprintf(f, "%.5f\n", lg_rng_double(&rng));
+    }
+    fclose(f);
+}
+
+/* The peak memory of loading data sets whose peak is at each kind of stage
+ * (graph.mtx general and symmetric, edges.txt, sparse and dense features)
+ * against the estimate (lg_test_assert_peak: at least the peak, at most 1.3
+ * times it); and a header too long to read is LG_EUNSUPPORTED. */
+static void test_estimate_peak(void **state) {
+    (void)state;
+    char dir[256], path[600];
+    size_t peak = 0;
+#if !defined(__SANITIZE_ADDRESS__)
+    static const synth cases[] = {
+        {200000, 2000000, 16, 1, 0, 0}, /* graph.mtx, general: its text, ids and triplets      */
+        {200000, 1500000, 16, 1, 0, 1}, /* symmetric: two triplets an entry                    */
+        {200000, 2000000, 16, 1, 1, 0}, /* edges.txt                                           */
+        {50000, 200000, 512, 40, 0, 0}, /* coordinate features: text, ids, values, rows        */
+        {20000, 100000, 200, 0, 0, 0},  /* array features                                      */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        assert_int_equal(lg_test_tmpdir(dir, sizeof dir, "lg_test_est"), 0);
+        write_synth(dir, &cases[k]);
+        char what[128];
+        snprintf(what, sizeof what, "load %lld nodes, %lld %s edges, %s features", (long long)cases[k].n,
+                 (long long)cases[k].m, cases[k].txt ? "edges.txt" : cases[k].sym ? "symmetric" : "general",
+                 cases[k].per ? "coordinate" : "array");
+        /* in a new process (this program again, test_load_peak): the C
+         * library's allocator starts as a command's does. In this one, earlier
+         * loads leave its mmap threshold raised (glibc moves it up to the
+         * largest block freed), so that the next load's arrays come from the
+         * heap, whose freed holes stay resident: 71 MiB measured for a load
+         * that takes 60 in a new process. */
+        fflush(NULL);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            execl("/proc/self/exe", "test_dataset", "--load-peak", dir, what, (char *)NULL);
+            _exit(127);
+        }
+        int status = 0;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+        assert_int_equal(lg_test_rmtree(dir), 0);
+    }
+#endif
+    /* a header that does not end within the first MiB */
+    assert_int_equal(lg_test_tmpdir(dir, sizeof dir, "lg_test_est"), 0);
+    const synth tiny = {3000, 100, 8, 1, 0, 0};
+    write_synth(dir, &tiny);
+    snprintf(path, sizeof path, "%s/graph.mtx", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "%%%%MatrixMarket matrix coordinate pattern general\n");
+    for (int k = 0; k < 20000; k++) fprintf(f, "%% a comment line of about sixty bytes, to pass the first MiB\n");
+    fprintf(f, "3000 3000 1\n1 2\n");
+    fclose(f);
+    peak = 1;
+    assert_int_equal(lg_dataset_load_estimate(dir, &peak), LG_EUNSUPPORTED);
+    assert_int_equal(peak, 0);
+    assert_non_null(strstr(lg_last_error(), "graph.mtx: the header"));
+    lg_dataset *ds = NULL;
+    assert_ok(lg_dataset_load(&ds, dir)); /* the loader reads it */
+    assert_int_equal(ds->graph->nnz, 1);
+    lg_dataset_free(ds);
+    assert_int_equal(lg_test_rmtree(dir), 0);
+}
+
+/* test_dataset --load-peak DIR WHAT: lg_test_assert_peak of loading DIR
+ * against its estimate, alone in this process (test_estimate_peak). */
+static const char *peak_dir, *peak_what;
+static void test_load_peak(void **state) {
+    (void)state;
+    size_t peak = 0;
+    assert_ok(lg_dataset_load_estimate(peak_dir, &peak));
+    lg_test_assert_peak(peak_what, load_dir, peak_dir, peak);
+}
+
+int main(int argc, char **argv) {
+    if (argc == 4 && !strcmp(argv[1], "--load-peak")) {
+        peak_dir = argv[2];
+        peak_what = argv[3];
+        const struct CMUnitTest one[] = {cmocka_unit_test(test_load_peak)};
+        return cmocka_run_group_tests_name("load_peak", one, NULL, NULL);
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tiny),
         cmocka_unit_test(test_tiny_edges_dense),
@@ -768,6 +947,8 @@ int main(void) {
         cmocka_unit_test(test_out_of_memory),
         cmocka_unit_test(test_out_of_memory_bad_inputs),
         cmocka_unit_test(test_resolve),
+        cmocka_unit_test(test_estimate_small),
+        cmocka_unit_test(test_estimate_peak),
         cmocka_unit_test(test_cora),
         cmocka_unit_test(test_pubmed),
     };

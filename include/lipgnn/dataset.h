@@ -78,6 +78,20 @@ void lg_dataset_free(lg_dataset *ds);
  * them (0 for NULL). O(1). */
 size_t lg_dataset_bytes(const lg_dataset *ds);
 
+/* An upper bound, without reading the data, on the peak resident memory that
+ * lg_dataset_load(dir) adds: its stages followed allocation by allocation
+ * (each file's text beside the arrays read from it, the graph's triplets and
+ * CXSparse's compressed copies, the features' compressed rows; what earlier
+ * files left), with the allocator's margin (1% and 1 MiB), from the files'
+ * lengths, the Matrix Market headers (the first MiB of each .mtx file at most)
+ * and the line counts of labels.txt, edges.txt and the splits (read in blocks,
+ * nothing held). The result bounds lg_dataset_bytes of the loaded set too.
+ * Files are not checked beyond what that needs: the load reports bad content.
+ * LG_EIO for a missing directory or file, the reader's errors for a bad
+ * header, LG_EUNSUPPORTED for an .mtx header longer than a MiB; *peak = 0
+ * then. O(lengths of the text files other than the .mtx ones), O(1) memory. */
+lg_status lg_dataset_load_estimate(const char *dir, size_t *peak);
+
 /* Options of the TREES generator. */
 typedef struct lg_trees_opts {
     int depth;             /* d in 2..10: 2^(d+1)-1 nodes, 2^d classes per tree */

@@ -224,7 +224,8 @@ int lg_cli_exit_for(lg_status st) {
     }
 }
 
-static int lg__cli_data_fits(const char *cmd, const lg_cli_data *d, const char *data, double need, double max_memory);
+static int lg__cli_data_fits(const char *cmd, const lg_cli_data *d, const char *verb, const char *data, double need,
+                             double max_memory);
 
 /* Ends lg_cli_data_load's status line, if d has one, for what follows. */
 static void lg__cli_status_clear(const lg_cli_data *d) {
@@ -235,7 +236,7 @@ static void lg__cli_status_clear(const lg_cli_data *d) {
 static int lg__cli_data_make(const char *cmd, const lg_cli_data *d, double max_memory, lg_dataset **out) {
     lg_status st;
     size_t need = 0;
-    char what[96];
+    char what[4200]; /* the data set, as the command line gave it */
     int rc;
     *out = NULL;
     if (d->trees) {
@@ -246,7 +247,7 @@ static int lg__cli_data_make(const char *cmd, const lg_cli_data *d, double max_m
         o.seed = d->seed;
         st = lg_trees_estimate(&o, &need);
         snprintf(what, sizeof what, "--trees %d, %lld trees", o.depth, (long long)o.count);
-        if (st == LG_OK && (rc = lg__cli_data_fits(cmd, d, what, (double)need, max_memory))) return rc;
+        if (st == LG_OK && (rc = lg__cli_data_fits(cmd, d, "making", what, (double)need, max_memory))) return rc;
         if (st == LG_OK) st = lg_trees_generate(out, &o);
     } else if (d->sbm_nodes) {
         lg_sbm_opts o;
@@ -265,14 +266,26 @@ static int lg__cli_data_make(const char *cmd, const lg_cli_data *d, double max_m
         }
         st = lg_sbm_estimate(&o, &need);
         snprintf(what, sizeof what, "--sbm %lld,%lld", (long long)o.nodes, (long long)o.edges);
-        if (st == LG_OK && (rc = lg__cli_data_fits(cmd, d, what, (double)need, max_memory))) return rc;
+        if (st == LG_OK && (rc = lg__cli_data_fits(cmd, d, "making", what, (double)need, max_memory))) return rc;
         if (st == LG_OK) st = lg_sbm_generate(out, &o);
-    } else if (d->dataset) {
-        char path[4096];
-        st = lg_dataset_resolve(d->dataset, path, sizeof path);
-        if (st == LG_OK) st = lg_dataset_load(out, path);
     } else {
-        st = lg_dataset_load(out, d->data);
+        /* a directory: its reading's peak estimated from the files' lengths
+         * and headers first; where that fails, the load says why */
+        char path[4096];
+        const char *dir = d->data;
+        st = LG_OK;
+        if (d->dataset) {
+            st = lg_dataset_resolve(d->dataset, path, sizeof path);
+            dir = path;
+        }
+        if (st == LG_OK && lg_dataset_load_estimate(dir, &need) == LG_OK) {
+            snprintf(what, sizeof what, "%s %s", d->dataset ? "--dataset" : "--data", d->dataset ? d->dataset : d->data);
+            if ((rc = lg__cli_data_fits(cmd, d, "reading", what, (double)need, max_memory))) return rc;
+        }
+        if (st == LG_OK) {
+            lg_clear_error(); /* the estimate's, if it failed */
+            st = lg_dataset_load(out, dir);
+        }
     }
     if (st != LG_OK) {
         lg__cli_status_clear(d);
@@ -509,13 +522,14 @@ int lg_cli_memory_check(const char *cmd, const lg_model_config *mc, const lg_tra
 /* Refuses to make a synthetic data set whose peak (the generator's estimate,
  * need bytes) exceeds the memory limit, before anything is allocated: 0, or
  * the exit status after the message. */
-static int lg__cli_data_fits(const char *cmd, const lg_cli_data *d, const char *data, double need, double max_memory) {
+static int lg__cli_data_fits(const char *cmd, const lg_cli_data *d, const char *verb, const char *data, double need,
+                             double max_memory) {
     const char *what, *why, *u;
     const double limit = lg_cli_memory_limit(max_memory, &what, &why);
     if (limit <= 0 || need <= limit) return LG_EXIT_OK;
     lg__cli_status_clear(d);
     const double U = lg_cli_unit(limit, &u);
-    lg_cli_errorf(cmd, "making the data set (%s) needs about %.2f %s at its peak, more than %s (%.2f %s)%s", data,
+    lg_cli_errorf(cmd, "%s the data set (%s) needs about %.2f %s at its peak, more than %s (%.2f %s)%s", verb, data,
                   need / U, u, what, limit / U, u, why);
     return LG_EXIT_USAGE;
 }

@@ -1,5 +1,8 @@
 /* The allocator hook: every allocation of the library goes through here. */
 #include <stdlib.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "core/internal.h"
 
@@ -28,4 +31,10 @@ void *lg__malloc_array(size_t count, size_t size) {
 
 void lg__free(void *ptr) {
     if (ptr) lg__alloc.free_fn(ptr);
+}
+
+void lg__heap_trim(void) {
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
 }

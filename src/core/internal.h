@@ -18,6 +18,13 @@ void *lg__calloc(size_t count, size_t size);
 void *lg__realloc(void *ptr, size_t size);
 void *lg__malloc_array(size_t count, size_t size);
 void lg__free(void *ptr);
+/* Gives the C library's free heap memory back to the system (glibc's
+ * malloc_trim; nothing elsewhere). Large stages freed in a set-up (a
+ * generator's or a loader's) otherwise stay resident as holes in the heap
+ * below the next one, which then takes new pages: the peak the estimates
+ * (lg_sbm_estimate, lg_dataset_load_estimate) follow would be exceeded.
+ * Set-up code only: O(heap). */
+void lg__heap_trim(void);
 
 /* Records a printf-style message as the thread's last error and returns s, so
  * that `return lg__error(LG_EPARSE, "%s:%ld: ...", file, line);` reads well. */
