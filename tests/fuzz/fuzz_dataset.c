@@ -8,7 +8,9 @@
  * empty edges.txt and missing features one column of ones for every data line
  * of labels.txt, so that most inputs reach the split readers.
  * Every input must be refused with a message or give a data set satisfying
- * what lipgnn/dataset.h promises.
+ * what lipgnn/dataset.h promises; lg_dataset_load_estimate, made first, must
+ * fail with a message and *peak = 0, or give a peak, and must succeed with at
+ * least the loaded set's bytes whenever the load does.
  */
 #define _GNU_SOURCE /* memmem */
 #include <math.h>
@@ -82,8 +84,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         free(f);
     }
 
+    size_t peak = 1;
+    const lg_status est = lg_dataset_load_estimate(lg_fuzz_dir(), &peak);
+    LG_FUZZ_REQUIRE(est == LG_OK ? peak > 0 : peak == 0 && lg_last_error()[0] != 0);
     lg_dataset *ds = NULL;
     lg_status st = lg_dataset_load(&ds, lg_fuzz_dir());
+    if (st == LG_OK) LG_FUZZ_REQUIRE(est == LG_OK && peak >= lg_dataset_bytes(ds));
     if (st != LG_OK) {
         LG_FUZZ_REQUIRE(ds == NULL && lg_last_error()[0] != 0);
         return 0;

@@ -55,8 +55,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     } else {
         want.accept = ~0u;
     }
+    /* the header alone (lg_dataset_load_estimate's reading): where the whole
+     * file reads, the same kinds and sizes */
+    lg__mtx h;
+    const lg_status hs = lg__mtx_read_header(&h, path, &want);
+    LG_FUZZ_REQUIRE(h.i == NULL && h.j == NULL && h.x == NULL && h.file.data == NULL);
+    if (hs != LG_OK) LG_FUZZ_REQUIRE(lg_last_error()[0] != 0);
     lg__mtx m;
     lg_status st = lg__mtx_read(&m, path, &want);
+    if (st == LG_OK)
+        LG_FUZZ_REQUIRE(hs == LG_OK && h.format == m.format && h.field == m.field && h.symmetry == m.symmetry &&
+                        h.rows == m.rows && h.cols == m.cols && h.nnz == m.nnz && h.size_line == m.size_line);
     if (st != LG_OK) {
         LG_FUZZ_REQUIRE(lg_last_error()[0] != 0);
         LG_FUZZ_REQUIRE(m.i == NULL && m.j == NULL && m.x == NULL && m.file.data == NULL);
