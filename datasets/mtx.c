@@ -92,18 +92,24 @@ lg_status lg__file_read(lg__file *f, const char *path) {
 }
 
 lg_status lg__file_count(const char *path, size_t *len, lg_idx *lines) {
+    enum { BLOCK = 1 << 16 };
     FILE *fp = NULL;
     size_t got = 0;
-    char buf[1 << 16];
     *len = 0;
     *lines = 1;
     LG_CHECK(lg__file_open(path, &fp, len));
+    char *buf = lg__malloc(BLOCK + 1); /* not on the stack, which a caller's thread may have small */
+    if (!buf) {
+        fclose(fp);
+        return lg__nomem(path);
+    }
     lg_status st;
     do {
-        st = lg__file_fill(fp, path, buf, sizeof buf - 1, &got);
+        st = lg__file_fill(fp, path, buf, BLOCK, &got);
         for (const char *p = buf, *end = buf + got; st == LG_OK && (p = memchr(p, '\n', (size_t)(end - p))); p++)
             (*lines)++;
-    } while (st == LG_OK && got == sizeof buf - 1);
+    } while (st == LG_OK && got == BLOCK);
+    lg__free(buf);
     fclose(fp);
     return st;
 }

@@ -89,7 +89,7 @@ lg_idx lg__file_lines(const lg__file *f);
 
 /* The length of the regular file at path and the number of its lines, as
  * lg__file_lines would count them once it is read, reading it in blocks of
- * 64 KiB (on the stack) without holding it. LG_EIO as lg__file_read.
+ * 64 KiB without holding it. LG_EIO as lg__file_read, LG_ENOMEM.
  * O(file size) time, O(1) memory. */
 lg_status lg__file_count(const char *path, size_t *len, lg_idx *lines);
 

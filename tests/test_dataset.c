@@ -761,7 +761,17 @@ static void test_pubmed(void **state) {
 
 static lg_status load_dir(lg_dataset **out, const void *dir) { return lg_dataset_load(out, (const char *)dir); }
 
-/* Its argument checks; an estimate of every valid fixture at least the bytes
+/* One attempt of the estimate's allocation sweep on the directory ctx. */
+static lg_status estimate_attempt(void *ctx, long k) {
+    (void)k;
+    size_t peak = 1;
+    lg_status st = lg_dataset_load_estimate((const char *)ctx, &peak);
+    if (st != LG_OK) assert_int_equal(peak, 0);
+    else assert_true(peak > 0);
+    return st;
+}
+
+/* Its argument checks; its allocation failures; an estimate of every valid fixture at least the bytes
  * of the set it loads to; on every bad fixture, a status and *peak = 0, or an
  * estimate (the load then reports the content). */
 static void test_estimate_small(void **state) {
@@ -783,6 +793,11 @@ static void test_estimate_small(void **state) {
         assert_true(peak >= lg_dataset_bytes(ds));
         lg_dataset_free(ds);
     }
+    /* under failing allocations: LG_ENOMEM and *peak = 0 until it succeeds,
+     * nothing leaked (lg_test_alloc_sweep) */
+    static const char *const sweep_dirs[] = {TINY, LG_TEST_DATA "/tiny-edges"};
+    for (size_t k = 0; k < 2; k++)
+        assert_true(lg_test_alloc_sweep(estimate_attempt, (void *)sweep_dirs[k], 1000) >= 4);
     char dir[512];
     for (int k = 0; k < N_BAD; k++) {
         snprintf(dir, sizeof dir, "%s%s", BAD, bad_cases[k].name);
