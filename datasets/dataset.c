@@ -284,6 +284,16 @@ fail:
     return st;
 }
 
+/* dir names a directory: LG_EINVAL (naming fn) when it is NULL or empty,
+ * LG_EIO when it is missing or not a directory. */
+static lg_status lg__dataset_dir(const char *dir, const char *fn) {
+    struct stat sb;
+    if (!dir || !*dir) return lg__error(LG_EINVAL, "%s: no directory given", fn);
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return lg__error(LG_EIO, "%s: %s", dir, lg__exists(dir) == 1 ? "not a directory" : "no such data-set directory");
+    return LG_OK;
+}
+
 /* The graph file of the data set in dir: *path = "dir/graph.mtx", or
  * "dir/edges.txt" with *txt = 1; exactly one of the two must exist (LG_EPARSE
  * when both do, LG_EIO when neither does). */
@@ -321,10 +331,7 @@ lg_status lg_dataset_load(lg_dataset **out, const char *dir) {
     lg_idx *mark = NULL, n = 0;
     if (!out) return lg__error(LG_EINVAL, "lg_dataset_load: out is NULL");
     *out = NULL;
-    if (!dir || !*dir) return lg__error(LG_EINVAL, "lg_dataset_load: no directory given");
-    struct stat sb;
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
-        return lg__error(LG_EIO, "%s: %s", dir, lg__exists(dir) == 1 ? "not a directory" : "no such data-set directory");
+    LG_CHECK(lg__dataset_dir(dir, "lg_dataset_load"));
     LG_CALLOC(ds, 1, "data set");
     LG_TRY(lg__dataset_name(ds, dir));
 
@@ -384,11 +391,11 @@ fail:
  * lg_dataset_load_estimate. I = sizeof(lg_idx). */
 typedef struct lg__load_sizes {
     double n;          /* nodes: the lines of labels.txt (an upper bound)    */
-    double labels;     /* labels.txt's length                                */
-    double graph;      /* the graph file's length                            */
+    double labels_len; /* labels.txt's length                                */
+    double graph_len;  /* the graph file's length                            */
     double m;          /* its entries (graph.mtx's header) or lines (edges.txt) */
     int txt, sym;      /* edges.txt; graph.mtx symmetric                      */
-    double feat;       /* features.mtx's length                              */
+    double feat_len;   /* features.mtx's length                              */
     double fnnz;       /* its entries (coordinate) or rows x cols (array)   */
     int dense;         /* features.mtx is an array                           */
     double split[3];   /* the lengths of train.txt, val.txt (0: absent), test.txt */
@@ -404,7 +411,7 @@ static double lg__load_peak(const lg__load_sizes *z) {
 #define LG__STAGE(bytes) (live = (bytes), peak = live > peak ? live : peak)
     /* labels.txt: its text and one label a line */
     const double labels = sizeof(int32_t) * n;
-    LG__STAGE(z->labels + 1 + labels);
+    LG__STAGE(z->labels_len + 1 + labels);
     /* the graph: the reader's ids (graph.mtx: beside its text, kept for its
      * messages until the triplets hold the edges; edges.txt: its text freed
      * first), the triplets (2 ids an entry, 2 entries an edge when the file
@@ -412,10 +419,10 @@ static double lg__load_peak(const lg__load_sizes *z) {
      * the transpose (the same), the graph copied out of it */
     const double cap = z->m * (z->sym ? 2 : 1), trip = 2 * I * cap, csc = I * np + I * cap;
     if (z->txt) {
-        LG__STAGE(labels + z->graph + 1 + 2 * I * z->m);
+        LG__STAGE(labels + z->graph_len + 1 + 2 * I * z->m);
         LG__STAGE(labels + 2 * I * z->m + trip);
     } else {
-        LG__STAGE(labels + z->graph + 1 + 2 * I * z->m + trip);
+        LG__STAGE(labels + z->graph_len + 1 + 2 * I * z->m + trip);
     }
     LG__STAGE(labels + trip + csc + I * n);
     LG__STAGE(labels + 2 * csc + I * n);
@@ -426,10 +433,10 @@ static double lg__load_peak(const lg__load_sizes *z) {
     double feat;
     if (z->dense) {
         feat = sizeof(float) * z->fnnz;
-        LG__STAGE(labels + graph + z->feat + 1 + feat);
+        LG__STAGE(labels + graph + z->feat_len + 1 + feat);
     } else {
         feat = I * np + (I + sizeof(float)) * z->fnnz;
-        LG__STAGE(labels + graph + z->feat + 1 + (2 * I + sizeof(float)) * z->fnnz + feat);
+        LG__STAGE(labels + graph + z->feat_len + 1 + (2 * I + sizeof(float)) * z->fnnz + feat);
     }
     /* the splits: the marks, each file's text beside its ids (one a line) */
     double kept = labels + graph + sizeof(lg_features) + feat + sizeof(lg_dataset) + 4096;
@@ -442,9 +449,9 @@ static double lg__load_peak(const lg__load_sizes *z) {
     return peak;
 }
 
-/* The length and lines of dir/name into *len and *lines; an absent optional
- * file gives 0 and 0. */
-static lg_status lg__count_file(const char *dir, const char *name, int optional, double *len, double *lines) {
+/* lg__file_count of dir/name into *len and *lines; an absent optional file
+ * gives 0 and 0. */
+static lg_status lg__count_in_dir(const char *dir, const char *name, int optional, double *len, double *lines) {
     char *path = NULL;
     size_t b = 0;
     lg_idx l = 0;
@@ -464,12 +471,9 @@ lg_status lg_dataset_load_estimate(const char *dir, size_t *peak) {
     size_t len = 0;
     if (!peak) return lg__error(LG_EINVAL, "lg_dataset_load_estimate: peak is NULL");
     *peak = 0;
-    if (!dir || !*dir) return lg__error(LG_EINVAL, "lg_dataset_load_estimate: no directory given");
-    struct stat sb;
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
-        return lg__error(LG_EIO, "%s: %s", dir, lg__exists(dir) == 1 ? "not a directory" : "no such data-set directory");
+    LG_CHECK(lg__dataset_dir(dir, "lg_dataset_load_estimate"));
     memset(&z, 0, sizeof z);
-    LG_TRY(lg__count_file(dir, "labels.txt", 0, &z.labels, &z.n));
+    LG_TRY(lg__count_in_dir(dir, "labels.txt", 0, &z.labels_len, &z.n));
     LG_TRY(lg__graph_file(dir, &path, &z.txt));
     if (z.txt) {
         lg_idx lines = 0;
@@ -483,7 +487,7 @@ lg_status lg_dataset_load_estimate(const char *dir, size_t *peak) {
         z.sym = m.symmetry == LG__MTX_SYMMETRIC;
         len = m.file.len;
     }
-    z.graph = (double)len;
+    z.graph_len = (double)len;
     lg__free(path);
     path = NULL;
     LG_TRY(lg__path_join(&path, dir, "features.mtx"));
@@ -494,11 +498,11 @@ lg_status lg_dataset_load_estimate(const char *dir, size_t *peak) {
         LG_TRY(lg__mtx_read_header(&m, path, &want));
         z.fnnz = (double)m.nnz;
         z.dense = m.format == LG__MTX_ARRAY;
-        z.feat = (double)m.file.len;
+        z.feat_len = (double)m.file.len;
     }
-    LG_TRY(lg__count_file(dir, "train.txt", 0, &z.split[0], &z.slines[0]));
-    LG_TRY(lg__count_file(dir, "val.txt", 1, &z.split[1], &z.slines[1]));
-    LG_TRY(lg__count_file(dir, "test.txt", 0, &z.split[2], &z.slines[2]));
+    LG_TRY(lg__count_in_dir(dir, "train.txt", 0, &z.split[0], &z.slines[0]));
+    LG_TRY(lg__count_in_dir(dir, "val.txt", 1, &z.split[1], &z.slines[1]));
+    LG_TRY(lg__count_in_dir(dir, "test.txt", 0, &z.split[2], &z.slines[2]));
     {
         const double b = lg__resident_bytes(lg__load_peak(&z));
         *peak = b < (double)SIZE_MAX ? (size_t)b : SIZE_MAX;

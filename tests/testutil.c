@@ -1,6 +1,5 @@
 #include "testutil.h"
 
-#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +7,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 
+#include "core/internal.h"
 #include "core/isa.h"
 #include "train/batch.h"
 #include "train/model.h"
@@ -69,11 +69,12 @@ void lg_test_assert_peak(const char *what, lg_test_generate_fn generate, const v
     /* transparent huge pages, where the system gives them unasked, would round
      * resident memory up to 2 MiB an array */
     (void)prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
-    /* the heap's freed pages given back, so that generate starts as in a new
-     * process: pages an earlier case freed and the allocator kept resident
-     * would be reused unseen (test_dataset: a load measured at 52 MiB after
-     * another one, where it takes 87 alone) */
-    malloc_trim(0);
+    /* the heap's freed pages given back (lg__heap_trim), so that pages an
+     * earlier case freed and the allocator kept resident are not reused unseen
+     * (a load measured at 52 MiB after another one, where it takes 87 alone).
+     * It does not undo the mmap threshold glibc raised meanwhile: test_dataset
+     * loads each case in a new process for that. */
+    lg__heap_trim();
     if (lg_test_peak_reset() != 0) {
         fprintf(stderr, "%s: /proc/self/clear_refs cannot be written: peak memory not compared\n", what);
         return;

@@ -91,8 +91,9 @@ typedef lg_status (*lg_test_generate_fn)(lg_dataset **out, const void *opts);
 
 /* The estimate of a generator's peak memory against the truth: generate(opts)
  * once, from a reset peak (lg_test_peak_reset) and a trimmed heap
- * (malloc_trim: what earlier tests freed is not reused unseen); the peak resident memory it
- * adds (VmHWM after, less VmRSS before) must be at most estimate, estimate at
+ * (lg__heap_trim: what earlier tests freed is not reused unseen); the peak
+ * resident memory it adds (VmHWM after, less VmRSS before) must be at most
+ * estimate, estimate at
  * most 1.3 times it (an estimate that refuses what would fit fails too), and
  * lg_dataset_bytes of the result at most estimate. Prints the figures under
  * the name what. Says so and checks nothing under AddressSanitizer (its

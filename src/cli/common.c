@@ -519,9 +519,9 @@ int lg_cli_memory_check(const char *cmd, const lg_model_config *mc, const lg_tra
     return LG_EXIT_OK;
 }
 
-/* Refuses to make a synthetic data set whose peak (the generator's estimate,
- * need bytes) exceeds the memory limit, before anything is allocated: 0, or
- * the exit status after the message. */
+/* Refuses to make or read (verb) a data set whose peak (the generator's or
+ * the loader's estimate, need bytes) exceeds the memory limit, before
+ * anything is allocated: 0, or the exit status after the message. */
 static int lg__cli_data_fits(const char *cmd, const lg_cli_data *d, const char *verb, const char *data, double need,
                              double max_memory) {
     const char *what, *why, *u;
