@@ -37,9 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const uint8_t *nl = memchr(data, '\n', size);
     if (!nl || nl - data > 16) return 0;
-    char head[17];
+    char head[17] = {0}; /* zeroed: an empty first line leaves head + 1 a string too */
     memcpy(head, data, (size_t)(nl - data));
-    head[nl - data] = 0;
     char mode = head[0];
     long n = strtol(head + 1, NULL, 10);
     if (n < 0 || n > 100000) return 0;
