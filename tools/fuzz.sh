@@ -9,7 +9,10 @@
 # past findings tests/fuzz/regressions/<h>, keeps what it learns in
 # build-fuzz/corpus/<h>, logs to build-fuzz/fuzz-<h>.log, and stops at the first
 # crash, leak, timeout (10 s per input) or invariant failure, leaving the input
-# in build-fuzz/findings/. Exits 1 if any harness found something.
+# in build-fuzz/findings/ and printing the report's first lines, the frames of
+# the harness and the library, and the input in base64 (libFuzzer's, for small
+# inputs: what a CI log must carry, the CI machine's files being gone). Exits
+# 1 if any harness found something.
 # LG_FUZZ_BUILD=DIR builds in DIR instead of build-fuzz.
 # Needs Debian's clang and libclang-rt-14-dev (tools/install-deps.sh).
 set -euo pipefail
@@ -48,6 +51,10 @@ for h in "${harnesses[@]}"; do
     status=1
     echo "fuzz $h: FINDING after ${execs:-?} executions (exit $rc); the input is in ${B}/findings/, the report in $log:"
     grep -E 'ERROR|SUMMARY|Test unit written' "$log" | head -5 | sed 's/^/  /' || true
+    # where, and the input itself (libFuzzer prints small inputs in base64), so
+    # that a CI log alone reproduces it: base64 -d > F, then fuzz_<h> F
+    awk '/^ +#[0-9]+ 0x/ { if (/fuzzer::/ || ++k > 8) exit; sub(/^ */, "  "); sub(/ \(BuildId: [0-9a-f]*\)/, ""); print }' "$log" || true
+    grep -E '^Base64: ' "$log" | head -1 | sed 's/^/  input, /' || true
     # the harness's own messages were closed: run the input again to show them
     unit=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
     if [ -n "$unit" ] && [ -f "$unit" ]; then
