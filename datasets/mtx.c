@@ -91,6 +91,13 @@ lg_status lg__file_read(lg__file *f, const char *path) {
     return LG_OK;
 }
 
+/* The newlines in the len bytes at p. */
+static lg_idx lg__newlines(const char *p, size_t len) {
+    lg_idx count = 0;
+    for (const char *end = p + len; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++) count++;
+    return count;
+}
+
 lg_status lg__file_count(const char *path, size_t *len, lg_idx *lines) {
     enum { BLOCK = 1 << 16 };
     FILE *fp = NULL;
@@ -106,8 +113,7 @@ lg_status lg__file_count(const char *path, size_t *len, lg_idx *lines) {
     lg_status st;
     do {
         st = lg__file_fill(fp, path, buf, BLOCK, &got);
-        for (const char *p = buf, *end = buf + got; st == LG_OK && (p = memchr(p, '\n', (size_t)(end - p))); p++)
-            (*lines)++;
+        if (st == LG_OK) *lines += lg__newlines(buf, got);
     } while (st == LG_OK && got == BLOCK);
     lg__free(buf);
     fclose(fp);
@@ -121,15 +127,7 @@ void lg__file_free(lg__file *f) {
     f->len = 0;
 }
 
-lg_idx lg__file_lines(const lg__file *f) {
-    lg_idx lines = 1;
-    const char *p = f->data, *end = f->data + f->len;
-    while ((p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
-        lines++;
-        p++;
-    }
-    return lines;
-}
+lg_idx lg__file_lines(const lg__file *f) { return 1 + lg__newlines(f->data, f->len); }
 
 /* ------------------------------------------------------------------------- */
 /* Line and token cursor                                                      */

@@ -771,9 +771,9 @@ static lg_status estimate_attempt(void *ctx, long k) {
     return st;
 }
 
-/* Its argument checks; its allocation failures; an estimate of every valid fixture at least the bytes
- * of the set it loads to; on every bad fixture, a status and *peak = 0, or an
- * estimate (the load then reports the content). */
+/* Its argument checks; its allocation failures; an estimate of every valid
+ * fixture at least the bytes of the set it loads to; on every bad fixture, a
+ * status and *peak = 0, or an estimate (the load then reports the content). */
 static void test_estimate_small(void **state) {
     (void)state;
     size_t peak = 1;

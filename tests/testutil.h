@@ -89,15 +89,15 @@ typedef struct lg_test_shared_cache {
  * lg_trees_generate leave it (opts: its options). */
 typedef lg_status (*lg_test_generate_fn)(lg_dataset **out, const void *opts);
 
-/* The estimate of a generator's peak memory against the truth: generate(opts)
- * once, from a reset peak (lg_test_peak_reset) and a trimmed heap
- * (lg__heap_trim: what earlier tests freed is not reused unseen); the peak
- * resident memory it adds (VmHWM after, less VmRSS before) must be at most
- * estimate, estimate at
- * most 1.3 times it (an estimate that refuses what would fit fails too), and
- * lg_dataset_bytes of the result at most estimate. Prints the figures under
- * the name what. Says so and checks nothing under AddressSanitizer (its
- * shadow memory is resident too) or where the peak cannot be reset. */
+/* The estimate of a generator's (or the loader's) peak memory against the
+ * truth: generate(opts) once, from a reset peak (lg_test_peak_reset) and a
+ * trimmed heap (lg__heap_trim: what earlier tests freed is not reused unseen);
+ * the peak resident memory it adds (VmHWM after, less VmRSS before) must be at
+ * most estimate, estimate at most 1.3 times it (an estimate that refuses what
+ * would fit fails too), and lg_dataset_bytes of the result at most estimate.
+ * Prints the figures under the name what. Says so and checks nothing under
+ * AddressSanitizer (its shadow memory is resident too) or where the peak
+ * cannot be reset. */
 void lg_test_assert_peak(const char *what, lg_test_generate_fn generate, const void *opts, size_t estimate);
 
 /* lg_test_alloc_sweep over generate(&ds, opts), ds starting NULL: a failed

@@ -270,7 +270,9 @@ static int lg__cli_data_make(const char *cmd, const lg_cli_data *d, double max_m
         if (st == LG_OK) st = lg_sbm_generate(out, &o);
     } else {
         /* a directory: its reading's peak estimated from the files' lengths
-         * and headers first; where that fails, the load says why */
+         * and headers first. Where the estimate fails, the set is read
+         * unchecked: a bad file is then the load's error to report, and an
+         * .mtx header longer than a MiB (LG_EUNSUPPORTED) reads as usual */
         char path[4096];
         const char *dir = d->data;
         st = LG_OK;
