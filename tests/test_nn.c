@@ -1093,11 +1093,45 @@ static void ep_record(void *v, lg_idx r0, lg_idx r1) {
     }
 }
 
+/* The panels of rows (lg__gemm_row_panels, lg__gemm_row_start): 128 rows
+ * under a narrow op(B); under a wide one a power of two of even panels of at
+ * most LG__GEMM_WIDE_ROWS and at least 128 rows, which cover [0, M). */
+static void test_gemm_row_panels(void **state) {
+    (void)state;
+    assert_int_equal(LG__GEMM_WIDE_NK, 16384);
+    assert_int_equal(LG__GEMM_WIDE_ROWS, 1024);
+    assert_int_equal(lg__gemm_row_panels(2708, 64, 64), 22);     /* DeepGAT 30's products: 128 rows */
+    assert_int_equal(lg__gemm_row_start(2708, 64, 64, 22, 21), 2688);
+    assert_int_equal(lg__gemm_row_start(2708, 64, 64, 22, 22), 2708);
+    assert_int_equal(lg__gemm_row_panels(511000, 32, 32), 3993); /* TREES'                          */
+    assert_int_equal(lg__gemm_row_panels(2708, 128, 127), 22);   /* N K one under the bound         */
+    assert_int_equal(lg__gemm_row_panels(2708, 128, 128), 4);    /* 677 rows each                   */
+    assert_int_equal(lg__gemm_row_panels(2708, 256, 64), 4);     /* DeepGT 10's forward             */
+    assert_int_equal(lg__gemm_row_start(2708, 256, 64, 4, 1), 677);
+    assert_int_equal(lg__gemm_row_panels(19717, 512, 512), 32);  /* 8 heads of 64 on PubMed         */
+    assert_int_equal(lg__gemm_row_panels(2048, 512, 512), 2);    /* 1024 rows, at the bound         */
+    assert_int_equal(lg__gemm_row_panels(2049, 512, 512), 4);
+    assert_int_equal(lg__gemm_row_panels(256, 512, 512), 2);     /* the fewest rows: 2 x 128        */
+    for (lg_idx M = 256; M < 3000000; M = M + 1 + M / 7) {
+        const lg_idx np = lg__gemm_row_panels(M, 512, 512);
+        assert_int_equal(np & (np - 1), 0);
+        assert_int_equal(lg__gemm_row_start(M, 512, 512, np, 0), 0);
+        assert_int_equal(lg__gemm_row_start(M, 512, 512, np, np), M);
+        for (lg_idx q = 0; q < np; q++) {
+            const lg_idx m = lg__gemm_row_start(M, 512, 512, np, q + 1) - lg__gemm_row_start(M, 512, 512, np, q);
+            assert_true(m >= LG__GEMM_PANEL && m <= LG__GEMM_WIDE_ROWS);
+        }
+    }
+}
+
 static void test_gemm_epilogue(void **state) {
     (void)state;
     const int saved = omp_get_max_threads(), saved_blas = openblas_get_num_threads();
     openblas_set_num_threads(1);
-    static const lg_idx shapes[][3] = {{600, 64, 64}, {100, 600, 64}, {10, 5, 3}, {700, 9, 700}, {50, 0, 4}};
+    /* 128-row panels, wide panels (op(B) of LG__GEMM_WIDE_NK values: 2 of 550
+     * rows), column panels, one call, row panels of a long K, no product */
+    static const lg_idx shapes[][3] = {{600, 64, 64},  {1100, 128, 128}, {100, 600, 64},
+                                       {10, 5, 3},     {700, 9, 700},    {50, 0, 4}};
     for (size_t q = 0; q < sizeof shapes / sizeof *shapes; q++) {
         const lg_idx M = shapes[q][0], N = shapes[q][1], K = shapes[q][2];
         float *a = fvec(M * K), *b = fvec(K * (N > 0 ? N : 1)), *ref = fvec(M * (N > 0 ? N : 1));
@@ -1591,6 +1625,7 @@ int main(void) {
         cmocka_unit_test(test_fd_layernorm),
         cmocka_unit_test(test_fd_log_softmax_nll),
         cmocka_unit_test(test_log_softmax_rows),
+        cmocka_unit_test(test_gemm_row_panels),
         cmocka_unit_test(test_gemm_epilogue),
         cmocka_unit_test(test_gemm_ksplit),
         cmocka_unit_test(test_colsum_rows),

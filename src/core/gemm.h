@@ -6,8 +6,8 @@
  * OpenBLAS splits C among its own threads and its edge kernels round
  * differently from its inner ones, so the bits of C depend on OpenBLAS's
  * thread count. lipgnn therefore runs OpenBLAS on ONE thread (lg_threads_set)
- * and spreads fixed panels of C over OpenMP: LG__GEMM_PANEL rows per panel
- * when M is large enough, else LG__GEMM_PANEL columns when N is, else a few
+ * and spreads fixed panels of C over OpenMP: panels of rows when M is large
+ * enough (lg__gemm_row_panels), else LG__GEMM_PANEL columns when N is, else a few
  * panels of rows (LG__GEMM_SMALL_PANELS), or, lent a workspace, chunks of K
  * (LG__GEMM_KSPLIT_ROWS); one single-threaded gemm per panel or chunk. The
  * partition never depends on the thread count, so C has the same bits
@@ -22,6 +22,15 @@
 #include "core/internal.h"
 
 #define LG__GEMM_PANEL 128
+/* Each panel's OpenBLAS call packs the whole of op(B) (N x K) again, so that
+ * where op(B) is wide the packing of 128-row panels costs a good part of the
+ * product: with op(B) of at least LG__GEMM_WIDE_NK values, C is cut into a
+ * power of two of panels of at most LG__GEMM_WIDE_ROWS rows instead. On the
+ * Intel Xeon VM (bench/README.md, stop 50), one thread: 2708 x 512 x 512
+ * 12.3 -> 10.7 ms, 2708 x 256 x 64 890 -> 774 µs in panels of 677 rows; at
+ * N K = 64 x 64 the 128-row panels were the faster (162 against 205 µs). */
+#define LG__GEMM_WIDE_NK 16384
+#define LG__GEMM_WIDE_ROWS 1024
 /* C with fewer than 2 LG__GEMM_PANEL rows and columns (and enough work): at most
  * LG__GEMM_SMALL_PANELS panels of rows, each at least LG__GEMM_MIN_ROWS rows, so
  * that a small weight gradient lent no workspace (a linear layer's, 64 x 64,
@@ -70,6 +79,27 @@ typedef struct lg__gemm_log {
 } lg__gemm_log;
 
 extern lg__gemm_log *lg__gemm_trace;
+
+/* How lg__gemm cuts C (M x N, inner dimension K, M >= 2 LG__GEMM_PANEL) into
+ * panels of rows: where N K < LG__GEMM_WIDE_NK, ceil(M / LG__GEMM_PANEL)
+ * panels, panel q from row q LG__GEMM_PANEL; else S panels, S the smallest
+ * power of two >= 2 with M <= S LG__GEMM_WIDE_ROWS, panel q from row
+ * floor(q M / S) (S even splits, of at least LG__GEMM_PANEL rows). From the
+ * shape alone, never the thread count; a power of two, so that 2, 4, ...
+ * threads split C where the node passes' static schedules split the rows.
+ * lg__gemm_row_panels gives the count (O(log M)), lg__gemm_row_start the
+ * first row of panel q of np (q = np gives M; O(1)). */
+static inline int lg__gemm_wide(lg_idx N, lg_idx K) { return (double)N * (double)K >= LG__GEMM_WIDE_NK; }
+static inline lg_idx lg__gemm_row_panels(lg_idx M, lg_idx N, lg_idx K) {
+    if (!lg__gemm_wide(N, K)) return (M + LG__GEMM_PANEL - 1) / LG__GEMM_PANEL;
+    lg_idx S = 2;
+    while (S * (lg_idx)LG__GEMM_WIDE_ROWS < M) S *= 2;
+    return S;
+}
+static inline lg_idx lg__gemm_row_start(lg_idx M, lg_idx N, lg_idx K, lg_idx np, lg_idx q) {
+    if (!lg__gemm_wide(N, K)) return q * LG__GEMM_PANEL < M ? q * LG__GEMM_PANEL : M;
+    return q * M / np; /* q M <= S M < 2 M^2 / LG__GEMM_WIDE_ROWS: no overflow below 2^36 rows */
+}
 
 /* A row epilogue: a pass over rows [r0, r1) of C that reads only those rows
  * of C (and other data) and writes only what belongs to those rows. */

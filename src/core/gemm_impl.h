@@ -60,7 +60,8 @@ static void LG_FN(lg__gemm_run)(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb
     const lg_idx P = LG__GEMM_PANEL;
     /* Small C with a long inner dimension (a weight gradient, X^T dY: 64 x 64 x n):
      * LG__GEMM_SMALL_PANELS panels of at least LG__GEMM_MIN_ROWS rows. */
-    const lg_idx Pr = M >= 2 * P   ? P
+    const int tall = M >= 2 * P; /* panels of rows as lg__gemm_row_panels says (core/gemm.h) */
+    const lg_idx Pr = tall         ? P
                       : N >= 2 * P ? 0
                                    : LG_MAX((lg_idx)LG__GEMM_MIN_ROWS,
                                             (M + LG__GEMM_SMALL_PANELS - 1) / LG__GEMM_SMALL_PANELS);
@@ -75,10 +76,11 @@ static void LG_FN(lg__gemm_run)(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb
         return;
     }
     if (Pr > 0) { /* panels of rows of C: rows of op(A) */
-        const lg_idx np = (M + Pr - 1) / Pr;
+        const lg_idx np = tall ? lg__gemm_row_panels(M, N, K) : (M + Pr - 1) / Pr;
 #pragma omp parallel for schedule(static)
         for (lg_idx q = 0; q < np; q++) {
-            lg_idx r0 = q * Pr, m = LG_MIN(M - r0, Pr);
+            const lg_idx r0 = tall ? lg__gemm_row_start(M, N, K, np, q) : q * Pr;
+            const lg_idx m = (tall ? lg__gemm_row_start(M, N, K, np, q + 1) : LG_MIN(M, r0 + Pr)) - r0;
             const lg_real *Aq = ta == CblasNoTrans ? A + r0 * lda : A + r0;
             LG_GEMM(CblasRowMajor, ta, tb, (int)m, (int)N, (int)K, LG_R(1), Aq, (int)lda, B, (int)ldb, beta,
                     C + r0 * ldc, (int)ldc);
