@@ -1093,34 +1093,51 @@ static void ep_record(void *v, lg_idx r0, lg_idx r1) {
     }
 }
 
-/* The panels of rows (lg__gemm_row_panels, lg__gemm_row_start): 128 rows
+/* The panels of rows (lg__gemm_row_panels, lg__gemm_row_range): 128 rows
  * under a narrow op(B); under a wide one a power of two of even panels of at
- * most LG__GEMM_WIDE_ROWS and at least 128 rows, which cover [0, M). */
+ * most LG__GEMM_WIDE_ROWS and at least 128 rows, which cover [0, M) in order. */
+static lg_idx row_start(lg__gemm_rows p, lg_idx M, lg_idx q) {
+    lg_idx r0, r1;
+    lg__gemm_row_range(&p, M, q, &r0, &r1);
+    return r0;
+}
+
 static void test_gemm_row_panels(void **state) {
     (void)state;
     assert_int_equal(LG__GEMM_WIDE_NK, 16384);
     assert_int_equal(LG__GEMM_WIDE_ROWS, 1024);
-    assert_int_equal(lg__gemm_row_panels(2708, 64, 64), 22);     /* DeepGAT 30's products: 128 rows */
-    assert_int_equal(lg__gemm_row_start(2708, 64, 64, 22, 21), 2688);
-    assert_int_equal(lg__gemm_row_start(2708, 64, 64, 22, 22), 2708);
-    assert_int_equal(lg__gemm_row_panels(511000, 32, 32), 3993); /* TREES'                          */
-    assert_int_equal(lg__gemm_row_panels(2708, 128, 127), 22);   /* N K one under the bound         */
-    assert_int_equal(lg__gemm_row_panels(2708, 128, 128), 4);    /* 677 rows each                   */
-    assert_int_equal(lg__gemm_row_panels(2708, 256, 64), 4);     /* DeepGT 10's forward             */
-    assert_int_equal(lg__gemm_row_start(2708, 256, 64, 4, 1), 677);
-    assert_int_equal(lg__gemm_row_panels(19717, 512, 512), 32);  /* 8 heads of 64 on PubMed         */
-    assert_int_equal(lg__gemm_row_panels(2048, 512, 512), 2);    /* 1024 rows, at the bound         */
-    assert_int_equal(lg__gemm_row_panels(2049, 512, 512), 4);
-    assert_int_equal(lg__gemm_row_panels(256, 512, 512), 2);     /* the fewest rows: 2 x 128        */
+    const lg__gemm_rows gat = lg__gemm_row_panels(2708, 64, 64); /* DeepGAT 30's products: 128 rows */
+    assert_int_equal(gat.np, 22);
+    assert_int_equal(gat.step, LG__GEMM_PANEL);
+    lg_idx r0, r1;
+    lg__gemm_row_range(&gat, 2708, 21, &r0, &r1);
+    assert_int_equal(r0, 2688);
+    assert_int_equal(r1, 2708);
+    assert_int_equal(lg__gemm_row_panels(511000, 32, 32).np, 3993); /* TREES'                   */
+    assert_int_equal(lg__gemm_row_panels(2708, 128, 127).np, 22);   /* N K one under the bound  */
+    assert_int_equal(lg__gemm_row_panels(2708, 128, 128).np, 4);    /* 677 rows each            */
+    const lg__gemm_rows gt = lg__gemm_row_panels(2708, 256, 64);    /* DeepGT 10's forward      */
+    assert_int_equal(gt.np, 4);
+    assert_int_equal(gt.step, 0);
+    assert_int_equal(row_start(gt, 2708, 1), 677);
+    const lg__gemm_rows pub = lg__gemm_row_panels(19717, 512, 512); /* 8 heads of 64 on PubMed  */
+    assert_int_equal(pub.np, 32);
+    assert_int_equal(row_start(pub, 19717, 1), 617); /* 19717 = 32 x 616 + 5: five of 617 first */
+    assert_int_equal(row_start(pub, 19717, 6) - row_start(pub, 19717, 5), 616);
+    assert_int_equal(lg__gemm_row_panels(2048, 512, 512).np, 2);    /* 1024 rows, at the bound  */
+    assert_int_equal(lg__gemm_row_panels(2049, 512, 512).np, 4);
+    assert_int_equal(lg__gemm_row_panels(256, 512, 512).np, 2);     /* the fewest rows: 2 x 128 */
     for (lg_idx M = 256; M < 3000000; M = M + 1 + M / 7) {
-        const lg_idx np = lg__gemm_row_panels(M, 512, 512);
-        assert_int_equal(np & (np - 1), 0);
-        assert_int_equal(lg__gemm_row_start(M, 512, 512, np, 0), 0);
-        assert_int_equal(lg__gemm_row_start(M, 512, 512, np, np), M);
-        for (lg_idx q = 0; q < np; q++) {
-            const lg_idx m = lg__gemm_row_start(M, 512, 512, np, q + 1) - lg__gemm_row_start(M, 512, 512, np, q);
-            assert_true(m >= LG__GEMM_PANEL && m <= LG__GEMM_WIDE_ROWS);
+        const lg__gemm_rows p = lg__gemm_row_panels(M, 512, 512);
+        assert_int_equal(p.np & (p.np - 1), 0);
+        lg_idx end = 0;
+        for (lg_idx q = 0; q < p.np; q++) {
+            lg__gemm_row_range(&p, M, q, &r0, &r1);
+            assert_int_equal(r0, end); /* in order, no gap, no overlap */
+            assert_true(r1 - r0 >= LG__GEMM_PANEL && r1 - r0 <= LG__GEMM_WIDE_ROWS);
+            end = r1;
         }
+        assert_int_equal(end, M);
     }
 }
 

@@ -20,6 +20,7 @@
 #include <cblas.h>
 
 #include "core/internal.h"
+#include "core/steal.h"
 
 #define LG__GEMM_PANEL 128
 /* Each panel's OpenBLAS call packs the whole of op(B) (N x K) again, so that
@@ -80,25 +81,37 @@ typedef struct lg__gemm_log {
 
 extern lg__gemm_log *lg__gemm_trace;
 
+/* A partition of C's rows into panels: np panels of step rows (the last the
+ * rest), or, step 0, np even splits as schedule(static) deals rows to np
+ * threads (lg__steal_range). */
+typedef struct lg__gemm_rows {
+    lg_idx np;   /* panels                                   */
+    lg_idx step; /* rows a panel, or 0: np even splits        */
+} lg__gemm_rows;
+
 /* How lg__gemm cuts C (M x N, inner dimension K, M >= 2 LG__GEMM_PANEL) into
- * panels of rows: where N K < LG__GEMM_WIDE_NK, ceil(M / LG__GEMM_PANEL)
- * panels, panel q from row q LG__GEMM_PANEL; else S panels, S the smallest
- * power of two >= 2 with M <= S LG__GEMM_WIDE_ROWS, panel q from row
- * floor(q M / S) (S even splits, of at least LG__GEMM_PANEL rows). From the
- * shape alone, never the thread count; a power of two, so that 2, 4, ...
- * threads split C where the node passes' static schedules split the rows.
- * lg__gemm_row_panels gives the count (O(log M)), lg__gemm_row_start the
- * first row of panel q of np (q = np gives M; O(1)). */
-static inline int lg__gemm_wide(lg_idx N, lg_idx K) { return (double)N * (double)K >= LG__GEMM_WIDE_NK; }
-static inline lg_idx lg__gemm_row_panels(lg_idx M, lg_idx N, lg_idx K) {
-    if (!lg__gemm_wide(N, K)) return (M + LG__GEMM_PANEL - 1) / LG__GEMM_PANEL;
+ * panels of rows: where N K < LG__GEMM_WIDE_NK, panels of LG__GEMM_PANEL
+ * rows; else S even splits (of at least LG__GEMM_PANEL rows), S the smallest
+ * power of two >= 2 with M <= S LG__GEMM_WIDE_ROWS. From the shape alone,
+ * never the thread count; a power of two, so that 2, 4, ... threads each take
+ * a contiguous run of panels, within a few rows of the rows the node passes'
+ * static schedules give them. O(log M). */
+static inline lg__gemm_rows lg__gemm_row_panels(lg_idx M, lg_idx N, lg_idx K) {
+    if ((double)N * (double)K < LG__GEMM_WIDE_NK)
+        return (lg__gemm_rows){(M + LG__GEMM_PANEL - 1) / LG__GEMM_PANEL, LG__GEMM_PANEL};
     lg_idx S = 2;
     while (S * (lg_idx)LG__GEMM_WIDE_ROWS < M) S *= 2;
-    return S;
+    return (lg__gemm_rows){S, 0};
 }
-static inline lg_idx lg__gemm_row_start(lg_idx M, lg_idx N, lg_idx K, lg_idx np, lg_idx q) {
-    if (!lg__gemm_wide(N, K)) return q * LG__GEMM_PANEL < M ? q * LG__GEMM_PANEL : M;
-    return q * M / np; /* q M <= S M < 2 M^2 / LG__GEMM_WIDE_ROWS: no overflow below 2^36 rows */
+
+/* Rows [*r0, *r1) of panel q < p->np of a partition of M rows. O(1). */
+static inline void lg__gemm_row_range(const lg__gemm_rows *p, lg_idx M, lg_idx q, lg_idx *r0, lg_idx *r1) {
+    if (p->step == 0) {
+        lg__steal_range(M, (int)p->np, (int)q, r0, r1);
+        return;
+    }
+    *r0 = q * p->step;
+    *r1 = LG_MIN(M, *r0 + p->step);
 }
 
 /* A row epilogue: a pass over rows [r0, r1) of C that reads only those rows

@@ -76,11 +76,12 @@ static void LG_FN(lg__gemm_run)(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb
         return;
     }
     if (Pr > 0) { /* panels of rows of C: rows of op(A) */
-        const lg_idx np = tall ? lg__gemm_row_panels(M, N, K) : (M + Pr - 1) / Pr;
+        const lg__gemm_rows rows = tall ? lg__gemm_row_panels(M, N, K) : (lg__gemm_rows){(M + Pr - 1) / Pr, Pr};
 #pragma omp parallel for schedule(static)
-        for (lg_idx q = 0; q < np; q++) {
-            const lg_idx r0 = tall ? lg__gemm_row_start(M, N, K, np, q) : q * Pr;
-            const lg_idx m = (tall ? lg__gemm_row_start(M, N, K, np, q + 1) : LG_MIN(M, r0 + Pr)) - r0;
+        for (lg_idx q = 0; q < rows.np; q++) {
+            lg_idx r0, r1;
+            lg__gemm_row_range(&rows, M, q, &r0, &r1);
+            const lg_idx m = r1 - r0;
             const lg_real *Aq = ta == CblasNoTrans ? A + r0 * lda : A + r0;
             LG_GEMM(CblasRowMajor, ta, tb, (int)m, (int)N, (int)K, LG_R(1), Aq, (int)lda, B, (int)ldb, beta,
                     C + r0 * ldc, (int)ldc);
