@@ -142,6 +142,11 @@ def main():
     if a.coretype == "auto":
         if blas["best"]:
             env["OPENBLAS_CORETYPE"] = blas["best"]
+            user = os.environ.get("OPENBLAS_CORETYPE", "")
+            if user and user.lower() != blas["best"].lower():
+                sys.stderr.write(f"run_all: OPENBLAS_CORETYPE={user} in the environment is replaced by "
+                                 f"{blas['best']}, the best core for this CPU, on both sides "
+                                 "(--coretype keep keeps it)\n")
     elif a.coretype != "keep":
         env["OPENBLAS_CORETYPE"] = a.coretype
     if a.omp_wait_policy == "lipgnn":
@@ -166,6 +171,7 @@ def main():
                       "infer_passes": a.infer, "peer_epochs": a.peer_epochs or a.epochs, "rounds": a.rounds,
                       "load_average": os.getloadavg(),
                       "openblas_coretype": env.get("OPENBLAS_CORETYPE", ""),
+                      "openblas_coretype_environment": os.environ.get("OPENBLAS_CORETYPE", ""),
                       "omp_wait_policy": env.get("OMP_WAIT_POLICY", ""),
                       "gomp_spincount": env.get("GOMP_SPINCOUNT", ""), "blas_detected": blas,
                       "cpu": cpu_name(), "cores": os.cpu_count()}), flush=True)
