@@ -1093,9 +1093,11 @@ static void ep_record(void *v, lg_idx r0, lg_idx r1) {
     }
 }
 
-/* The panels of rows (lg__gemm_row_panels, lg__gemm_row_range): 128 rows
- * under a narrow op(B); under a wide one a power of two of even panels of at
- * most LG__GEMM_WIDE_ROWS and at least 128 rows, which cover [0, M) in order. */
+/* The panels of rows (lg__gemm_row_panels, lg__gemm_row_range): for tall C,
+ * 128 rows under a narrow op(B); under a wide one a power of two of even
+ * panels of at most LG__GEMM_WIDE_ROWS and at least 128 rows, which cover
+ * [0, M) in order. For short C, none where N is wide (panels of columns),
+ * else at most LG__GEMM_SMALL_PANELS of at least LG__GEMM_MIN_ROWS rows. */
 static lg_idx row_start(lg__gemm_rows p, lg_idx M, lg_idx q) {
     lg_idx r0, r1;
     lg__gemm_row_range(&p, M, q, &r0, &r1);
@@ -1127,6 +1129,19 @@ static void test_gemm_row_panels(void **state) {
     assert_int_equal(lg__gemm_row_panels(2048, 512, 512).np, 2);    /* 1024 rows, at the bound  */
     assert_int_equal(lg__gemm_row_panels(2049, 512, 512).np, 4);
     assert_int_equal(lg__gemm_row_panels(256, 512, 512).np, 2);     /* the fewest rows: 2 x 128 */
+    assert_int_equal(LG__GEMM_SMALL_PANELS, 4);
+    assert_int_equal(LG__GEMM_MIN_ROWS, 32);
+    const lg__gemm_rows dw = lg__gemm_row_panels(64, 64, 2708);     /* a weight gradient        */
+    assert_int_equal(dw.np, 2);
+    assert_int_equal(dw.step, 32);
+    const lg__gemm_rows sh = lg__gemm_row_panels(255, 255, 64);     /* the tallest short C      */
+    assert_int_equal(sh.np, 4);
+    assert_int_equal(sh.step, 64);
+    lg__gemm_row_range(&sh, 255, 3, &r0, &r1);
+    assert_int_equal(r0, 192);
+    assert_int_equal(r1, 255);
+    assert_int_equal(lg__gemm_row_panels(64, 256, 64).np, 0);       /* wide N: panels of columns */
+    assert_int_equal(lg__gemm_row_panels(40, 64, 4096).step, 32);   /* under 2 x 32 rows: 1 call */
     for (lg_idx M = 256; M < 3000000; M = M + 1 + M / 7) {
         const lg__gemm_rows p = lg__gemm_row_panels(M, 512, 512);
         assert_int_equal(p.np & (p.np - 1), 0);

@@ -89,14 +89,21 @@ typedef struct lg__gemm_rows {
     lg_idx step; /* rows a panel, or 0: np even splits        */
 } lg__gemm_rows;
 
-/* How lg__gemm cuts C (M x N, inner dimension K, M >= 2 LG__GEMM_PANEL) into
- * panels of rows: where N K < LG__GEMM_WIDE_NK, panels of LG__GEMM_PANEL
- * rows; else S even splits (of at least LG__GEMM_PANEL rows), S the smallest
- * power of two >= 2 with M <= S LG__GEMM_WIDE_ROWS. From the shape alone,
- * never the thread count; a power of two, so that 2, 4, ... threads each take
- * a contiguous run of panels, within a few rows of the rows the node passes'
- * static schedules give them. O(log M). */
+/* How lg__gemm cuts C (M x N, inner dimension K) into panels of rows, from
+ * the shape alone, never the thread count. Tall C (M >= 2 LG__GEMM_PANEL):
+ * where N K < LG__GEMM_WIDE_NK, panels of LG__GEMM_PANEL rows; else S even
+ * splits (of at least LG__GEMM_PANEL rows), S the smallest power of two >= 2
+ * with M <= S LG__GEMM_WIDE_ROWS, so that 2, 4, ... threads each take a
+ * contiguous run of panels, within a few rows of the rows the node passes'
+ * static schedules give them. Short C: none (np 0: panels of columns) where
+ * N >= 2 LG__GEMM_PANEL; else at most LG__GEMM_SMALL_PANELS panels of at
+ * least LG__GEMM_MIN_ROWS rows (fewer than two of them: one call). O(log M). */
 static inline lg__gemm_rows lg__gemm_row_panels(lg_idx M, lg_idx N, lg_idx K) {
+    if (M < 2 * LG__GEMM_PANEL) {
+        if (N >= 2 * LG__GEMM_PANEL) return (lg__gemm_rows){0, 0};
+        const lg_idx step = LG_MAX((lg_idx)LG__GEMM_MIN_ROWS, (M + LG__GEMM_SMALL_PANELS - 1) / LG__GEMM_SMALL_PANELS);
+        return (lg__gemm_rows){(M + step - 1) / step, step};
+    }
     if ((double)N * (double)K < LG__GEMM_WIDE_NK)
         return (lg__gemm_rows){(M + LG__GEMM_PANEL - 1) / LG__GEMM_PANEL, LG__GEMM_PANEL};
     lg_idx S = 2;

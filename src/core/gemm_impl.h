@@ -58,25 +58,18 @@ static void LG_FN(lg__gemm_run)(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb
 #endif
     const double flops = 2.0 * (double)M * (double)N * (double)K;
     const lg_idx P = LG__GEMM_PANEL;
-    /* Small C with a long inner dimension (a weight gradient, X^T dY: 64 x 64 x n):
-     * LG__GEMM_SMALL_PANELS panels of at least LG__GEMM_MIN_ROWS rows. */
-    const int tall = M >= 2 * P; /* panels of rows as lg__gemm_row_panels says (core/gemm.h) */
-    const lg_idx Pr = tall         ? P
-                      : N >= 2 * P ? 0
-                                   : LG_MAX((lg_idx)LG__GEMM_MIN_ROWS,
-                                            (M + LG__GEMM_SMALL_PANELS - 1) / LG__GEMM_SMALL_PANELS);
+    const lg__gemm_rows rows = lg__gemm_row_panels(M, N, K); /* np 0: panels of columns (core/gemm.h) */
     const lg_idx nks = lg__gemm_ksplit_len(M, N, K);
     if (openblas_get_num_threads() == 1 && !ep && nks > 0 && wsn >= nks) {
         LG_FN(lg__gemm_ksplit)(ta, tb, M, N, K, nks / (M * N) + 1, A, lda, B, ldb, beta, C, ldc, ws);
         return;
     }
-    if (openblas_get_num_threads() != 1 || flops < LG__GEMM_MIN_FLOPS || (Pr > 0 && M < 2 * Pr)) {
+    if (openblas_get_num_threads() != 1 || flops < LG__GEMM_MIN_FLOPS || (rows.step > 0 && M < 2 * rows.step)) {
         LG_GEMM(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, LG_R(1), A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
         LG__GEMM_EP_ALL(ep, ctx, M);
         return;
     }
-    if (Pr > 0) { /* panels of rows of C: rows of op(A) */
-        const lg__gemm_rows rows = tall ? lg__gemm_row_panels(M, N, K) : (lg__gemm_rows){(M + Pr - 1) / Pr, Pr};
+    if (rows.np > 0) { /* panels of rows of C: rows of op(A) */
 #pragma omp parallel for schedule(static)
         for (lg_idx q = 0; q < rows.np; q++) {
             lg_idx r0, r1;
