@@ -41,6 +41,25 @@ help)
   grep -q "unknown option '--hiden' (did you mean '--hidden'?" "$tmp/err" || fail "train --hiden: $(cat "$tmp/err")"
   run train --trees 3 --epochs; expect_rc 2 "train --epochs (no value)"
   grep -q "option '--epochs' needs a value" "$tmp/err" || fail "train --epochs: $(cat "$tmp/err")"
+  # a forgotten value: the next argument is an option, not the value (getopt_long alone would take
+  # "--epochs" as the norm and stop at a stray "5"); every command, and depth-study's own options
+  for args in "train --trees 3 --norm --epochs 5|--norm|--epochs" "train --trees --layers 3|--trees|--layers" \
+              "info --dataset --json|--dataset|--json" "predict --resume --out p.csv|--resume|--out" \
+              "lipschitz --model --iters 3|--model|--iters" "gradmap --log --out g.svg|--log|--out" \
+              "depth-study --out $tmp/ds --layers --norms none|--layers|--norms" \
+              "depth-study --out $tmp/ds --layers 2 --epochs --seeds 2|--epochs|--seeds" \
+              "depth-study --out $tmp/ds --layers 2 --dataset --layers 3|--dataset|--layers"; do
+    IFS='|' read -r cmdline opt next <<<"$args"
+    # shellcheck disable=SC2086
+    run $cmdline; expect_rc 2 "$cmdline"
+    grep -q "option '$opt' needs a value, but the argument after it, '$next', is an option" "$tmp/err" \
+      || fail "$cmdline: $(cat "$tmp/err")"
+  done
+  [ -e "$tmp/ds" ] && fail "depth-study with a forgotten value made its --out"
+  run train --trees 3 --norm=--epochs; expect_rc 2 "train --norm=--epochs (a value written with =)"
+  grep -q "unknown --norm '--epochs'" "$tmp/err" || fail "train --norm=--epochs: $(cat "$tmp/err")"
+  run train --trees 3 --seed -5; expect_rc 2 "train --seed -5"
+  grep -q "'-5' is not a non-negative integer" "$tmp/err" || fail "train --seed -5 (a value with one dash): $(cat "$tmp/err")"
   run train --trees 3 --l 3; expect_rc 2 "train --l (ambiguous)"
   grep -q "option '--l' is ambiguous: .*--layers.*--lr" "$tmp/err" || fail "train --l: $(cat "$tmp/err")"
   run train --trees 3 --residual=1; expect_rc 2 "train --residual=1"

@@ -69,6 +69,34 @@ struct option;
  * mean"). opts ends with a zero entry, as getopt_long's. */
 void lg_cli_bad_option(const char *cmd, const char *arg, const struct option *opts, const char *const *extra);
 
+/* 1 when arg is "--X" or "--X=V" with X a non-empty prefix of an option name
+ * of opts (a zero-ended getopt_long table, or NULL) or of extra (names
+ * without "--", NULL-ended, or NULL): what getopt_long would read as an
+ * option there. */
+int lg_cli_is_option(const char *arg, const struct option *opts, const char *const *extra);
+
+/* For option opt ("--X") of command cmd, given value as the next argument:
+ * when value is itself an option (lg_cli_is_option), prints "option '--X'
+ * needs a value, but the argument after it, '--Y', is an option" (a value
+ * that begins with "--" can still be given as --X=V) and returns -1; else 0.
+ * The usual slip it catches is a forgotten value, "--norm --epochs 5", which
+ * getopt_long would read as the norm "--epochs" and a stray "5". */
+int lg_cli_check_value(const char *cmd, const char *opt, const char *value, const struct option *opts,
+                       const char *const *extra);
+
+/* getopt_long(argc, argv, "h", opts, idx) for command cmd, and its errors:
+ * on an unknown, ambiguous or ill-formed option (lg_cli_bad_option), and on
+ * an option that takes a value whose value, the next argument, is an option
+ * (lg_cli_check_value), it prints the error and returns '?'; else what
+ * getopt_long returns. extra: more option names, for the suggestions and the
+ * check (as lg_cli_bad_option's). */
+int lg_cli_getopt(const char *cmd, int argc, char **argv, const struct option *opts, int *idx,
+                  const char *const *extra);
+
+/* The train options' getopt_long table (zero-ended), which depth-study's own
+ * options check their values against. */
+const struct option *lg_cli_train_option_table(void);
+
 /* The names of depth-study's own options (without "--"), NULL-ended: the
  * suggestions for a mistyped option of depth-study. */
 extern const char *const lg_cli_depth_option_names[];

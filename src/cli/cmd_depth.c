@@ -5,6 +5,7 @@
  * DIR/depth.svg (the plot) are rewritten atomically after every run. */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <math.h>
 #include <omp.h>
 #include <poll.h>
@@ -872,6 +873,20 @@ static int lg__is(const char *a, const char *name, const char **val) {
     return 0;
 }
 
+/* 1 when arg is a train option that takes its value from the next argument:
+ * "--X" (no '=') with X the name of such an option, or the prefix of no other
+ * option's name (getopt_long's abbreviations). */
+static int lg__train_value_next(const char *arg) {
+    if (strncmp(arg, "--", 2) || !arg[2] || strchr(arg, '=')) return 0;
+    const struct option *hit = NULL;
+    int n = 0;
+    for (const struct option *o = lg_cli_train_option_table(); o->name; o++) {
+        if (!strcmp(o->name, arg + 2)) { hit = o; n = 1; break; }
+        if (!strncmp(o->name, arg + 2, strlen(arg + 2))) hit = o, n++;
+    }
+    return n == 1 && hit->has_arg == required_argument;
+}
+
 /* ---- settings.txt: what every run of the study shares ---- */
 
 /* One line of the settings that every run of model mi shares (everything but
@@ -1021,6 +1036,10 @@ static int lg__depth_parse(const char *cmd, int argc, char **argv, lg__depth_arg
             if (!v) {
                 if (k + 1 >= argc) { lg_cli_errorf(cmd, "--%s needs a value", valued[i]); return LG_EXIT_USAGE; }
                 v = argv[++k];
+                char opt[32];
+                snprintf(opt, sizeof opt, "--%s", valued[i]);
+                if (lg_cli_check_value(cmd, opt, v, lg_cli_train_option_table(), lg_cli_depth_option_names))
+                    return LG_EXIT_USAGE;
             }
             vals[i == 3 ? 2 : i] = v; /* --norm is --norms */
         }
@@ -1031,6 +1050,11 @@ static int lg__depth_parse(const char *cmd, int argc, char **argv, lg__depth_arg
                 return LG_EXIT_USAGE;
             }
         rest[nrest++] = argv[k];
+        if (lg__train_value_next(arg) && k + 1 < argc) { /* its value, whatever it looks like */
+            if (lg_cli_check_value(cmd, arg, argv[k + 1], lg_cli_train_option_table(), lg_cli_depth_option_names))
+                return LG_EXIT_USAGE;
+            rest[nrest++] = argv[++k];
+        }
     }
     if (!vals[7] || !*vals[7]) { lg_cli_errorf(cmd, "--out DIR is required"); return LG_EXIT_USAGE; }
     if (strlen(vals[7]) > 3900) { lg_cli_errorf(cmd, "--out: path too long"); return LG_EXIT_USAGE; }

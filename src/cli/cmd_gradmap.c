@@ -349,7 +349,7 @@ int lg_cmd_gradmap(int argc, char **argv) {
     int nlogs = 0, nlabels = 0, c, idx;
     optind = 0; /* glibc: a full restart (1 would keep a half-read "-xy" group of an earlier parse) */
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
+    while ((c = lg_cli_getopt(cmd, argc, argv, opts, &idx, NULL)) != -1) {
         switch (c) {
         case 'h': fputs(lg__gradmap_help, stdout); return LG_EXIT_OK;
         case 'l':
@@ -369,8 +369,7 @@ int lg_cmd_gradmap(int argc, char **argv) {
             group = optarg;
             break;
         case 't': title = optarg; break;
-        default:
-            lg_cli_bad_option(cmd, argv[optind - 1], opts, NULL);
+        default: /* '?': lg_cli_getopt printed the error */
             return LG_EXIT_USAGE;
         }
     }

@@ -63,15 +63,14 @@ int lg_cmd_info(int argc, char **argv) {
     int json = 0, c, idx;
     optind = 0; /* glibc: a full restart (1 would keep a half-read "-xy" group of an earlier parse) */
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
+    while ((c = lg_cli_getopt("info", argc, argv, opts, &idx, NULL)) != -1) {
         if (c == 'h') { fputs(lg__info_help, stdout); fputs(lg_cli_data_help, stdout); return LG_EXIT_OK; }
         if (c == 'j') { json = 1; continue; }
         if (c == 0) {
             if (lg_cli_data_option("info", &d, opts[idx].name, optarg) < 0) return LG_EXIT_USAGE;
             continue;
         }
-        lg_cli_bad_option("info", argv[optind - 1], opts, NULL);
-        return LG_EXIT_USAGE;
+        return LG_EXIT_USAGE; /* '?': lg_cli_getopt printed the error */
     }
     if (optind < argc) {
         lg_cli_errorf("info", "unexpected argument '%s'", argv[optind]);

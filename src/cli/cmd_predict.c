@@ -47,7 +47,7 @@ int lg_cmd_predict(int argc, char **argv) {
     long long v;
     optind = 0; /* glibc: a full restart (1 would keep a half-read "-xy" group of an earlier parse) */
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
+    while ((c = lg_cli_getopt(cmd, argc, argv, opts, &idx, NULL)) != -1) {
         switch (c) {
         case 'h': fputs(lg__predict_help, stdout); fputs(lg_cli_data_help, stdout); return LG_EXIT_OK;
         case 'd': if (lg_cli_data_option(cmd, &d, opts[idx].name, optarg) < 0) return LG_EXIT_USAGE; break;
@@ -58,8 +58,7 @@ int lg_cmd_predict(int argc, char **argv) {
         case 'j': json = 1; break;
         case 'm': if (lg_cli_parse_size(cmd, "--max-memory", optarg, &max_memory)) return LG_EXIT_USAGE; break;
         case 't': if (lg_cli_parse_ll(cmd, "--threads", optarg, 1, 1024, &v)) return LG_EXIT_USAGE; threads = (int)v; break;
-        default:
-            lg_cli_bad_option(cmd, argv[optind - 1], opts, NULL);
+        default: /* '?': lg_cli_getopt printed the error */
             return LG_EXIT_USAGE;
         }
     }

@@ -135,6 +135,8 @@ static const struct option lg__train_options[] = {
     {0, 0, 0, 0},
 };
 
+const struct option *lg_cli_train_option_table(void) { return lg__train_options; }
+
 /* Parses the train options into o. Returns -1 after printing an error, 1
  * after printing help, 0 on success. Two passes: --model first, since the
  * other defaults depend on it. */
@@ -146,17 +148,14 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
     lg_model_kind kind = LG_MODEL_GAT;
     opterr = 0;
     optind = 0; /* glibc: a full restart (1 would keep a half-read "-xy" group of an earlier parse) */
-    while ((c = getopt_long(argc, argv, "h", lg__train_options, &idx)) != -1) {
+    const char *const *extra = strcmp(cmd, "depth-study") ? NULL : lg_cli_depth_option_names;
+    while ((c = lg_cli_getopt(cmd, argc, argv, lg__train_options, &idx, extra)) != -1) {
         if (c == 'h') {
             fputs(lg__train_help, stdout);
             fputs(lg_cli_data_help, stdout);
             return 1;
         }
-        if (c == '?') {
-            lg_cli_bad_option(cmd, argv[optind - 1], lg__train_options,
-                              strcmp(cmd, "depth-study") ? NULL : lg_cli_depth_option_names);
-            return -1;
-        }
+        if (c == '?') return -1; /* (lg_cli_getopt printed the error) */
         if (c == O_MODEL && lg_model_kind_parse(optarg, &kind) != LG_OK) {
             lg_cli_errorf(cmd, "--model: %s", lg_last_error());
             return -1;

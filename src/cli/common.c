@@ -103,6 +103,45 @@ void lg_cli_bad_option(const char *cmd, const char *arg, const struct option *op
     }
 }
 
+int lg_cli_is_option(const char *arg, const struct option *opts, const char *const *extra) {
+    if (!arg || strncmp(arg, "--", 2) != 0 || !arg[2] || arg[2] == '=') return 0;
+    const char *eq = strchr(arg + 2, '=');
+    const size_t len = eq ? (size_t)(eq - (arg + 2)) : strlen(arg + 2);
+    for (const struct option *o = opts; o && o->name; o++)
+        if (!strncmp(o->name, arg + 2, len)) return 1;
+    for (const char *const *e = extra; e && *e; e++)
+        if (!strncmp(*e, arg + 2, len)) return 1;
+    return 0;
+}
+
+int lg_cli_check_value(const char *cmd, const char *opt, const char *value, const struct option *opts,
+                       const char *const *extra) {
+    if (!lg_cli_is_option(value, opts, extra)) return 0;
+    lg_cli_errorf(cmd,
+                  "option '%s' needs a value, but the argument after it, '%s', is an option (a value that "
+                  "begins with '--' is written %s=VALUE; see 'lipgnn %s --help')",
+                  opt, value, opt, cmd ? cmd : "");
+    return -1;
+}
+
+int lg_cli_getopt(const char *cmd, int argc, char **argv, const struct option *opts, int *idx,
+                  const char *const *extra) {
+    *idx = -1;
+    const int c = getopt_long(argc, argv, "h", opts, idx);
+    if (c == '?') {
+        lg_cli_bad_option(cmd, argv[optind - 1], opts, extra);
+        return '?';
+    }
+    /* a long option's value given as the next argument (not as --X=V) */
+    if (c != -1 && *idx >= 0 && opts[*idx].has_arg == required_argument && optarg && optind >= 2 &&
+        optarg == argv[optind - 1]) {
+        char opt[80];
+        snprintf(opt, sizeof opt, "--%s", opts[*idx].name);
+        if (lg_cli_check_value(cmd, opt, optarg, opts, extra)) return '?';
+    }
+    return c;
+}
+
 int lg_cli_parse_ll(const char *cmd, const char *opt, const char *s, long long lo, long long hi,
                     long long *out) {
     char *end = NULL;
