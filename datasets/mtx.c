@@ -27,33 +27,9 @@
 /* Files                                                                      */
 /* ------------------------------------------------------------------------- */
 
-/* Opens the regular file at path for reading: *fp, and its length in *len.
- * LG_EIO naming the path and the system's reason otherwise (*fp NULL). */
+/* Opens the regular file at path for reading (lg__file_open_regular). */
 static lg_status lg__file_open(const char *path, FILE **fp, size_t *len) {
-    char why[128];
-    struct stat sb;
-    *len = 0;
-    *fp = fopen(path, "rb");
-    if (!*fp) {
-        strerror_r(errno, why, sizeof why);
-        return lg__error(LG_EIO, "%s: cannot open: %s", path, why);
-    }
-    lg_status st = LG_OK;
-    if (fstat(fileno(*fp), &sb) != 0) {
-        strerror_r(errno, why, sizeof why);
-        st = lg__error(LG_EIO, "%s: cannot stat: %s", path, why);
-    } else if (!S_ISREG(sb.st_mode)) {
-        st = lg__error(LG_EIO, "%s: not a regular file%s", path, S_ISDIR(sb.st_mode) ? " (a directory)" : "");
-    } else if (sb.st_size < 0 || (unsigned long long)sb.st_size >= (unsigned long long)SIZE_MAX) {
-        st = lg__error(LG_EIO, "%s: file too large to read", path);
-    }
-    if (st != LG_OK) {
-        fclose(*fp);
-        *fp = NULL;
-        return st;
-    }
-    *len = (size_t)sb.st_size;
-    return LG_OK;
+    return lg__file_open_regular(path, NULL, fp, len);
 }
 
 /* Reads up to cap bytes of fp into buf, NUL-terminated; *got the count.

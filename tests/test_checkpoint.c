@@ -218,6 +218,14 @@ static void test_save_targets(void **state) {
     assert_non_null(strstr(lg_last_error(), "not a regular file (a directory)"));
     assert_int_equal(stat(sub, &sb), 0);
     assert_true(S_ISDIR(sb.st_mode));
+    /* loading them: refused at once (opening a pipe that has no writer used
+     * to wait for one, forever) */
+    c = NULL;
+    assert_int_equal(lg__ckpt_load(&c, fifo), LG_EIO);
+    assert_non_null(strstr(lg_last_error(), "not a regular file (a pipe)"));
+    assert_null(c);
+    assert_int_equal(lg__ckpt_load(&c, sub), LG_EIO);
+    assert_non_null(strstr(lg_last_error(), "not a regular file (a directory)"));
     /* a missing directory: refused by the public check as by the save */
     char lost[320];
     snprintf(lost, sizeof lost, "%s/none/x.ckpt", dir);

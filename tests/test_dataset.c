@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -395,6 +396,47 @@ static void test_bad_arguments(void **state) {
     assert_null(ds);
     lg_dataset_free(NULL);
     lg_features_free(NULL);
+}
+
+/* A data set whose file is a FIFO, a file at a time: refused at once as not a
+ * regular file by the load and its estimate (opening a FIFO that has no writer
+ * used to wait for one, forever). */
+static void test_fifo_file(void **state) {
+    (void)state;
+    static const char *const files[] = {"graph.mtx", "features.mtx", "labels.txt", "train.txt", "val.txt", "test.txt"};
+    enum { NF = 6 };
+    char dir[256], path[600];
+    for (int victim = 0; victim < NF; victim++) {
+        assert_int_equal(lg_test_tmpdir(dir, sizeof dir, "lg_test_fifo"), 0);
+        for (int f = 0; f < NF; f++) {
+            snprintf(path, sizeof path, "%s/%s", dir, files[f]);
+            if (f == victim) {
+                assert_int_equal(mkfifo(path, 0600), 0);
+                continue;
+            }
+            char src[600], buf[8192];
+            snprintf(src, sizeof src, "%s/%s", TINY, files[f]);
+            FILE *in = fopen(src, "rb"), *out = fopen(path, "wb");
+            assert_non_null(in);
+            assert_non_null(out);
+            size_t n = fread(buf, 1, sizeof buf, in);
+            assert_int_equal(fwrite(buf, 1, n, out), n);
+            fclose(in);
+            assert_int_equal(fclose(out), 0);
+        }
+        lg_dataset *ds = NULL;
+        assert_int_equal(lg_dataset_load(&ds, dir), LG_EIO);
+        assert_null(ds);
+        assert_non_null(strstr(lg_last_error(), files[victim]));
+        assert_non_null(strstr(lg_last_error(), "not a regular file (a pipe)"));
+        size_t peak = 0;
+        assert_int_not_equal(lg_dataset_load_estimate(dir, &peak), LG_OK);
+        for (int f = 0; f < NF; f++) {
+            snprintf(path, sizeof path, "%s/%s", dir, files[f]);
+            assert_int_equal(unlink(path), 0);
+        }
+        assert_int_equal(rmdir(dir), 0);
+    }
 }
 
 /* Random byte mutations of tiny's files (seeded, so reproducible): every load
@@ -958,6 +1000,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_locale_decimal_comma),
         cmocka_unit_test(test_bad_fixtures_all_listed),
         cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_fifo_file),
         cmocka_unit_test(test_mutations),
         cmocka_unit_test(test_out_of_memory),
         cmocka_unit_test(test_out_of_memory_bad_inputs),

@@ -6,6 +6,7 @@
 #define LG_CORE_INTERNAL_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "lipgnn.h"
@@ -30,6 +31,12 @@ void lg__heap_trim(void);
  * that `return lg__error(LG_EPARSE, "%s:%ld: ...", file, line);` reads well. */
 lg_status lg__error(lg_status s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Opens the regular file at path for reading: *fp (to fclose), its length in
+ * *len. Anything else (missing, a directory, a FIFO, a device) is LG_EIO
+ * naming path, what (e.g. "checkpoint", or NULL) and the reason, *fp NULL; a
+ * FIFO is refused at once, not waited on. O(1). */
+lg_status lg__file_open_regular(const char *path, const char *what, FILE **fp, size_t *len);
 
 /* Records "out of memory: <what>" and returns LG_ENOMEM. */
 lg_status lg__nomem(const char *what);

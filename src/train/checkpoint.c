@@ -154,14 +154,8 @@ lg_status lg__ckpt_load(lg_ckpt **out, const char *path) {
     FILE *f = NULL;
     if (!out || !path) return lg__error(LG_EINVAL, "checkpoint load: NULL argument");
     *out = NULL;
-    f = fopen(path, "rb");
-    if (!f) return lg__error(LG_EIO, "%s: cannot open checkpoint: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        st = lg__error(LG_EIO, "%s: not a regular file", path);
-        goto fail;
-    }
-    size_t size = (size_t)sb.st_size;
+    size_t size = 0;
+    LG_CHECK(lg__file_open_regular(path, "checkpoint", &f, &size));
     if (size < 24) {
         st = lg__error(LG_EPARSE, "%s: not a lipgnn checkpoint (%zu bytes, truncated or empty)", path, size);
         goto fail;
