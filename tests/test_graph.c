@@ -170,6 +170,55 @@ static void test_check_finds_defects(void **state) {
     p[2] = 4;
     assert_int_equal(lg_graph_check(&g), LG_EINVAL); /* p[n] != nnz */
     assert_int_equal(lg_graph_check(NULL), LG_EINVAL);
+    /* a pointer past nnz, then one back down: refused before row 0 is read
+     * beyond j's 3 entries (the ASan build checks that nothing is) */
+    lg_idx p3[] = {0, 100, 2, 3}, j3[] = {0, 1, 2};
+    lg_graph h = {3, 3, p3, j3};
+    assert_int_equal(lg_graph_check(&h), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "row 1 has negative length"));
+}
+
+/* Every public function that takes a graph checks it first (a graph made by
+ * hand): each defect of test_check_finds_defects, and a node id far out of
+ * range, is LG_EINVAL naming the function, with *out NULL, where the
+ * unchecked graph was read out of bounds (the ASan build checks it). */
+static void test_functions_check_graph(void **state) {
+    (void)state;
+    lg_idx p[] = {0, 1, 2, 3, 4, 5}, j[] = {1, 2, 3, 4, 1000}, pb[] = {0, 1, 2, 3, 4, 100};
+    lg_idx jn[] = {1, 2, 3, 4, -7}, pu[] = {0, 2, 3, 4, 5, 5}, ju[] = {3, 1, 4, 0, 1};
+    lg_graph bad[] = {{5, 5, p, j}, {5, 5, pb, j}, {5, 5, p, jn}, {5, 5, pu, ju}};
+    lg_graph_stats gs;
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        lg_graph *out = (lg_graph *)&out;
+        assert_int_equal(lg_graph_transpose(&bad[k], &out), LG_EINVAL);
+        assert_null(out);
+        assert_non_null(strstr(lg_last_error(), "lg_graph_transpose: g:"));
+        out = (lg_graph *)&out;
+        assert_int_equal(lg_graph_self_loops(&bad[k], 1, &out), LG_EINVAL);
+        assert_null(out);
+        assert_int_equal(lg_graph_self_loops(&bad[k], 0, &out), LG_EINVAL);
+        out = (lg_graph *)&out;
+        assert_int_equal(lg_graph_copy(&bad[k], &out), LG_EINVAL);
+        assert_null(out);
+        const lg_graph *two[2] = {&bad[k], &bad[k]};
+        out = (lg_graph *)&out;
+        assert_int_equal(lg_graph_union(&out, 2, two, NULL), LG_EINVAL);
+        assert_null(out);
+        assert_non_null(strstr(lg_last_error(), "lg_graph_union: graph 0:"));
+        assert_int_equal(lg_graph_stats_compute(&bad[k], &gs), LG_EINVAL);
+        assert_non_null(strstr(lg_last_error(), "lg_graph_stats_compute"));
+    }
+    assert_int_equal(lg_graph_transpose(NULL, &(lg_graph *){NULL}), LG_EINVAL);
+    assert_int_equal(lg_graph_stats_compute(NULL, &gs), LG_EINVAL);
+    /* a node count whose self-loops cannot be held: LG_ENOMEM, where the
+     * triplets' size wrapped around and the loops were written past it */
+    lg_graph *g = (lg_graph *)&g;
+    assert_int_equal(lg_graph_from_edges(&g, (lg_idx)1 << 62, 0, NULL, NULL, LG_GRAPH_ADD_SELF_LOOPS), LG_ENOMEM);
+    assert_null(g);
+    lg_idx s1[] = {0}, d1[] = {1};
+    assert_int_equal(lg_graph_from_edges(&g, INT64_MAX, 1, s1, d1, LG_GRAPH_ADD_SELF_LOOPS | LG_GRAPH_SYMMETRIZE),
+                     LG_ENOMEM);
+    assert_null(g);
 }
 
 static void test_stats(void **state) {
@@ -264,6 +313,7 @@ int main(void) {
         cmocka_unit_test(test_in_neighbour_rows), cmocka_unit_test(test_flags),
         cmocka_unit_test(test_bad_edges),         cmocka_unit_test(test_random_against_dense),
         cmocka_unit_test(test_union),             cmocka_unit_test(test_check_finds_defects),
+        cmocka_unit_test(test_functions_check_graph),
         cmocka_unit_test(test_stats), cmocka_unit_test(test_symmetric_positions),             cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -115,6 +115,14 @@ static void test_empty_and_errors(void **state) {
     g = small_directed();
     assert_int_equal(lg_graph_to_igraph(g, NULL), LG_EINVAL);
     lg_graph_free(g);
+    /* a graph made by hand with a node id out of range (it became a vertex
+     * 1000 of igraph) or a row pointer past its edges (read beyond them) */
+    lg_idx p[] = {0, 1, 2}, j[] = {1, 1000}, pb[] = {0, 1, 100};
+    lg_graph bad = {2, 2, p, j}, badp = {2, 2, pb, j};
+    assert_int_equal(lg_graph_to_igraph(&bad, &unused), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "lg_graph_to_igraph: g:"));
+    j[1] = 0;
+    assert_int_equal(lg_graph_to_igraph(&badp, &unused), LG_EINVAL);
 }
 
 /* The conversions leave igraph's RNG alone: a draw after them is the draw

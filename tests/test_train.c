@@ -925,6 +925,70 @@ static void test_batch_errors(void **state) {
     lg_dataset_free(ds);
 }
 
+/* A data set made or changed by hand: lg_trainer_init and lg_trainer_estimate
+ * check its graph and features before reading them, each fault LG_EINVAL
+ * (they were read out of bounds, or the first epoch found a bad column). */
+static void test_init_checks_dataset(void **state) {
+    (void)state;
+    lg_model_config mc;
+    lg_train_config tc;
+    lg_model_config_default(&mc, LG_MODEL_GAT);
+    lg_train_config_default(&tc);
+    mc.layers = 2;
+    mc.hidden = 4;
+    tc.epochs = 1;
+    lg_trainer_mem est;
+    for (int sparse = 0; sparse < 2; sparse++) {
+        lg_dataset *ds = lg_test_random_dataset(40, 6, 3, sparse, 7);
+        lg_graph *g = ds->graph;
+        lg_features *x = ds->features;
+        lg_trainer *t = NULL;
+        assert_ok(lg_trainer_init(&t, &mc, &tc, ds)); /* as made: fine */
+        lg_trainer_free(t);
+        t = NULL;
+        assert_true(g->nnz > 2);
+        const lg_idx j0 = g->j[0], p1 = g->p[1];
+        g->j[0] = 100000; /* a node id out of range */
+        assert_int_equal(lg_trainer_init(&t, &mc, &tc, ds), LG_EINVAL);
+        assert_null(t);
+        assert_non_null(strstr(lg_last_error(), "lg_trainer_init: the data set's graph"));
+        assert_int_equal(lg_trainer_estimate(&mc, &tc, ds, &est), LG_EINVAL);
+        g->j[0] = j0;
+        g->p[1] = g->nnz + 50; /* a row past the edges */
+        assert_int_equal(lg_trainer_init(&t, &mc, &tc, ds), LG_EINVAL);
+        assert_int_equal(lg_trainer_estimate(&mc, &tc, ds, &est), LG_EINVAL);
+        g->p[1] = p1;
+        const lg_feat_kind kind = x->kind;
+        x->kind = (lg_feat_kind)7;
+        assert_int_equal(lg_trainer_init(&t, &mc, &tc, ds), LG_EINVAL);
+        assert_non_null(strstr(lg_last_error(), "unknown feature storage 7"));
+        x->kind = kind;
+        float *vals = x->x;
+        x->x = NULL;
+        assert_int_equal(lg_trainer_init(&t, &mc, &tc, ds), LG_EINVAL);
+        x->x = vals;
+        if (sparse) {
+            assert_true(x->nnz > 0);
+            const lg_idx c0 = x->j[0];
+            x->j[0] = x->d; /* a column out of range: refused at init, not at the first epoch */
+            assert_int_equal(lg_trainer_init(&t, &mc, &tc, ds), LG_EINVAL);
+            assert_non_null(strstr(lg_last_error(), "outside [0, 6)"));
+            x->j[0] = c0;
+        } else {
+            x->nnz--;
+            assert_int_equal(lg_trainer_init(&t, &mc, &tc, ds), LG_EINVAL);
+            x->nnz++;
+        }
+        x->n--; /* rows for another node count */
+        assert_int_equal(lg_trainer_init(&t, &mc, &tc, ds), LG_EINVAL);
+        x->n++;
+        assert_null(t);
+        assert_ok(lg_trainer_init(&t, &mc, &tc, ds)); /* mended: fine again */
+        lg_trainer_free(t);
+        lg_dataset_free(ds);
+    }
+}
+
 /* The estimate for (mc, tc, ds) equals what lg_trainer_init allocates; returns
  * the trainer (caller frees) and the estimate. */
 static lg_trainer *estimate_equals_memory(const lg_model_config *mc, const lg_train_config *tc, const lg_dataset *ds,
@@ -1642,7 +1706,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trainer_eval_rows), cmocka_unit_test(test_eval_subset),
         cmocka_unit_test(test_model_gradients), cmocka_unit_test(test_model_no_dropout),
-        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_deterministic), cmocka_unit_test(test_init_checks_dataset),
         cmocka_unit_test(test_resume_bit_identical), cmocka_unit_test(test_missing_features),
         cmocka_unit_test(test_configs), cmocka_unit_test(test_init_pytorch), cmocka_unit_test(test_memory_estimate), cmocka_unit_test(test_features_borrowed), cmocka_unit_test(test_act_rms), cmocka_unit_test(test_symmetric_graph_shared),
         cmocka_unit_test(test_out_of_memory), cmocka_unit_test(test_restored_values),

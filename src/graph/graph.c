@@ -81,6 +81,12 @@ lg_status lg__graph_triplets(cs_dl **T, lg_idx n, lg_idx m, const lg_idx *src, c
                              (long long)e, (long long)src[e], (long long)dst[e], (long long)n);
     }
     const int sym = (flags & LG_GRAPH_SYMMETRIZE) != 0, loops = (flags & LG_GRAPH_ADD_SELF_LOOPS) != 0;
+    /* the triplets' entries (and their bytes, two lg_idx each) must be
+     * countable: a larger graph could not be held anyway */
+    const lg_idx most = (lg_idx)LG_MIN((uint64_t)INT64_MAX, (uint64_t)(SIZE_MAX / (2 * sizeof(lg_idx))));
+    if (m > (most - (loops ? n : 0)) / (sym ? 2 : 1) || (loops && n > most))
+        return lg__error(LG_ENOMEM, "out of memory: a graph of %lld nodes and %lld edges%s is too large",
+                         (long long)n, (long long)m, loops ? " with self-loops" : "");
     const lg_idx cap = m * (sym ? 2 : 1) + (loops ? n : 0);
     cs_dl *t = cs_dl_spalloc(n, n, cap > 0 ? cap : 1, 0, 1); /* a pattern: no values */
     if (!t) return lg__nomem("edge triplets");
@@ -146,8 +152,9 @@ void lg__graph_transpose_into(lg_graph *t, lg_idx *next, const lg_graph *g) {
 lg_status lg_graph_transpose(const lg_graph *g, lg_graph **out) {
     lg_status st = LG_OK;
     lg_idx *next = NULL;
-    if (!out || !g) return lg__error(LG_EINVAL, "lg_graph_transpose: NULL argument");
+    if (!out) return lg__error(LG_EINVAL, "lg_graph_transpose: out is NULL");
     *out = NULL;
+    LG_CHECK(lg__graph_check_arg(g, "g", "lg_graph_transpose"));
     LG_TRY(lg__graph_alloc(out, g->n, g->nnz));
     LG_ALLOC(next, g->n, "transpose workspace");
     lg__graph_transpose_into(*out, next, g);
@@ -161,8 +168,9 @@ fail:
 }
 
 lg_status lg_graph_copy(const lg_graph *g, lg_graph **out) {
-    if (!out || !g) return lg__error(LG_EINVAL, "lg_graph_copy: NULL argument");
+    if (!out) return lg__error(LG_EINVAL, "lg_graph_copy: out is NULL");
     *out = NULL;
+    LG_CHECK(lg__graph_check_arg(g, "g", "lg_graph_copy"));
     LG_CHECK(lg__graph_alloc(out, g->n, g->nnz));
     memcpy((*out)->p, g->p, sizeof(lg_idx) * ((size_t)g->n + 1));
     if (g->nnz) memcpy((*out)->j, g->j, sizeof(lg_idx) * (size_t)g->nnz);
@@ -194,8 +202,9 @@ lg_idx lg__graph_row_loops(lg_idx *dst, const lg_idx *row, lg_idx len, lg_idx i,
 }
 
 lg_status lg_graph_self_loops(const lg_graph *g, int add, lg_graph **out) {
-    if (!out || !g) return lg__error(LG_EINVAL, "lg_graph_self_loops: NULL argument");
+    if (!out) return lg__error(LG_EINVAL, "lg_graph_self_loops: out is NULL");
     *out = NULL;
+    LG_CHECK(lg__graph_check_arg(g, "g", "lg_graph_self_loops"));
     /* first counting then filling */
     lg_idx nnz = 0;
     for (lg_idx i = 0; i < g->n; i++) nnz += lg__graph_row_loops_len(g->j + g->p[i], g->p[i + 1] - g->p[i], i, add);
@@ -213,7 +222,11 @@ lg_status lg_graph_union(lg_graph **out, lg_idx count, const lg_graph *const *gr
     if (count < 0 || (count > 0 && !graphs)) return lg__error(LG_EINVAL, "lg_graph_union: bad graph list");
     lg_idx n = 0, nnz = 0;
     for (lg_idx k = 0; k < count; k++) {
-        if (!graphs[k]) return lg__error(LG_EINVAL, "lg_graph_union: graph %lld is NULL", (long long)k);
+        char what[48];
+        snprintf(what, sizeof what, "graph %lld", (long long)k);
+        LG_CHECK(lg__graph_check_arg(graphs[k], what, "lg_graph_union"));
+        if (graphs[k]->n > INT64_MAX - n || graphs[k]->nnz > INT64_MAX - nnz)
+            return lg__error(LG_ENOMEM, "out of memory: lg_graph_union: the union is too large");
         n += graphs[k]->n;
         nnz += graphs[k]->nnz;
     }
@@ -238,8 +251,11 @@ lg_status lg_graph_check(const lg_graph *g) {
     if (!g->p || (g->nnz > 0 && !g->j)) return lg__error(LG_EINVAL, "graph arrays are NULL");
     if (g->p[0] != 0 || g->p[g->n] != g->nnz)
         return lg__error(LG_EINVAL, "graph row pointers do not span [0, nnz)");
-    for (lg_idx i = 0; i < g->n; i++) {
+    /* every pointer first: monotone from 0 to nnz, so that every row lies
+     * inside j before any row is read */
+    for (lg_idx i = 0; i < g->n; i++)
         if (g->p[i + 1] < g->p[i]) return lg__error(LG_EINVAL, "graph row %lld has negative length", (long long)i);
+    for (lg_idx i = 0; i < g->n; i++) {
         for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) {
             if (g->j[e] < 0 || g->j[e] >= g->n)
                 return lg__error(LG_EINVAL, "graph row %lld has node id %lld outside [0, %lld)",
@@ -255,8 +271,9 @@ lg_status lg_graph_stats_compute(const lg_graph *g, lg_graph_stats *s) {
     lg_status st = LG_OK;
     lg_idx *outdeg = NULL;
     unsigned char *touched = NULL;
-    if (!g || !s) return lg__error(LG_EINVAL, "lg_graph_stats_compute: NULL argument");
+    if (!s) return lg__error(LG_EINVAL, "lg_graph_stats_compute: s is NULL");
     memset(s, 0, sizeof *s);
+    LG_CHECK(lg__graph_check_arg(g, "g", "lg_graph_stats_compute"));
     s->n = g->n;
     s->edges = g->nnz;
     LG_CALLOC(outdeg, g->n, "degree workspace");

@@ -35,7 +35,8 @@ lg_status lg__igraph_status(int code, const char *what) {
 
 lg_status lg_graph_to_igraph(const lg_graph *g, igraph_t *out) {
     igraph_vector_int_t edges;
-    if (!g || !out) return lg__error(LG_EINVAL, "lg_graph_to_igraph: NULL argument");
+    if (!out) return lg__error(LG_EINVAL, "lg_graph_to_igraph: out is NULL");
+    LG_CHECK(lg__graph_check_arg(g, "g", "lg_graph_to_igraph"));
     lg__igraph_handlers(); /* igraph's RNG left as the caller has it */
     igraph_error_t e = igraph_vector_int_init(&edges, 2 * g->nnz);
     if (e) return lg__igraph_status(e, "edge vector");

@@ -13,6 +13,8 @@
 
 #include "attention/att_cache.h"
 #include "core/internal.h"
+#include "graph/graph_internal.h"
+#include "nn/nn_common.h"
 #include "train/batch.h"
 #include "train/checkpoint.h"
 #include "train/model.h"
@@ -390,13 +392,34 @@ static lg_status lg__eval_rows(lg_trainer *t) {
     return LG_OK;
 }
 
+/* LG_OK if the data set's graph and features, which a caller may have made by
+ * hand, are whole (lg_graph_check; the features' kind, sizes and arrays, a
+ * sparse matrix's rows and columns), before anything reads them; else
+ * LG_EINVAL naming fn and the fault. O(n + nnz + feature nnz). */
+static lg_status lg__dataset_check_arg(const lg_dataset *ds, const char *fn) {
+    if (!ds || !ds->graph || !ds->features || !ds->labels) return lg__error(LG_EINVAL, "%s: incomplete data set", fn);
+    LG_CHECK(lg__graph_check_arg(ds->graph, "the data set's graph", fn));
+    const lg_features *x = ds->features;
+    if (x->n != ds->graph->n)
+        return lg__error(LG_EINVAL, "%s: the features have %lld rows for %lld nodes", fn, (long long)x->n,
+                         (long long)ds->graph->n);
+    if (x->kind == LG_FEAT_SPARSE) return lg__nn_csr_check(fn, x);
+    if (x->kind != LG_FEAT_DENSE) return lg__error(LG_EINVAL, "%s: unknown feature storage %d", fn, (int)x->kind);
+    LG_CHECK(lg__nn_shape(fn, x->n, x->d));
+    if (x->nnz != x->n * x->d)
+        return lg__error(LG_EINVAL, "%s: dense features of %lld x %lld hold %lld values", fn, (long long)x->n,
+                         (long long)x->d, (long long)x->nnz);
+    if (x->nnz > 0 && !x->x) return lg__error(LG_EINVAL, "%s: the feature values are NULL", fn);
+    return LG_OK;
+}
+
 lg_status lg_trainer_init(lg_trainer **out, const lg_model_config *mc, const lg_train_config *tc,
                           const lg_dataset *ds) {
     lg_status st = LG_OK;
     lg_trainer *t = NULL;
     if (!out) return lg__error(LG_EINVAL, "lg_trainer_init: out is NULL");
     *out = NULL;
-    if (!ds || !ds->graph || !ds->features || !ds->labels) return lg__error(LG_EINVAL, "lg_trainer_init: incomplete data set");
+    LG_CHECK(lg__dataset_check_arg(ds, "lg_trainer_init"));
     LG_CHECK(lg__blas_core_usable("lg_trainer_init"));
     LG_CHECK(lg_model_config_check(mc));
     LG_CHECK(lg_train_config_check(tc));
@@ -1075,8 +1098,9 @@ void lg_trainer_memory(const lg_trainer *t, lg_trainer_mem *m) {
 
 lg_status lg_trainer_estimate(const lg_model_config *mc, const lg_train_config *tc, const lg_dataset *ds,
                               lg_trainer_mem *m) {
-    if (!m || !ds || !ds->graph || !ds->features) return lg__error(LG_EINVAL, "lg_trainer_estimate: NULL argument");
+    if (!m) return lg__error(LG_EINVAL, "lg_trainer_estimate: NULL argument");
     memset(m, 0, sizeof *m);
+    LG_CHECK(lg__dataset_check_arg(ds, "lg_trainer_estimate"));
     LG_CHECK(lg_model_config_check(mc));
     LG_CHECK(lg_train_config_check(tc));
     lg_idx np;
