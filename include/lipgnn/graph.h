@@ -41,6 +41,11 @@ enum {
 lg_status lg_graph_from_edges(lg_graph **out, lg_idx n, lg_idx m, const lg_idx *src,
                               const lg_idx *dst, unsigned flags);
 
+/* lg_graph_transpose, _self_loops, _copy, _union, _stats_compute and
+ * lg_graph_to_igraph check the graphs they are given (a graph made by hand
+ * included) with lg_graph_check first: LG_EINVAL naming the function and the
+ * fault when one is not a valid CSR, with *out NULL. */
+
 /* *out = the transpose of g (row j lists the nodes that j sends to, ascending).
  * O(n + nnz). */
 lg_status lg_graph_transpose(const lg_graph *g, lg_graph **out);

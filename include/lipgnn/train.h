@@ -188,7 +188,10 @@ typedef struct lg_trainer lg_trainer; /* opaque */
  * initialises its parameters from tc->seed and Adam's state. Memory:
  * parameters, gradients, two Adam moments, and every activation backward needs
  * are allocated here, once. LG_EINVAL for bad configs or a data set the model
- * cannot use (no training nodes). */
+ * cannot use (no training nodes), or one that is not whole: its graph fails
+ * lg_graph_check, or its features are not n rows of a known kind with their
+ * arrays (sparse: rows and columns in range); checked before anything reads
+ * them, as by lg_trainer_estimate. O(n + nnz + feature nnz) for the checks. */
 lg_status lg_trainer_init(lg_trainer **out, const lg_model_config *mc, const lg_train_config *tc,
                           const lg_dataset *ds);
 
