@@ -122,6 +122,18 @@ static void test_rng(void **state) {
     assert_true(lg_hash64(1) != lg_hash64(2));
 }
 
+/* The functions without a status: a NULL or an empty range is a no-op or a
+ * neutral answer, not a crash (they dereferenced it, or divided by 0). */
+static void test_null_safe(void **state) {
+    (void)state;
+    lg_rng_seed(NULL, 1);
+    lg_rng r;
+    lg_rng_seed(&r, 1);
+    assert_int_equal(lg_rng_below(&r, 0), 0);
+    lg_kernel_isa_info(NULL);
+    lg_blas_check(NULL);
+}
+
 static void test_blas_check(void **state) {
     (void)state;
     lg_blas_info bi;
@@ -379,7 +391,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_strings), cmocka_unit_test(test_error_message),
         cmocka_unit_test(test_error_is_thread_local), cmocka_unit_test(test_allocator_hook),
-        cmocka_unit_test(test_rng), cmocka_unit_test(test_blas_check), cmocka_unit_test(test_blas_room),
+        cmocka_unit_test(test_rng), cmocka_unit_test(test_null_safe), cmocka_unit_test(test_blas_check), cmocka_unit_test(test_blas_room),
         cmocka_unit_test(test_blas_core_runs), cmocka_unit_test(test_isa_info),
         cmocka_unit_test(test_version), cmocka_unit_test(test_steal),
     };

@@ -1367,6 +1367,14 @@ static void test_shared_workspace(void **state) {
         memset(sh_p[k], 0, sizeof(double) * (size_t)pr->P);
         assert_ok(lg_gat_cache_init_shared_f64(&sc[k], &pr->cfg, pr->n, pr->gp.g->nnz, ws, wsb));
     }
+    /* a workspace not aligned for lg_idx: refused (its edge map was stored
+     * misaligned) */
+    lg_gat_cache *odd = (lg_gat_cache *)&odd;
+    assert_int_equal(lg_gat_cache_init_shared_f64(&odd, &p2[0]->cfg, p2[0]->n, p2[0]->gp.g->nnz, (char *)ws + 1, wsb - 8),
+                     LG_EINVAL);
+    assert_null(odd);
+    assert_non_null(strstr(lg_last_error(), "not aligned"));
+    assert_int_equal(lg_gat_out_dim(NULL), 0);
     for (int k = 0; k < 2; k++)
         assert_ok(lg_gat_forward_f64(sh_out[k], sc[k], p2[k]->in, p2[k]->params, p2[k]->gp.g, &p2[k]->cfg,
                                      p2[k]->training, p2[k]->seed, p2[k]->counter));

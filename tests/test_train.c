@@ -315,6 +315,69 @@ static void test_missing_features(void **state) {
     lg_dataset_free(ds);
 }
 
+/* The public functions a caller can reach with a NULL or a value outside an
+ * enum: an error or a neutral answer, no crash (each crashed or read out of
+ * bounds). */
+static void test_api_misuse(void **state) {
+    (void)state;
+    assert_int_equal(lg_model_kind_parse("gat", NULL), LG_EINVAL);
+    assert_int_equal(lg_init_parse("glorot", NULL), LG_EINVAL);
+    lg_att_norm a;
+    lg_node_norm nn;
+    assert_int_equal(lg_norm_parse("lipschitz+pairnorm", NULL, &nn), LG_EINVAL);
+    assert_int_equal(lg_norm_parse("lipschitz+pairnorm", &a, NULL), LG_EINVAL);
+    char buf[32];
+    lg_norm_format(buf, sizeof buf, LG_ATT_NORM_LIPSCHITZ, (lg_node_norm)-4);
+    assert_string_equal(buf, "?");
+    lg_norm_format(buf, sizeof buf, (lg_att_norm)99, LG_NODE_NORM_NONE);
+    assert_string_equal(buf, "?");
+    lg_norm_format(NULL, 8, LG_ATT_NORM_LIPSCHITZ, LG_NODE_NORM_NONE);
+    lg_model_config mc;
+    lg_train_config tc;
+    assert_int_equal(lg_checkpoint_config("x.ckpt", NULL, &tc), LG_EINVAL);
+    assert_int_equal(lg_checkpoint_config("x.ckpt", &mc, NULL), LG_EINVAL);
+    lg_model_config_default(NULL, LG_MODEL_GAT);
+    lg_train_config_default(NULL);
+    float att[4];
+    assert_int_equal(lg_trainer_attention(NULL, 0, att), LG_EINVAL);
+    assert_int_equal(lg_trainer_done(NULL), 1);
+    assert_int_equal(lg_trainer_epochs_done(NULL), 0);
+    assert_null(lg_trainer_graph(NULL));
+    assert_int_equal(lg_trainer_classes(NULL), 0);
+    assert_int_equal(lg_trainer_hidden_width(NULL), 0);
+    assert_int_equal(lg_trainer_layers(NULL), 0);
+    assert_int_equal(lg_trainer_layer_heads(NULL, 0), 0);
+    lg_train_summary sum;
+    memset(&sum, 0xff, sizeof sum);
+    lg_trainer_summary(NULL, &sum);
+    assert_int_equal(sum.epochs_run, 0);
+    lg_trainer_mem mem;
+    memset(&mem, 0xff, sizeof mem);
+    lg_trainer_memory(NULL, &mem);
+    assert_int_equal(mem.total, 0);
+    assert_int_equal(lg_trainer_save_check(""), LG_EINVAL); /* as lg_trainer_save refuses it */
+    assert_int_equal(lg_gt_out_dim(NULL), 0);
+    /* flags are 0 or 1 */
+    lg_model_config_default(&mc, LG_MODEL_GAT);
+    int *mflags[] = {&mc.residual, &mc.self_loops, &mc.feature_norm_row};
+    for (size_t k = 0; k < sizeof mflags / sizeof *mflags; k++) {
+        const int keep = *mflags[k];
+        *mflags[k] = 9;
+        assert_int_equal(lg_model_config_check(&mc), LG_EINVAL);
+        assert_non_null(strstr(lg_last_error(), "must be 0 or 1, not 9"));
+        *mflags[k] = keep;
+    }
+    lg_model_config_default(&mc, LG_MODEL_GT);
+    mc.gate = 2;
+    assert_int_equal(lg_model_config_check(&mc), LG_EINVAL);
+    lg_train_config_default(&tc);
+    tc.plateau = 7;
+    assert_int_equal(lg_train_config_check(&tc), LG_EINVAL);
+    tc.plateau = 0;
+    tc.stop_on_explosion = -3;
+    assert_int_equal(lg_train_config_check(&tc), LG_EINVAL);
+}
+
 static void test_configs(void **state) {
     (void)state;
     lg_model_config mc;
@@ -1706,7 +1769,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trainer_eval_rows), cmocka_unit_test(test_eval_subset),
         cmocka_unit_test(test_model_gradients), cmocka_unit_test(test_model_no_dropout),
-        cmocka_unit_test(test_deterministic), cmocka_unit_test(test_init_checks_dataset),
+        cmocka_unit_test(test_deterministic), cmocka_unit_test(test_init_checks_dataset), cmocka_unit_test(test_api_misuse),
         cmocka_unit_test(test_resume_bit_identical), cmocka_unit_test(test_missing_features),
         cmocka_unit_test(test_configs), cmocka_unit_test(test_init_pytorch), cmocka_unit_test(test_memory_estimate), cmocka_unit_test(test_features_borrowed), cmocka_unit_test(test_act_rms), cmocka_unit_test(test_symmetric_graph_shared),
         cmocka_unit_test(test_out_of_memory), cmocka_unit_test(test_restored_values),

@@ -93,7 +93,7 @@ float lg_rng_float(lg_rng *rng);
 /* Uniform double in [0, 1), 53 random bits. */
 double lg_rng_double(lg_rng *rng);
 
-/* Uniform integer in [0, n), unbiased (rejection); n must be > 0. */
+/* Uniform integer in [0, n), unbiased (rejection); n must be > 0 (0 gives 0). */
 uint64_t lg_rng_below(lg_rng *rng, uint64_t n);
 
 /* In-place uniform random permutation of v[0..n) (Fisher-Yates). */

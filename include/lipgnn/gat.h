@@ -85,7 +85,7 @@ lg_gat_config lg_gat_config_default(lg_idx in_dim, lg_idx heads, lg_idx head_dim
  * finite and > 0, slope finite, att_dropout in [0, 1)). */
 lg_status lg_gat_config_check(const lg_gat_config *cfg);
 
-/* D: the output width, K*C if concat, C otherwise. */
+/* D: the output width, K*C if concat, C otherwise (0 for a NULL cfg). */
 lg_idx lg_gat_out_dim(const lg_gat_config *cfg);
 
 /* Offsets (in values, not bytes) of each parameter in the layer's block. */

@@ -76,7 +76,7 @@ lg_gt_config lg_gt_config_default(lg_idx in_dim, lg_idx heads, lg_idx head_dim);
  * norm in range, att_dropout in [0, 1)). */
 lg_status lg_gt_config_check(const lg_gt_config *cfg);
 
-/* D: the output width, K*C if concat, C otherwise. */
+/* D: the output width, K*C if concat, C otherwise (0 for a NULL cfg). */
 lg_idx lg_gt_out_dim(const lg_gt_config *cfg);
 
 /* Offsets (in values, not bytes) of each parameter in the layer's block. */

@@ -30,6 +30,9 @@ static lg_status lg__att_bufs_alloc(void *base, const lg__att_buf *b, int nb, si
                                     const char *layer) {
     size_t act, work;
     lg__att_bufs_bytes(b, nb, rs, &act, &work);
+    if (ws && (uintptr_t)ws % _Alignof(lg_idx) != 0)
+        return lg__error(LG_EINVAL, "%s cache: the shared workspace is not aligned for lg_idx (%zu bytes)", layer,
+                         (size_t)_Alignof(lg_idx));
     if (ws && ws_bytes < work)
         return lg__error(LG_EINVAL, "%s cache: the shared workspace has %zu bytes, the layer needs %zu", layer, ws_bytes,
                          work);

@@ -68,7 +68,7 @@ lg_status lg_gat_config_check(const lg_gat_config *c) {
     return LG_OK;
 }
 
-lg_idx lg_gat_out_dim(const lg_gat_config *c) { return c->concat ? c->heads * c->head_dim : c->head_dim; }
+lg_idx lg_gat_out_dim(const lg_gat_config *c) { return !c ? 0 : c->concat ? c->heads * c->head_dim : c->head_dim; }
 
 lg_status lg_gat_layout_get(const lg_gat_config *c, lg_gat_layout *lay) {
     if (!lay) return lg__error(LG_EINVAL, "lg_gat_layout_get: lay is NULL");

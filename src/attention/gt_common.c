@@ -45,7 +45,7 @@ lg_status lg_gt_config_check(const lg_gt_config *c) {
     return LG_OK;
 }
 
-lg_idx lg_gt_out_dim(const lg_gt_config *c) { return c->concat ? c->heads * c->head_dim : c->head_dim; }
+lg_idx lg_gt_out_dim(const lg_gt_config *c) { return !c ? 0 : c->concat ? c->heads * c->head_dim : c->head_dim; }
 
 lg_status lg_gt_layout_get(const lg_gt_config *c, lg_gt_layout *lay) {
     if (!lay) return lg__error(LG_EINVAL, "lg_gt_layout_get: lay is NULL");

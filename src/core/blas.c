@@ -86,6 +86,7 @@ static void lg__copy(char *dst, size_t cap, const char *src) {
 }
 
 void lg_blas_check(lg_blas_info *info) {
+    if (!info) return;
     memset(info, 0, sizeof *info);
     lg__copy(info->current, sizeof info->current, openblas_get_corename());
     lg__copy(info->best, sizeof info->best, lg__best_core());

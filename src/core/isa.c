@@ -46,6 +46,7 @@ int lg__isa_level(void) {
 const char *lg_kernel_isa(void) { return lg__isa_names[lg__isa_level()]; }
 
 void lg_kernel_isa_info(lg_isa_info *info) {
+    if (!info) return;
     const char *e = getenv("LIPGNN_ISA");
     info->chosen = lg_kernel_isa();
     info->cpu = lg__isa_names[lg__cpu_level()];

@@ -5,6 +5,7 @@
 uint64_t lg_hash64(uint64_t z) { return lg__hash64(z); }
 
 void lg_rng_seed(lg_rng *rng, uint64_t seed) {
+    if (!rng) return;
     uint64_t x = seed;
     for (int k = 0; k < 4; k++) {
         rng->s[k] = lg_hash64(x);
@@ -32,6 +33,7 @@ float lg_rng_float(lg_rng *rng) { return (float)(lg_rng_next(rng) >> 40) * 0x1.0
 double lg_rng_double(lg_rng *rng) { return (double)(lg_rng_next(rng) >> 11) * 0x1.0p-53; }
 
 uint64_t lg_rng_below(lg_rng *rng, uint64_t n) {
+    if (n == 0) return 0; /* (outside the contract: no draw in an empty range) */
     /* Reject the top partial range so every value is equally likely. */
     uint64_t limit = UINT64_MAX - UINT64_MAX % n;
     uint64_t x;

@@ -62,6 +62,7 @@ static int lg__write_all(int fd, const void *data, size_t n, uint64_t *h, long l
 
 lg_status lg__ckpt_target(const char *path, char *real, const char **file) {
     if (!path || !real || !file) return lg__error(LG_EINVAL, "checkpoint target: NULL argument");
+    if (!path[0]) return lg__error(LG_EINVAL, "checkpoint path is empty");
     *file = path;
     struct stat sb;
     if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) {

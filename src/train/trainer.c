@@ -33,6 +33,7 @@ const char *lg_model_kind_name(lg_model_kind k) {
 }
 
 lg_status lg_model_kind_parse(const char *name, lg_model_kind *out) {
+    if (!out) return lg__error(LG_EINVAL, "lg_model_kind_parse: out is NULL");
     for (int k = 0; name && k < LG_MODEL_COUNT; k++)
         if (strcmp(name, lg__kind_names[k]) == 0) { *out = (lg_model_kind)k; return LG_OK; }
     return lg__error(LG_EINVAL, "unknown model '%s' (valid: gat, gt, gat-classic, gcn, gin, ggnn, gcnii, l2, cosine)", name ? name : "");
@@ -40,6 +41,7 @@ lg_status lg_model_kind_parse(const char *name, lg_model_kind *out) {
 
 lg_status lg_norm_parse(const char *s, lg_att_norm *att, lg_node_norm *node) {
     char a[64] = "", b[64] = "";
+    if (!att || !node) return lg__error(LG_EINVAL, "lg_norm_parse: att or node is NULL");
     if (!s || strlen(s) >= sizeof a) goto bad;
     const char *plus = strchr(s, '+');
     if (plus) {
@@ -78,6 +80,11 @@ bad:
 }
 
 void lg_norm_format(char *buf, size_t cap, lg_att_norm att, lg_node_norm node) {
+    if (!buf || !cap) return;
+    if ((unsigned)node >= LG_NODE_NORM_COUNT || (unsigned)att >= LG_ATT_NORM_COUNT) {
+        snprintf(buf, cap, "?");
+        return;
+    }
     if (att == LG_ATT_NORM_NONE) snprintf(buf, cap, "%s", lg__node_names[node]);
     else if (node == LG_NODE_NORM_NONE) snprintf(buf, cap, "%s", lg_att_norm_name(att));
     else snprintf(buf, cap, "%s+%s", lg_att_norm_name(att), lg__node_names[node]);
@@ -88,6 +95,7 @@ static const char *const lg__init_names[LG_INIT_COUNT] = {"glorot", "pytorch"};
 const char *lg_init_name(lg_init s) { return (unsigned)s < LG_INIT_COUNT ? lg__init_names[s] : "?"; }
 
 lg_status lg_init_parse(const char *name, lg_init *out) {
+    if (!out) return lg__error(LG_EINVAL, "lg_init_parse: out is NULL");
     for (int k = 0; name && k < LG_INIT_COUNT; k++)
         if (strcmp(name, lg__init_names[k]) == 0) {
             *out = (lg_init)k;
@@ -97,6 +105,7 @@ lg_status lg_init_parse(const char *name, lg_init *out) {
 }
 
 void lg_model_config_default(lg_model_config *c, lg_model_kind kind) {
+    if (!c) return;
     memset(c, 0, sizeof *c);
     c->kind = kind;
     c->layers = 10;
@@ -173,6 +182,11 @@ lg_status lg_model_config_check(const lg_model_config *c) {
     if (c->kind == LG_MODEL_L2 && !c->self_loops)
         return lg__error(LG_EINVAL, "--model l2 needs the self-loops (every node attends to itself)");
     if (c->train_eps != 0 && c->train_eps != 1) return lg__error(LG_EINVAL, "train_eps must be 0 or 1");
+    const int flags[4] = {c->residual, c->gate, c->self_loops, c->feature_norm_row};
+    static const char *const flag_names[4] = {"residual", "gate", "self_loops", "feature_norm_row"};
+    for (int k = 0; k < 4; k++)
+        if (flags[k] != 0 && flags[k] != 1)
+            return lg__error(LG_EINVAL, "%s must be 0 or 1, not %d", flag_names[k], flags[k]);
     if ((unsigned)c->init >= LG_INIT_COUNT)
         return lg__error(LG_EINVAL, "init %d is not LG_INIT_GLOROT or LG_INIT_PYTORCH", (int)c->init);
     if (c->init == LG_INIT_PYTORCH && c->kind != LG_MODEL_GAT && c->kind != LG_MODEL_GT)
@@ -188,6 +202,7 @@ lg_status lg_model_config_check(const lg_model_config *c) {
 }
 
 void lg_train_config_default(lg_train_config *c) {
+    if (!c) return;
     memset(c, 0, sizeof *c);
     c->epochs = 200;
     c->lr = 0.005;
@@ -211,6 +226,9 @@ lg_status lg_train_config_check(const lg_train_config *c) {
     if (c->explode_window < 0 || c->explode_window > 100000)
         return lg__error(LG_EINVAL, "--explode-window must be in 0..100000");
     if (c->batch_size < 0) return lg__error(LG_EINVAL, "--batch-size must be >= 0 (0: full batch)");
+    if (c->plateau != 0 && c->plateau != 1) return lg__error(LG_EINVAL, "plateau must be 0 or 1, not %d", c->plateau);
+    if (c->stop_on_explosion != 0 && c->stop_on_explosion != 1)
+        return lg__error(LG_EINVAL, "stop_on_explosion must be 0 or 1, not %d", c->stop_on_explosion);
     return LG_OK;
 }
 
@@ -681,10 +699,11 @@ lg_status lg_trainer_epoch(lg_trainer *t, lg_epoch_stats *es) {
 }
 
 int lg_trainer_done(const lg_trainer *t) {
+    if (!t) return 1; /* nothing to train */
     return t->s.stopped_early || (t->tc.stop_on_explosion && t->s.exploded);
 }
 
-long lg_trainer_epochs_done(const lg_trainer *t) { return t->s.epoch; }
+long lg_trainer_epochs_done(const lg_trainer *t) { return t ? t->s.epoch : 0; }
 
 static int lg__cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -692,8 +711,10 @@ static int lg__cmp_double(const void *a, const void *b) {
 }
 
 void lg_trainer_summary(const lg_trainer *t, lg_train_summary *out) {
-    const lg__train_state *s = &t->s;
+    if (!out) return;
     memset(out, 0, sizeof *out);
+    if (!t) return;
+    const lg__train_state *s = &t->s;
     out->epochs_run = s->epoch;
     out->train_loss = s->last[0];
     out->val_loss = s->last[1];
@@ -896,6 +917,7 @@ static lg_status lg__section_configs(const lg_ckpt *c, const char *path, lg_mode
 
 lg_status lg_checkpoint_config(const char *path, lg_model_config *mc, lg_train_config *tc) {
     lg_ckpt *c = NULL;
+    if (!mc || !tc) return lg__error(LG_EINVAL, "lg_checkpoint_config: mc or tc is NULL");
     LG_CHECK(lg__ckpt_load(&c, path));
     lg_status st = lg__section_configs(c, path, mc, tc);
     if (st == LG_OK) st = lg_model_config_check(mc);
@@ -1064,13 +1086,14 @@ lg_status lg_trainer_predict(lg_trainer *t, float *logp, float *hidden) {
     return LG_OK;
 }
 
-lg_idx lg_trainer_classes(const lg_trainer *t) { return t->ds->n_classes; }
-lg_idx lg_trainer_hidden_width(const lg_trainer *t) { return lg__model_hidden_width_f32(t->model); }
-int lg_trainer_layers(const lg_trainer *t) { return t->L; }
+lg_idx lg_trainer_classes(const lg_trainer *t) { return t ? t->ds->n_classes : 0; }
+lg_idx lg_trainer_hidden_width(const lg_trainer *t) { return t ? lg__model_hidden_width_f32(t->model) : 0; }
+int lg_trainer_layers(const lg_trainer *t) { return t ? t->L : 0; }
 lg_idx lg_trainer_layer_heads(const lg_trainer *t, int l) {
-    return (l >= 0 && l < t->L) ? lg__model_layer_heads_f32(t->model, l) : 0;
+    return (t && l >= 0 && l < t->L) ? lg__model_layer_heads_f32(t->model, l) : 0;
 }
 lg_status lg_trainer_attention(const lg_trainer *t, int l, float *att) {
+    if (!t) return lg__error(LG_EINVAL, "lg_trainer_attention: t is NULL");
     if (t->batch)
         return lg__error(LG_EUNSUPPORTED, "attention weights of the whole graph: this model was trained in mini-batches "
                          "(--batch-size %d); its checkpoint with --batch-size 0 is another run", t->tc.batch_size);
@@ -1086,9 +1109,12 @@ lg_status lg_trainer_act_rms(const lg_trainer *t, double *rms, int cap) {
     lg__model_act_rms_f32(t->model, rms);
     return LG_OK;
 }
-const lg_graph *lg_trainer_graph(const lg_trainer *t) { return t->batch ? NULL : lg__model_graph_f32(t->model); }
+const lg_graph *lg_trainer_graph(const lg_trainer *t) { return !t || t->batch ? NULL : lg__model_graph_f32(t->model); }
 
 void lg_trainer_memory(const lg_trainer *t, lg_trainer_mem *m) {
+    if (!m) return;
+    memset(m, 0, sizeof *m);
+    if (!t) return;
     lg_idx np = lg__model_nparams_f32(t->model);
     m->params = sizeof(float) * (size_t)np * 4;
     lg__model_memory_f32(t->model, &m->activations, &m->workspace, &m->other);
