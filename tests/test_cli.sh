@@ -278,6 +278,11 @@ blas)
   fi
   ;;
 omp)
+  # an OMP_NUM_THREADS beyond lipgnn's limit: capped, with a note (a team of
+  # 100 000 threads crashed libgomp; 20 000 hung)
+  OMP_NUM_THREADS=100000 timeout 120 "$bin" train --data "$dir/data/tiny" --layers 2 --epochs 2 >"$tmp/out" 2>"$tmp/err"
+  echo $? >"$tmp/rc"; expect_rc 0 "train at OMP_NUM_THREADS=100000"
+  grep -q "note: 100000 threads asked for (OMP_NUM_THREADS), 1024 used" "$tmp/err" || fail "no note of the cap: $(head -c 400 "$tmp/err")"
   # OpenMP waiting: with OMP_WAIT_POLICY and GOMP_SPINCOUNT unset, the computing
   # commands restart once with GOMP_SPINCOUNT (a short spin; libgomp reads it
   # when it loads), which libgomp then uses; a setting of the user's is kept,

@@ -173,6 +173,11 @@ void lg_blas_check(lg_blas_info *info);
  * restarts itself, and restarts for it under such a limit). */
 int lg_set_threads(int n);
 
+/* The most threads lg_set_threads sets: a larger n, or an OMP_NUM_THREADS
+ * above it (n <= 0), gives this many (libgomp crashed or hung making teams of
+ * tens of thousands). */
+#define LG_MAX_THREADS 1024
+
 /* The instruction set of lipgnn's own element-wise kernels: "avx512" where
  * CPUID reports AVX-512 F, DQ, BW and VL, else "avx2" where it reports AVX2,
  * else "baseline" (x86-64 SSE2). Valgrind 3.19 masks AVX-512: "avx2" under

@@ -41,6 +41,11 @@ void lg_cli_errorf(const char *cmd, const char *fmt, ...) __attribute__((format(
  * error flag, or the flush at closing: a full disk). */
 int lg_cli_close_out(const char *cmd, FILE *f, const char *path);
 
+/* lg_set_threads(n) for command cmd (n: --threads, or 0 for OMP_NUM_THREADS
+ * or all cores), with a note on stderr when OMP_NUM_THREADS asks for more than
+ * LG_MAX_THREADS. Returns the thread count in effect. */
+int lg_cli_set_threads(const char *cmd, int n);
+
 /* How many signals stop training at the end of an epoch (the stop signals):
  * SIGINT (Ctrl-C), SIGTERM and SIGHUP (the terminal gone). */
 #define LG_CLI_NSTOP 3

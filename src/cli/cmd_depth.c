@@ -1415,7 +1415,7 @@ static int lg__worker(const char *cmd, const lg__depth_args *a) {
     lg_dataset *ds = NULL;
     int ds_depth = -1, status = LG_EXIT_OK;
     char line[256], row[1024];
-    lg_set_threads(a->opts[0].threads);
+    lg_cli_set_threads(cmd, a->opts[0].threads);
     while (fgets(line, sizeof line, stdin)) {
         lg__cell c;
         if (sscanf(line, "%lld %d %d %d %d %d %d", &c.k, &c.mi, &c.ri, &c.xi, &c.ni, &c.lj, &c.pi) != 7 || c.k < 0 ||
@@ -1815,7 +1815,7 @@ int lg_cmd_depth_study(int argc, char **argv) {
     lg__cell *todo = NULL;
     FILE *runs = NULL;
     int lock = -1;
-    lg_set_threads(opts[0].threads);
+    lg_cli_set_threads(cmd, opts[0].threads);
     status = lg_cli_data_load(cmd, &opts[0].data, opts[0].max_memory, &ds);
     if (status) goto done;
     int ds_depth = opts[0].data.trees; /* the depth of the TREES in ds (0: not TREES) */

@@ -271,7 +271,7 @@ int lg_cmd_lipschitz(int argc, char **argv) {
         csv = csvbuf;
         svg = svgbuf;
     }
-    lg_set_threads(threads);
+    lg_cli_set_threads(cmd, threads);
     lg_model_config mc;
     lg_train_config tc;
     lg_status st = lg_checkpoint_config(model, &mc, &tc);

@@ -65,7 +65,7 @@ int lg_cmd_predict(int argc, char **argv) {
     if (optind < argc) { lg_cli_errorf(cmd, "unexpected argument '%s'", argv[optind]); return LG_EXIT_USAGE; }
     if (!resume) { lg_cli_errorf(cmd, "--resume FILE is required"); return LG_EXIT_USAGE; }
     if (lg_cli_data_check(cmd, &d)) return LG_EXIT_USAGE;
-    lg_set_threads(threads);
+    lg_cli_set_threads(cmd, threads);
     lg_model_config mc;
     lg_train_config tc;
     lg_status st = lg_checkpoint_config(resume, &mc, &tc);

@@ -485,7 +485,7 @@ int lg_cmd_train(int argc, char **argv) {
         lg_cli_errorf(cmd, "--save %s", lg_last_error());
         return LG_EXIT_USAGE;
     }
-    lg_set_threads(o.threads);
+    lg_cli_set_threads(cmd, o.threads);
     lg_dataset *ds = NULL;
     o.data.progress = isatty(fileno(stderr)) && !o.quiet;
     rc = lg_cli_data_load(cmd, &o.data, o.max_memory, &ds);
@@ -576,7 +576,7 @@ int lg_cmd_demo(int argc, char **argv) {
     lg_train_opts o;
     int rc = lg_cli_train_parse(cmd, n, args, &o);
     if (rc) return rc > 0 ? LG_EXIT_OK : LG_EXIT_USAGE;
-    lg_set_threads(o.threads);
+    lg_cli_set_threads(cmd, o.threads);
     lg_dataset *ds = NULL;
     o.data.progress = isatty(fileno(stderr)) && !o.quiet;
     rc = lg_cli_data_load(cmd, &o.data, o.max_memory, &ds);

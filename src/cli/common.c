@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <omp.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,15 @@ void lg_cli_errorf(const char *cmd, const char *fmt, ...) {
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
+}
+
+int lg_cli_set_threads(const char *cmd, int n) {
+    const int asked = n > 0 ? n : omp_get_max_threads();
+    const int got = lg_set_threads(n);
+    if (got < asked)
+        fprintf(stderr, "%s%s%s: note: %d threads asked for (OMP_NUM_THREADS), %d used: lipgnn runs at most %d\n",
+                lg_cli_prog, cmd ? " " : "", cmd ? cmd : "", asked, got, LG_MAX_THREADS);
+    return got;
 }
 
 int lg_cli_close_out(const char *cmd, FILE *f, const char *path) {

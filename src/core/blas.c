@@ -222,6 +222,7 @@ lg_status lg__blas_usable(const char *fn) {
 
 int lg_set_threads(int n) {
     if (n <= 0) n = omp_get_max_threads();
+    if (n > LG_MAX_THREADS) n = LG_MAX_THREADS;
     omp_set_num_threads(n);
     openblas_set_num_threads(1);
     return n;
