@@ -224,6 +224,36 @@ grep -q "runs.csv" "$tmp/err" || fail "wrong header: message does not name runs.
 # a malformed row
 printf '%s\ngat,x,none\n' "$header" >"$tmp/bad/runs.csv"
 run "${args[@]}" --out "$tmp/bad"; expect_rc 2 "depth-study with a malformed row"
+# rows whose results are out of range, or not the 0/1 of exploded: refused, the row shown whole (a nan
+# accuracy went into summary.md and into --json as a bare nan)
+good=$(sed -n 2p "$out/runs.csv")
+for edit in 's/^\(\([^,]*,\)\{8\}\)[^,]*/\1nan/' 's/^\(\([^,]*,\)\{10\}\)[^,]*/\17.5/' \
+            's/^\(\([^,]*,\)\{13\}\)[^,]*/\1yes/' 's/^\(\([^,]*,\)\{6\}\)[^,]*/\1 -1/'; do
+  rm -rf "$tmp/vals"; cp -r "$out" "$tmp/vals"
+  printf '%s\n%s\n' "$header" "$(echo "$good" | sed "$edit")" >"$tmp/vals/runs.csv"
+  run "${args[@]}" --out "$tmp/vals"; expect_rc 2 "depth-study with a row edited by $edit"
+  grep -q "runs.csv:2: malformed row '$(echo "$good" | sed "$edit" | cut -c1-40)" "$tmp/err" || fail "row edited by $edit: $(cat "$tmp/err")"
+done
+# runs.csv without its settings.txt (deleted, emptied): its runs are adopted as this command's (as a
+# first-format study's, which had none), now with a note, where they were taken silently
+for how in rm empty; do
+  rm -rf "$tmp/nosettings"; cp -r "$out" "$tmp/nosettings"
+  if [ $how = rm ]; then rm "$tmp/nosettings/settings.txt"; else : >"$tmp/nosettings/settings.txt"; fi
+  run "${args[@]}" --out "$tmp/nosettings" --quiet; expect_rc 0 "depth-study, settings.txt $how"
+  grep -q "note: .*settings.txt \(is missing\|names none of this study's settings\): the runs already in runs.csv are taken as made with this command's settings" "$tmp/err" \
+    || fail "settings.txt $how: no note: $(cat "$tmp/err")"
+  grep -q "^model gat: hidden=8 " "$tmp/nosettings/settings.txt" || fail "settings.txt $how: not written again"
+done
+# runs.csv or settings.txt a FIFO or a device: refused at once (a FIFO hung; /dev/zero filled the memory)
+for f in runs.csv settings.txt; do
+  for kind in fifo zero; do
+    rm -rf "$tmp/special"; cp -r "$out" "$tmp/special"; rm "$tmp/special/$f"
+    if [ $kind = fifo ]; then mkfifo "$tmp/special/$f"; else ln -s /dev/zero "$tmp/special/$f"; fi
+    timeout 60 "$bin" "${args[@]}" --out "$tmp/special" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc"
+    expect_rc 2 "depth-study, $f a $kind"
+    grep -q "$f: not a regular file" "$tmp/err" || fail "$f a $kind: $(cat "$tmp/err")"
+  done
+done
 
 # bad options
 bad() {

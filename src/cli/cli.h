@@ -41,6 +41,12 @@ void lg_cli_errorf(const char *cmd, const char *fmt, ...) __attribute__((format(
  * error flag, or the flush at closing: a full disk). */
 int lg_cli_close_out(const char *cmd, FILE *f, const char *path);
 
+/* Opens the regular file at path for reading (a FIFO is refused at once, not
+ * waited on; a device or a directory is refused too). NULL with *missing = 1
+ * and no message when nothing is at path; NULL with *missing = 0 after a
+ * message naming path and the reason otherwise. */
+FILE *lg_cli_open_regular(const char *cmd, const char *path, int *missing);
+
 /* lg_set_threads(n) for command cmd (n: --threads, or 0 for OMP_NUM_THREADS
  * or all cores), with a note on stderr when OMP_NUM_THREADS asks for more than
  * LG_MAX_THREADS. Returns the thread count in effect. */

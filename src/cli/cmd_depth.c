@@ -301,16 +301,27 @@ static int lg__parse_rec(char *line, lg__rec *r) {
     double m = strtod(f1[4], &end);
     if (!*f1[4] || *end || !(m >= 0 && m <= 1)) return -1;
     snprintf(r->missing, LG__KEY, "%g", m);
-    if (!*f1[5] || f1[5][0] == '-') return -1;
+    if (f1[5][0] < '0' || f1[5][0] > '9') return -1; /* (strtoull takes spaces and a sign) */
     errno = 0;
     unsigned long long s = strtoull(f1[5], &end, 10);
     if (errno || *end) return -1;
     r->seed = (uint64_t)s;
-    for (int i = 0; i < 5; i++) {
+    errno = 0;
+    long long ep = strtoll(f1[6], &end, 10);
+    if (errno || *end || !*f1[6] || ep < 0) return -1;
+    for (int i = 0; i < 5; i++) { /* accuracies: in [0, 1] */
         r->acc[i] = strtod(f1[7 + i], &end);
-        if (!*f1[7 + i] || *end) return -1;
+        if (!*f1[7 + i] || *end || !(r->acc[i] >= 0 && r->acc[i] <= 1)) return -1;
     }
-    r->exploded = !strcmp(f1[12], "1");
+    if (strcmp(f1[12], "0") && strcmp(f1[12], "1")) return -1;
+    r->exploded = f1[12][0] == '1';
+    errno = 0;
+    long long fe = strtoll(f1[13], &end, 10);
+    if (errno || *end || !*f1[13] || fe < -1) return -1;
+    double gn = strtod(f1[14], &end); /* a gradient norm: inf or nan where training diverged */
+    if (!*f1[14] || *end || gn < 0) return -1;
+    double ms = strtod(f1[15], &end);
+    if (!*f1[15] || *end || !(ms >= 0) || !isfinite(ms)) return -1;
     return 0;
 }
 
@@ -344,7 +355,11 @@ static int lg__runs_upgrade(const char *cmd, const char *path, int depth, char *
     n += (size_t)sprintf(out, "%s", lg__csv_header);
     for (char *p = *buf + h0, *nl; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
         char *comma = memchr(p, ',', (size_t)(nl - p));
-        if (!comma) { free(out); lg_cli_errorf(cmd, "%s: malformed row '%.120s'", path, p); return -1; }
+        if (!comma) {
+            free(out);
+            lg_cli_errorf(cmd, "%s: malformed row '%.*s'", path, (int)(nl - p < 120 ? nl - p : 120), p);
+            return -1;
+        }
         memcpy(out + n, p, (size_t)(comma - p));
         n += (size_t)(comma - p);
         memcpy(out + n, col, (size_t)cl);
@@ -379,9 +394,11 @@ static int lg__runs_upgrade(const char *cmd, const char *path, int depth, char *
  * after a message (*status = the exit status). */
 static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg__recs *rs, int *status) {
     *status = LG_EXIT_USAGE;
-    FILE *f = fopen(path, "rb");
+    int missing = 0;
+    FILE *f = lg_cli_open_regular(cmd, path, &missing);
     char *buf = NULL;
     size_t len = 0;
+    if (!f && !missing) return NULL;
     if (f) {
         size_t cap = 0;
         for (;;) {
@@ -400,9 +417,6 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
         if (err) { free(buf); lg_cli_errorf(cmd, "%s: read error", path); return NULL; }
         buf[len] = 0;
         if (lg__runs_upgrade(cmd, path, old_depth, &buf, &len)) { free(buf); return NULL; }
-    } else if (errno != ENOENT) {
-        lg_cli_errorf(cmd, "%s: cannot read: %s", path, strerror(errno));
-        return NULL;
     }
     size_t hl = strlen(lg__csv_header);
     size_t keep = 0; /* bytes of the file to keep */
@@ -430,8 +444,11 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
                 }
                 *nl = 0;
                 lg__rec r;
+                char shown[128]; /* the row as read (the parse cuts it at its commas) */
+                snprintf(shown, sizeof shown, "%.120s", p);
                 if (lg__parse_rec(p, &r)) {
-                    lg_cli_errorf(cmd, "%s:%ld: malformed row '%.120s'", path, lineno, p);
+                    lg_cli_errorf(cmd, "%s:%ld: malformed row '%s' (a field missing, extra or out of range)", path,
+                                  lineno, shown);
                     free(buf);
                     return NULL;
                 }
@@ -935,10 +952,10 @@ static int lg__settings_check(const char *cmd, const char *dir, const lg__grid *
     int n = 0, rc = 0;
     snprintf(want[n++], sizeof want[0], "%s", data_line);
     for (int mi = 0; mi < g->nmodels; mi++) lg__settings_line(g, &opts[mi], mi, want[n++], sizeof want[0]);
-    int have[LG__MAX_LIST + 1] = {0};
-    FILE *f = fopen(path, "r");
-    if (!f && errno != ENOENT) {
-        lg_cli_errorf(cmd, "%s: cannot read: %s", path, strerror(errno));
+    int have[LG__MAX_LIST + 1] = {0}, keys = 0; /* keys: lines of settings.txt that name a setting wanted */
+    int absent = 0;
+    FILE *f = lg_cli_open_regular(cmd, path, &absent);
+    if (!f && !absent) {
         rc = LG_EXIT_USAGE;
         goto done;
     }
@@ -959,9 +976,27 @@ static int lg__settings_check(const char *cmd, const char *dir, const lg__grid *
                 goto done;
             }
             have[k] = 1;
+            keys++;
         }
     }
     if (f) fclose(f);
+    if (!keys) { /* settings.txt missing, empty or foreign: runs.csv's runs, if any, are of settings unknown */
+        char runs[4200], head[512] = "";
+        snprintf(runs, sizeof runs, "%s/runs.csv", dir);
+        int rows = 0;
+        struct stat sb; /* (anything but a regular file: lg__runs_open's error, below) */
+        FILE *rf = stat(runs, &sb) == 0 && S_ISREG(sb.st_mode) ? fopen(runs, "rb") : NULL;
+        if (rf) { /* a runs.csv of either format with a row after its header (a foreign one: lg__runs_open's error) */
+            if (fgets(head, sizeof head, rf) && (!strcmp(head, lg__csv_header) || !strcmp(head, lg__csv_header_v0)))
+                rows = fgetc(rf) != EOF;
+            fclose(rf);
+        }
+        if (rows) /* adopted, as a first-format study's (which had no settings.txt), but said */
+            fprintf(stderr,
+                    "lipgnn %s: note: %s %s: the runs already in runs.csv are taken as made with this command's "
+                    "settings (now written there); if they were not, give another --out\n",
+                    cmd, path, absent ? "is missing" : "names none of this study's settings");
+    }
     int missing = 0;
     for (int k = 0; k < n; k++) missing |= !have[k];
     if (!missing) goto done;

@@ -6,9 +6,11 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "core/internal.h"
 
 const char *lg_cli_prog = "lipgnn";
 
@@ -19,6 +21,22 @@ void lg_cli_errorf(const char *cmd, const char *fmt, ...) {
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
+}
+
+FILE *lg_cli_open_regular(const char *cmd, const char *path, int *missing) {
+    struct stat sb;
+    *missing = 0;
+    if (stat(path, &sb) != 0 && errno == ENOENT) {
+        *missing = 1;
+        return NULL;
+    }
+    FILE *f = NULL;
+    size_t len = 0;
+    if (lg__file_open_regular(path, NULL, &f, &len) != LG_OK) {
+        lg_cli_errorf(cmd, "%s", lg_last_error());
+        return NULL;
+    }
+    return f;
 }
 
 int lg_cli_set_threads(const char *cmd, int n) {
