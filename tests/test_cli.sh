@@ -135,6 +135,27 @@ bad_input)
     grep -q "^epochs" "$tmp/out" && fail "--save $p: trained before refusing"
   done
   [ -p "$tmp/fifo" ] || fail "--save onto a pipe replaced it"
+  # an output that is an input (or another output), by its path or through a link: refused before
+  # anything is written (predict --out m.ckpt replaced the checkpoint by its CSV; gradmap --out g.csv
+  # its grad log)
+  run train --trees 2 --trees-count 5 --epochs 1 --save "$tmp/in.ckpt" --grad-log "$tmp/in.csv"; expect_rc 0 "train for the clobber checks"
+  ln -s in.ckpt "$tmp/in-link.ckpt"
+  cp "$tmp/in.ckpt" "$tmp/in.keep"; cp "$tmp/in.csv" "$tmp/in.csv.keep"
+  for cmdline in "predict --resume $tmp/in.ckpt --trees 2 --trees-count 5 --out $tmp/in-link.ckpt|--out" \
+                 "predict --resume $tmp/in.ckpt --trees 2 --trees-count 5 --out $tmp/p.csv --embeddings $tmp/in.ckpt|--embeddings" \
+                 "lipschitz --model $tmp/in.ckpt --trees 2 --trees-count 5 --csv $tmp/in.ckpt|--csv" \
+                 "gradmap --log $tmp/in.csv --out $tmp/in.csv|--out" \
+                 "train --trees 2 --trees-count 5 --epochs 1 --resume $tmp/in.ckpt --grad-log $tmp/in-link.ckpt|--grad-log"; do
+    IFS='|' read -r c o <<<"$cmdline"
+    # shellcheck disable=SC2086
+    run $c; expect_rc 2 "$c"
+    grep -q -- "$o [^ ]* and --[a-z-]* [^ ]* are the same file" "$tmp/err" || fail "$c: $(cat "$tmp/err")"
+  done
+  cmp -s "$tmp/in.ckpt" "$tmp/in.keep" || fail "a refused command changed the checkpoint"
+  cmp -s "$tmp/in.csv" "$tmp/in.csv.keep" || fail "a refused command changed the grad log"
+  run predict --resume "$tmp/in.ckpt" --trees 2 --trees-count 5 --out "$tmp/p2.csv" --embeddings "$tmp/p2.csv"
+  expect_rc 2 "predict, two outputs one file"; grep -q "writing --out would destroy the other output" "$tmp/err" || fail "two outputs: $(cat "$tmp/err")"
+  run train --trees 2 --trees-count 5 --epochs 2 --resume "$tmp/in.ckpt" --save "$tmp/in.ckpt"; expect_rc 0 "train --save onto its --resume (continued in place)"
   # a link is followed: the link stays, its file gets the checkpoint
   ln -s real.ckpt "$tmp/link.ckpt"
   run train --trees 2 --trees-count 5 --epochs 1 --save "$tmp/link.ckpt"; expect_rc 0 "--save onto a link"

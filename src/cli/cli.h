@@ -47,6 +47,13 @@ int lg_cli_close_out(const char *cmd, FILE *f, const char *path);
  * message naming path and the reason otherwise. */
 FILE *lg_cli_open_regular(const char *cmd, const char *path, int *missing);
 
+/* The files a command reads and writes, named by their options (opt[k],
+ * e.g. "--out") and paths (path[k], NULL when not given), the first nout of
+ * them written: -1 after a message when an output is the same file as an
+ * input or as another output (the same device and inode, through any path or
+ * link), which writing it would destroy or interleave; else 0. O(n^2) stats. */
+int lg_cli_check_clobber(const char *cmd, int n, int nout, const char *const *opt, const char *const *path);
+
 /* lg_set_threads(n) for command cmd (n: --threads, or 0 for OMP_NUM_THREADS
  * or all cores), with a note on stderr when OMP_NUM_THREADS asks for more than
  * LG_MAX_THREADS. Returns the thread count in effect. */

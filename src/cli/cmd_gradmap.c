@@ -380,6 +380,12 @@ int lg_cmd_gradmap(int argc, char **argv) {
         lg_cli_errorf(cmd, "%d --label for %d --log: give one per log, or none", nlabels, nlogs);
         return LG_EXIT_USAGE;
     }
+    {
+        const char *opt[1 + LG__MAX_LOGS], *path[1 + LG__MAX_LOGS];
+        opt[0] = "--out", path[0] = out;
+        for (int i = 0; i < nlogs; i++) opt[1 + i] = "--log", path[1 + i] = logs[i];
+        if (lg_cli_check_clobber(cmd, 1 + nlogs, 1, opt, path)) return LG_EXIT_USAGE;
+    }
     lg__panel pan[LG__MAX_LOGS];
     memset(pan, 0, sizeof pan);
     int rc = LG_EXIT_OK;

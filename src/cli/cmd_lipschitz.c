@@ -271,6 +271,10 @@ int lg_cmd_lipschitz(int argc, char **argv) {
         csv = csvbuf;
         svg = svgbuf;
     }
+    {
+        const char *opt[3] = {"--csv", "--svg", "--model"}, *path[3] = {csv, svg, model};
+        if (lg_cli_check_clobber(cmd, 3, 2, opt, path)) return LG_EXIT_USAGE;
+    }
     lg_cli_set_threads(cmd, threads);
     lg_model_config mc;
     lg_train_config tc;

@@ -65,6 +65,10 @@ int lg_cmd_predict(int argc, char **argv) {
     if (optind < argc) { lg_cli_errorf(cmd, "unexpected argument '%s'", argv[optind]); return LG_EXIT_USAGE; }
     if (!resume) { lg_cli_errorf(cmd, "--resume FILE is required"); return LG_EXIT_USAGE; }
     if (lg_cli_data_check(cmd, &d)) return LG_EXIT_USAGE;
+    {
+        const char *opt[4] = {"--out", "--embeddings", "--attention", "--resume"}, *path[4] = {out, emb, att, resume};
+        if (lg_cli_check_clobber(cmd, 4, 3, opt, path)) return LG_EXIT_USAGE;
+    }
     lg_cli_set_threads(cmd, threads);
     lg_model_config mc;
     lg_train_config tc;

@@ -249,6 +249,11 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
     }
     o->tc.seed = o->data.seed;
     if (lg_cli_data_check(cmd, &o->data)) return -1;
+    { /* (--save onto --resume is a run continued in place: allowed) */
+        const char *opt[4] = {"--log", "--grad-log", "--save", "--resume"},
+                   *path[4] = {o->log, o->grad_log, o->save, o->resume};
+        if (lg_cli_check_clobber(cmd, 4, 2, opt, path)) return -1;
+    }
     if (o->data.trees && kind != LG_MODEL_GAT_CLASSIC) { /* the TREES setting, where not given */
         if (!given[O_LAYERS]) o->mc.layers = o->data.trees + 1;
         if (!given[O_HIDDEN]) o->mc.hidden = LG_CLI_TREES_HIDDEN;

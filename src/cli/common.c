@@ -39,6 +39,26 @@ FILE *lg_cli_open_regular(const char *cmd, const char *path, int *missing) {
     return f;
 }
 
+int lg_cli_check_clobber(const char *cmd, int n, int nout, const char *const *opt, const char *const *path) {
+    for (int a = 0; a < nout; a++) {
+        struct stat sa, sb;
+        if (!path[a]) continue;
+        const int ina = stat(path[a], &sa) == 0;
+        for (int b = 0; b < n; b++) {
+            if (b == a || !path[b] || (b < nout && b < a)) continue;
+            const int inb = stat(path[b], &sb) == 0;
+            int same;
+            if (ina && inb) same = sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino && S_ISREG(sa.st_mode);
+            else same = b < nout && !strcmp(path[a], path[b]); /* two outputs not there yet: by their paths */
+            if (!same) continue;
+            lg_cli_errorf(cmd, "%s %s and %s %s are the same file: writing %s would destroy %s (give it a file of its own)",
+                          opt[a], path[a], opt[b], path[b], opt[a], b < nout ? "the other output" : "it");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int lg_cli_set_threads(const char *cmd, int n) {
     const int asked = n > 0 ? n : omp_get_max_threads();
     const int got = lg_set_threads(n);
