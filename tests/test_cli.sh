@@ -156,6 +156,21 @@ bad_input)
   run predict --resume "$tmp/in.ckpt" --trees 2 --trees-count 5 --out "$tmp/p2.csv" --embeddings "$tmp/p2.csv"
   expect_rc 2 "predict, two outputs one file"; grep -q "writing --out would destroy the other output" "$tmp/err" || fail "two outputs: $(cat "$tmp/err")"
   run train --trees 2 --trees-count 5 --epochs 2 --resume "$tmp/in.ckpt" --save "$tmp/in.ckpt"; expect_rc 0 "train --save onto its --resume (continued in place)"
+  # predict: --attention of a mini-batch model refused before any output; TREES has no validation
+  # split: no "val 0.0000" and a JSON null; a checkpoint path with a newline stays on the comment line
+  run predict --resume "$tmp/in.ckpt" --trees 2 --trees-count 5 --out "$tmp/pa.csv" --attention "$tmp/pa-att.csv"
+  expect_rc 2 "predict --attention of a mini-batch model"; [ -e "$tmp/pa.csv" ] && fail "predict --attention refused after writing --out"
+  run predict --resume "$tmp/in.ckpt" --trees 2 --trees-count 5 --out "$tmp/pt.csv"; expect_rc 0 "predict on TREES"
+  grep -q "train [0-9.]*  test [0-9.]* (no validation split)" "$tmp/err" || fail "predict on TREES: $(cat "$tmp/err")"
+  run predict --resume "$tmp/in.ckpt" --trees 2 --trees-count 5 --out "$tmp/pt.csv" --json; expect_rc 0 "predict --json on TREES"
+  grep -q '"val_acc":null,' "$tmp/out" || fail "predict --json on TREES: $(cat "$tmp/out")"
+  cp "$tmp/in.ckpt" "$tmp/n"$'\n'"l.ckpt"
+  run predict --resume "$tmp/n"$'\n'"l.ckpt" --trees 2 --trees-count 5 --out "$tmp/pt.csv" --embeddings "$tmp/e.mtx"
+  expect_rc 0 "predict, a newline in the checkpoint's path"
+  [ "$(sed -n 3p "$tmp/e.mtx" | tr -cd ' ' | wc -c)" = 1 ] || fail "embeddings: the size line is not line 3: $(head -4 "$tmp/e.mtx")"
+  touch "$tmp/afile"
+  run lipschitz --model "$tmp/in.ckpt" --trees 2 --trees-count 5 --out "$tmp/afile"; expect_rc 2 "lipschitz --out a file"
+  grep -q -- "--out $tmp/afile: not a directory" "$tmp/err" || fail "lipschitz --out a file: $(cat "$tmp/err")"
   # a link is followed: the link stays, its file gets the checkpoint
   ln -s real.ckpt "$tmp/link.ckpt"
   run train --trees 2 --trees-count 5 --epochs 1 --save "$tmp/link.ckpt"; expect_rc 0 "--save onto a link"

@@ -74,6 +74,11 @@ int lg_cmd_predict(int argc, char **argv) {
     lg_train_config tc;
     lg_status st = lg_checkpoint_config(resume, &mc, &tc);
     if (st != LG_OK) { lg_cli_errorf(cmd, "%s", lg_last_error()); return lg_cli_exit_for(st); }
+    if (att && tc.batch_size > 0) { /* before any work: a mini-batch model has no graph of the whole data set */
+        lg_cli_errorf(cmd, "--attention: this checkpoint was trained in mini-batches (--batch-size %d); per-edge "
+                      "attention weights are written for full-batch models (--batch-size 0) only", tc.batch_size);
+        return LG_EXIT_USAGE;
+    }
     lg_dataset *ds = NULL;
     int rc = lg_cli_data_load(cmd, &d, max_memory, &ds);
     if (rc) return rc;
@@ -113,8 +118,12 @@ int lg_cmd_predict(int argc, char **argv) {
     }
     if (emb) {
         if (!(f = fopen(emb, "w"))) { lg_cli_errorf(cmd, "%s: cannot write: %s", emb, strerror(errno)); status = LG_EXIT_USAGE; goto done; }
+        char shown[512]; /* the checkpoint's path on the comment's one line: control bytes as '?' */
+        snprintf(shown, sizeof shown, "%s", resume);
+        for (char *ch = shown; *ch; ch++)
+            if ((unsigned char)*ch < 0x20 || *ch == 0x7f) *ch = '?';
         fprintf(f, "%%%%MatrixMarket matrix array real general\n%% lipgnn %s: last hidden layer of %s\n%lld %lld\n",
-                lg_version(), resume, (long long)n, (long long)H);
+                lg_version(), shown, (long long)n, (long long)H);
         for (lg_idx q = 0; q < H; q++)
             for (lg_idx i = 0; i < n; i++) fprintf(f, "%.9g\n", hid[i * H + q]);
         if (lg_cli_close_out(cmd, f, emb)) status = LG_EXIT_FAIL;
@@ -153,11 +162,17 @@ int lg_cmd_predict(int argc, char **argv) {
         lg_json_string(stdout, resume);
         printf(",\"dataset\":");
         lg_json_string(stdout, ds->name);
-        printf(",\"model\":\"%s\",\"epochs_trained\":%ld,\"train_acc\":%.6f,\"val_acc\":%.6f,\"test_acc\":%.6f}\n",
-               lg_model_kind_name(mc.kind), lg_trainer_epochs_done(t), acc[0], acc[1], acc[2]);
-    } else {
+        printf(",\"model\":\"%s\",\"epochs_trained\":%ld,\"train_acc\":%.6f,\"val_acc\":", lg_model_kind_name(mc.kind),
+               lg_trainer_epochs_done(t), acc[0]);
+        if (ds->n_val > 0) printf("%.6f", acc[1]);
+        else printf("null"); /* no validation split (TREES): no accuracy, not 0 */
+        printf(",\"test_acc\":%.6f}\n", acc[2]);
+    } else if (ds->n_val > 0) {
         fprintf(stderr, "lipgnn predict: %s after %ld epochs: train %.4f  val %.4f  test %.4f\n", ds->name,
                 lg_trainer_epochs_done(t), acc[0], acc[1], acc[2]);
+    } else {
+        fprintf(stderr, "lipgnn predict: %s after %ld epochs: train %.4f  test %.4f (no validation split)\n", ds->name,
+                lg_trainer_epochs_done(t), acc[0], acc[2]);
     }
 done:
     free(logp);
