@@ -164,6 +164,8 @@ bad_input)
   grep -q "train [0-9.]*  test [0-9.]* (no validation split)" "$tmp/err" || fail "predict on TREES: $(cat "$tmp/err")"
   run predict --resume "$tmp/in.ckpt" --trees 2 --trees-count 5 --out "$tmp/pt.csv" --json; expect_rc 0 "predict --json on TREES"
   grep -q '"val_acc":null,' "$tmp/out" || fail "predict --json on TREES: $(cat "$tmp/out")"
+  run train --trees 2 --trees-count 5 --epochs 1 --json; expect_rc 0 "train --json on TREES"
+  grep -q '"val_acc":null,.*"val_loss":null,' "$tmp/out" || fail "train --json on TREES: $(tail -c 600 "$tmp/out")"
   cp "$tmp/in.ckpt" "$tmp/n"$'\n'"l.ckpt"
   run predict --resume "$tmp/n"$'\n'"l.ckpt" --trees 2 --trees-count 5 --out "$tmp/pt.csv" --embeddings "$tmp/e.mtx"
   expect_rc 0 "predict, a newline in the checkpoint's path"

@@ -316,10 +316,11 @@ static void lg__print_json(const lg_train_opts *o, const lg_dataset *ds, const l
     const int ran = s->epochs_run > 0;
     printf(",\"params\":%lld,\"epochs_run\":%ld", (long long)s->n_params, s->epochs_run);
     lg__json_num("train_acc", "%.6f", s->train_acc, ran);
-    lg__json_num("val_acc", "%.6f", s->val_acc, ran);
+    const int has_val = ran && ds->n_val > 0; /* no validation split (TREES): null, not 0 */
+    lg__json_num("val_acc", "%.6f", s->val_acc, has_val);
     lg__json_num("test_acc", "%.6f", s->test_acc, ran);
     lg__json_num("train_loss", "%.6g", s->train_loss, ran);
-    lg__json_num("val_loss", "%.6g", s->val_loss, ran);
+    lg__json_num("val_loss", "%.6g", s->val_loss, has_val);
     lg__json_num("test_loss", "%.6g", s->test_loss, ran);
     if (ran) printf(",\"best_epoch\":%ld", s->best_epoch);
     else printf(",\"best_epoch\":null");
