@@ -555,9 +555,9 @@ lg_status lg_dataset_resolve(const char *name, char *buf, size_t cap) {
                                     "give a directory path instead", name);
     const char *root = getenv("LIPGNN_DATA");
     if (!root || !*root)
-        return lg__error(LG_ENOTFOUND, "data set '%s': LIPGNN_DATA is unset; set it to the directory holding the "
+        return lg__error(LG_ENOTFOUND, "data set '%s': LIPGNN_DATA is %s; set it to the directory holding the "
                                        "data sets (export LIPGNN_DATA=/path/to/data), or give a directory path",
-                         name);
+                         name, root ? "empty" : "unset");
     size_t rl = strlen(root);
     int slash = root[rl - 1] != '/';
     size_t need = rl + (size_t)slash + strlen(name) + 1;

@@ -164,6 +164,12 @@ bad_input)
   grep -q "train [0-9.]*  test [0-9.]* (no validation split)" "$tmp/err" || fail "predict on TREES: $(cat "$tmp/err")"
   run predict --resume "$tmp/in.ckpt" --trees 2 --trees-count 5 --out "$tmp/pt.csv" --json; expect_rc 0 "predict --json on TREES"
   grep -q '"val_acc":null,' "$tmp/out" || fail "predict --json on TREES: $(cat "$tmp/out")"
+  # an output that fails ends the outputs: no attention file begun after --out's write error
+  run train --data "$dir/data/tiny" --layers 2 --epochs 1 --save "$tmp/tiny.ckpt"; expect_rc 0 "train tiny for predict"
+  run predict --resume "$tmp/tiny.ckpt" --data "$dir/data/tiny" --out /dev/full --attention "$tmp/att-after.csv"
+  expect_rc 1 "predict --out /dev/full"; [ -e "$tmp/att-after.csv" ] && fail "predict wrote --attention after --out failed"
+  LIPGNN_DATA= "$bin" train --dataset cora >"$tmp/out" 2>"$tmp/err"
+  grep -q "LIPGNN_DATA is empty" "$tmp/err" || fail "LIPGNN_DATA set but empty: $(cat "$tmp/err")"
   run train --trees 2 --trees-count 5 --epochs 1 --json; expect_rc 0 "train --json on TREES"
   grep -q '"val_acc":null,.*"val_loss":null,' "$tmp/out" || fail "train --json on TREES: $(tail -c 600 "$tmp/out")"
   cp "$tmp/in.ckpt" "$tmp/n"$'\n'"l.ckpt"

@@ -221,6 +221,10 @@ printf 'epoch,layer,group,norm\n1,0,all,1\n' >"$tmp/bad/runs.csv"
 run "${args[@]}" --out "$tmp/bad"; expect_rc 2 "depth-study with a foreign runs.csv"
 grep -q "runs.csv" "$tmp/err" || fail "wrong header: message does not name runs.csv"
 [ "$(head -1 "$tmp/bad/runs.csv")" = "epoch,layer,group,norm" ] || fail "wrong header: file was modified"
+# a header with CRLF line ends: said so (the two headers looked the same)
+printf '%s\r\n' "$header" >"$tmp/bad/runs.csv"
+run "${args[@]}" --out "$tmp/bad"; expect_rc 2 "depth-study with a CRLF runs.csv"
+grep -q "its lines end in CRLF" "$tmp/err" || fail "CRLF runs.csv: $(cat "$tmp/err")"
 # a malformed row
 printf '%s\ngat,x,none\n' "$header" >"$tmp/bad/runs.csv"
 run "${args[@]}" --out "$tmp/bad"; expect_rc 2 "depth-study with a malformed row"

@@ -426,8 +426,12 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
         } else if (len < hl || strncmp(buf, lg__csv_header, hl)) {
             char *nl = memchr(buf, '\n', len);
             int shown = (int)(nl ? (size_t)(nl - buf) : (len < 200 ? len : 200));
-            lg_cli_errorf(cmd, "%s: not a depth-study runs.csv (header '%.*s'; expected '%.*s')", path,
-                          shown > 200 ? 200 : shown, buf, (int)hl - 1, lg__csv_header);
+            if (shown > 200) shown = 200;
+            const int crlf = shown > 0 && buf[shown - 1] == '\r';
+            for (int k = 0; k < shown; k++) /* shown on a terminal: control bytes as '?' */
+                if ((unsigned char)buf[k] < 0x20 || buf[k] == 0x7f) buf[k] = '?';
+            lg_cli_errorf(cmd, "%s: not a depth-study runs.csv (header '%.*s'; expected '%.*s')%s", path, shown, buf,
+                          (int)hl - 1, lg__csv_header, crlf ? ": its lines end in CRLF (\\r\\n), not LF" : "");
             free(buf);
             return NULL;
         } else {

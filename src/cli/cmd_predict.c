@@ -115,6 +115,7 @@ int lg_cmd_predict(int argc, char **argv) {
         }
         if (out && lg_cli_close_out(cmd, f, out)) status = LG_EXIT_FAIL;
         f = NULL;
+        if (status != LG_EXIT_OK) goto done; /* no further output begun after a failed one */
     }
     if (emb) {
         if (!(f = fopen(emb, "w"))) { lg_cli_errorf(cmd, "%s: cannot write: %s", emb, strerror(errno)); status = LG_EXIT_USAGE; goto done; }
@@ -128,6 +129,7 @@ int lg_cmd_predict(int argc, char **argv) {
             for (lg_idx i = 0; i < n; i++) fprintf(f, "%.9g\n", hid[i * H + q]);
         if (lg_cli_close_out(cmd, f, emb)) status = LG_EXIT_FAIL;
         f = NULL;
+        if (status != LG_EXIT_OK) goto done;
     }
     if (att) {
         const lg_graph *g = lg_trainer_graph(t);
