@@ -168,6 +168,12 @@ bad_input)
   run train --data "$dir/data/tiny" --layers 2 --epochs 1 --save "$tmp/tiny.ckpt"; expect_rc 0 "train tiny for predict"
   run predict --resume "$tmp/tiny.ckpt" --data "$dir/data/tiny" --out /dev/full --attention "$tmp/att-after.csv"
   expect_rc 1 "predict --out /dev/full"; [ -e "$tmp/att-after.csv" ] && fail "predict wrote --attention after --out failed"
+  # outputs that cannot be made: refused before the model is built and run
+  run predict --resume "$tmp/tiny.ckpt" --data "$dir/data/tiny" --out "$tmp/none/p.csv"; expect_rc 2 "predict --out in a missing directory"
+  grep -q -- "--out $tmp/none/p.csv: cannot make a file in $tmp/none" "$tmp/err" || fail "predict --out in a missing directory: $(cat "$tmp/err")"
+  grep -q "after [0-9]* epochs" "$tmp/err" && fail "predict --out in a missing directory: predicted first"
+  run predict --resume "$tmp/tiny.ckpt" --data "$dir/data/tiny" --out "$tmp/p3.csv" --embeddings "$tmp"; expect_rc 2 "predict --embeddings a directory"
+  [ -e "$tmp/p3.csv" ] && fail "predict --embeddings a directory: --out written first"
   LIPGNN_DATA= "$bin" train --dataset cora >"$tmp/out" 2>"$tmp/err"
   grep -q "LIPGNN_DATA is empty" "$tmp/err" || fail "LIPGNN_DATA set but empty: $(cat "$tmp/err")"
   run train --trees 2 --trees-count 5 --epochs 1 --json; expect_rc 0 "train --json on TREES"

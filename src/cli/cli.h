@@ -54,6 +54,13 @@ FILE *lg_cli_open_regular(const char *cmd, const char *path, int *missing);
  * link), which writing it would destroy or interleave; else 0. O(n^2) stats. */
 int lg_cli_check_clobber(const char *cmd, int n, int nout, const char *const *opt, const char *const *path);
 
+/* Before a command computes: -1 after a message ("--out P: ..."; opt names
+ * the option) when the output file path cannot be written: a directory, a
+ * file without write permission, or a new file in a missing or unwritable
+ * directory; else 0 (NULL path: 0). The file is not created or changed (a
+ * failed run must not leave an old output truncated). O(1). */
+int lg_cli_check_writable(const char *cmd, const char *opt, const char *path);
+
 /* lg_set_threads(n) for command cmd (n: --threads, or 0 for OMP_NUM_THREADS
  * or all cores), with a note on stderr when OMP_NUM_THREADS asks for more than
  * LG_MAX_THREADS. Returns the thread count in effect. */

@@ -279,6 +279,8 @@ int lg_cmd_lipschitz(int argc, char **argv) {
     {
         const char *opt[3] = {"--csv", "--svg", "--model"}, *path[3] = {csv, svg, model};
         if (lg_cli_check_clobber(cmd, 3, 2, opt, path)) return LG_EXIT_USAGE;
+        for (int k = 0; k < 2; k++) /* before the estimate, not after it */
+            if (lg_cli_check_writable(cmd, outdir ? "--out" : opt[k], path[k])) return LG_EXIT_USAGE;
     }
     lg_cli_set_threads(cmd, threads);
     lg_model_config mc;

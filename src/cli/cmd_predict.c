@@ -68,6 +68,8 @@ int lg_cmd_predict(int argc, char **argv) {
     {
         const char *opt[4] = {"--out", "--embeddings", "--attention", "--resume"}, *path[4] = {out, emb, att, resume};
         if (lg_cli_check_clobber(cmd, 4, 3, opt, path)) return LG_EXIT_USAGE;
+        for (int k = 0; k < 3; k++) /* before the work, not after it */
+            if (lg_cli_check_writable(cmd, opt[k], path[k])) return LG_EXIT_USAGE;
     }
     lg_cli_set_threads(cmd, threads);
     lg_model_config mc;

@@ -59,6 +59,34 @@ int lg_cli_check_clobber(const char *cmd, int n, int nout, const char *const *op
     return 0;
 }
 
+int lg_cli_check_writable(const char *cmd, const char *opt, const char *path) {
+    struct stat sb;
+    if (!path) return 0;
+    if (stat(path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode)) {
+            lg_cli_errorf(cmd, "%s %s: a directory, not a file", opt, path);
+            return -1;
+        }
+        if (access(path, W_OK) != 0) {
+            lg_cli_errorf(cmd, "%s %s: cannot write: %s", opt, path, strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    /* a new file: its directory must exist and take it */
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == path) snprintf(dir, sizeof dir, "/");
+    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode) || access(dir, W_OK | X_OK) != 0) {
+        lg_cli_errorf(cmd, "%s %s: cannot make a file in %s: %s", opt, path, dir,
+                      stat(dir, &sb) != 0 ? strerror(errno) : !S_ISDIR(sb.st_mode) ? "not a directory" : strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 int lg_cli_set_threads(const char *cmd, int n) {
     const int asked = n > 0 ? n : omp_get_max_threads();
     const int got = lg_set_threads(n);
