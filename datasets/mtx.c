@@ -27,11 +27,6 @@
 /* Files                                                                      */
 /* ------------------------------------------------------------------------- */
 
-/* Opens the regular file at path for reading (lg__file_open_regular). */
-static lg_status lg__file_open(const char *path, FILE **fp, size_t *len) {
-    return lg__file_open_regular(path, NULL, fp, len);
-}
-
 /* Reads up to cap bytes of fp into buf, NUL-terminated; *got the count.
  * LG_EIO naming path on a read error. */
 static lg_status lg__file_fill(FILE *fp, const char *path, char *buf, size_t cap, size_t *got) {
@@ -51,7 +46,7 @@ lg_status lg__file_read(lg__file *f, const char *path) {
     f->data = NULL;
     f->len = 0;
     f->path = path;
-    LG_CHECK(lg__file_open(path, &fp, &len));
+    LG_CHECK(lg__file_open_regular(path, NULL, &fp, &len));
     f->data = lg__malloc(len + 1);
     if (!f->data) {
         fclose(fp);
@@ -80,7 +75,7 @@ lg_status lg__file_count(const char *path, size_t *len, lg_idx *lines) {
     size_t got = 0;
     *len = 0;
     *lines = 1;
-    LG_CHECK(lg__file_open(path, &fp, len));
+    LG_CHECK(lg__file_open_regular(path, NULL, &fp, len));
     char *buf = lg__malloc(BLOCK + 1); /* not on the stack, which a caller's thread may have small */
     if (!buf) {
         fclose(fp);
@@ -507,7 +502,7 @@ lg_status lg__mtx_read_header(lg__mtx *m, const char *path, const lg__mtx_want *
     size_t len = 0, got = 0;
     lg__lex lx;
     memset(m, 0, sizeof *m);
-    LG_CHECK(lg__file_open(path, &fp, &len));
+    LG_CHECK(lg__file_open_regular(path, NULL, &fp, &len));
     const size_t cap = len < LG__MTX_HEAD_MAX ? len : LG__MTX_HEAD_MAX;
     char *buf = lg__malloc(cap + 1);
     if (!buf) {

@@ -184,7 +184,8 @@ bad_input)
   [ "$(sed -n 3p "$tmp/e.mtx" | tr -cd ' ' | wc -c)" = 1 ] || fail "embeddings: the size line is not line 3: $(head -4 "$tmp/e.mtx")"
   touch "$tmp/afile"
   run lipschitz --model "$tmp/in.ckpt" --trees 2 --trees-count 5 --out "$tmp/afile"; expect_rc 2 "lipschitz --out a file"
-  grep -q -- "--out $tmp/afile: not a directory" "$tmp/err" || fail "lipschitz --out a file: $(cat "$tmp/err")"
+  grep -q -- "--out $tmp/afile/lipschitz.csv: cannot make a file in $tmp/afile: not a directory" "$tmp/err" \
+    || fail "lipschitz --out a file: $(cat "$tmp/err")"
   # a link is followed: the link stays, its file gets the checkpoint
   ln -s real.ckpt "$tmp/link.ckpt"
   run train --trees 2 --trees-count 5 --epochs 1 --save "$tmp/link.ckpt"; expect_rc 0 "--save onto a link"

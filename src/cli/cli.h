@@ -94,6 +94,12 @@ struct option;
  * mean"). opts ends with a zero entry, as getopt_long's. */
 void lg_cli_bad_option(const char *cmd, const char *arg, const struct option *opts, const char *const *extra);
 
+/* The option of opts (zero-ended, or NULL) that getopt_long takes name[0..len)
+ * for: the one of that exact name, else the only one it abbreviates; NULL when
+ * none or several. *n: 1 for an exact name, else the count of options whose
+ * names begin with it. O(options). */
+const struct option *lg_cli_match_option(const struct option *opts, const char *name, size_t len, int *n);
+
 /* 1 when arg is "--X" or "--X=V" with X a non-empty prefix of an option name
  * of opts (a zero-ended getopt_long table, or NULL) or of extra (names
  * without "--", NULL-ended, or NULL): what getopt_long would read as an

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "core/internal.h"
 #include "cli/svg.h"
 
 static const char lg__depth_help[] =
@@ -899,13 +900,9 @@ static int lg__is(const char *a, const char *name, const char **val) {
  * option's name (getopt_long's abbreviations). */
 static int lg__train_value_next(const char *arg) {
     if (strncmp(arg, "--", 2) || !arg[2] || strchr(arg, '=')) return 0;
-    const struct option *hit = NULL;
-    int n = 0;
-    for (const struct option *o = lg_cli_train_option_table(); o->name; o++) {
-        if (!strcmp(o->name, arg + 2)) { hit = o; n = 1; break; }
-        if (!strncmp(o->name, arg + 2, strlen(arg + 2))) hit = o, n++;
-    }
-    return n == 1 && hit->has_arg == required_argument;
+    int n;
+    const struct option *hit = lg_cli_match_option(lg_cli_train_option_table(), arg + 2, strlen(arg + 2), &n);
+    return hit && hit->has_arg == required_argument;
 }
 
 /* ---- settings.txt: what every run of the study shares ---- */
@@ -988,9 +985,10 @@ static int lg__settings_check(const char *cmd, const char *dir, const lg__grid *
         char runs[4200], head[512] = "";
         snprintf(runs, sizeof runs, "%s/runs.csv", dir);
         int rows = 0;
-        struct stat sb; /* (anything but a regular file: lg__runs_open's error, below) */
-        FILE *rf = stat(runs, &sb) == 0 && S_ISREG(sb.st_mode) ? fopen(runs, "rb") : NULL;
-        if (rf) { /* a runs.csv of either format with a row after its header (a foreign one: lg__runs_open's error) */
+        FILE *rf = NULL;
+        size_t rlen = 0;
+        /* (missing or not a regular file: no runs here; lg__runs_open says why, below) */
+        if (lg__file_open_regular(runs, NULL, &rf, &rlen) == LG_OK) { /* a runs.csv of either format with a row after its header (a foreign one: lg__runs_open's error) */
             if (fgets(head, sizeof head, rf) && (!strcmp(head, lg__csv_header) || !strcmp(head, lg__csv_header_v0)))
                 rows = fgetc(rf) != EOF;
             fclose(rf);

@@ -259,11 +259,6 @@ int lg_cmd_lipschitz(int argc, char **argv) {
     if (lg_cli_data_check(cmd, &d)) return LG_EXIT_USAGE;
     char csvbuf[4096], svgbuf[4096];
     if (outdir) {
-        struct stat sb;
-        if (stat(outdir, &sb) == 0 && !S_ISDIR(sb.st_mode)) { /* before the estimate, not after it */
-            lg_cli_errorf(cmd, "--out %s: not a directory", outdir);
-            return LG_EXIT_USAGE;
-        }
         if (mkdir(outdir, 0777) != 0 && errno != EEXIST) {
             lg_cli_errorf(cmd, "%s: cannot create: %s", outdir, strerror(errno));
             return LG_EXIT_USAGE;

@@ -150,18 +150,15 @@ void lg_cli_bad_option(const char *cmd, const char *arg, const struct option *op
     if (len >= sizeof name) len = sizeof name - 1;
     memcpy(name, arg + 2, len);
     name[len] = 0;
-    /* an exact name, else the options it abbreviates */
-    const struct option *hit = NULL;
-    int nprefix = 0;
+    /* an exact name, else the options it abbreviates (listed when several) */
+    int nprefix;
+    const struct option *hit = lg_cli_match_option(opts, name, len, &nprefix);
     char list[256] = "";
-    for (const struct option *o = opts; o->name; o++) {
-        if (!strcmp(o->name, name)) { hit = o; nprefix = 1; break; }
+    for (const struct option *o = opts; nprefix > 1 && o->name; o++)
         if (!strncmp(o->name, name, len)) {
-            if (nprefix++ == 0) hit = o;
             size_t used = strlen(list);
             snprintf(list + used, sizeof list - used, "%s--%s", used ? ", " : "", o->name);
         }
-    }
     if (nprefix > 1) {
         lg_cli_errorf(cmd, "option '--%s' is ambiguous: %s (%s)", name, list, help);
     } else if (hit && hit->has_arg == required_argument && !eq) {
@@ -179,12 +176,27 @@ void lg_cli_bad_option(const char *cmd, const char *arg, const struct option *op
     }
 }
 
+const struct option *lg_cli_match_option(const struct option *opts, const char *name, size_t len, int *n) {
+    const struct option *hit = NULL;
+    *n = 0;
+    for (const struct option *o = opts; o && o->name; o++) {
+        if (strncmp(o->name, name, len)) continue;
+        if (!o->name[len]) { /* the exact name: no abbreviation */
+            *n = 1;
+            return o;
+        }
+        if ((*n)++ == 0) hit = o;
+    }
+    return *n == 1 ? hit : NULL;
+}
+
 int lg_cli_is_option(const char *arg, const struct option *opts, const char *const *extra) {
     if (!arg || strncmp(arg, "--", 2) != 0 || !arg[2] || arg[2] == '=') return 0;
     const char *eq = strchr(arg + 2, '=');
     const size_t len = eq ? (size_t)(eq - (arg + 2)) : strlen(arg + 2);
-    for (const struct option *o = opts; o && o->name; o++)
-        if (!strncmp(o->name, arg + 2, len)) return 1;
+    int n;
+    lg_cli_match_option(opts, arg + 2, len, &n);
+    if (n > 0) return 1;
     for (const char *const *e = extra; e && *e; e++)
         if (!strncmp(*e, arg + 2, len)) return 1;
     return 0;

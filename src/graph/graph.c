@@ -150,11 +150,16 @@ void lg__graph_transpose_into(lg_graph *t, lg_idx *next, const lg_graph *g) {
 }
 
 lg_status lg_graph_transpose(const lg_graph *g, lg_graph **out) {
-    lg_status st = LG_OK;
-    lg_idx *next = NULL;
     if (!out) return lg__error(LG_EINVAL, "lg_graph_transpose: out is NULL");
     *out = NULL;
     LG_CHECK(lg__graph_check_arg(g, "g", "lg_graph_transpose"));
+    return lg__graph_transpose(g, out);
+}
+
+lg_status lg__graph_transpose(const lg_graph *g, lg_graph **out) {
+    lg_status st = LG_OK;
+    lg_idx *next = NULL;
+    *out = NULL;
     LG_TRY(lg__graph_alloc(out, g->n, g->nnz));
     LG_ALLOC(next, g->n, "transpose workspace");
     lg__graph_transpose_into(*out, next, g);
@@ -205,6 +210,11 @@ lg_status lg_graph_self_loops(const lg_graph *g, int add, lg_graph **out) {
     if (!out) return lg__error(LG_EINVAL, "lg_graph_self_loops: out is NULL");
     *out = NULL;
     LG_CHECK(lg__graph_check_arg(g, "g", "lg_graph_self_loops"));
+    return lg__graph_self_loops(g, add, out);
+}
+
+lg_status lg__graph_self_loops(const lg_graph *g, int add, lg_graph **out) {
+    *out = NULL;
     /* first counting then filling */
     lg_idx nnz = 0;
     for (lg_idx i = 0; i < g->n; i++) nnz += lg__graph_row_loops_len(g->j + g->p[i], g->p[i + 1] - g->p[i], i, add);

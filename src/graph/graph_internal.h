@@ -25,6 +25,12 @@ int lg__graph_transpose_map(lg__epos *tpos, lg__epos *tedge, lg_idx *tnext, cons
  * (g, g) without a map. tnext: n lg_idx of workspace. O(n + nnz), sequential. */
 int lg__graph_is_symmetric(const lg_graph *g, lg_idx *tnext);
 
+/* lg_graph_transpose and lg_graph_self_loops for a graph already checked
+ * (lg_graph_check: a data set's, checked by lg_trainer_init): the same
+ * results and statuses, without checking g again. O(n + nnz). */
+lg_status lg__graph_transpose(const lg_graph *g, lg_graph **out);
+lg_status lg__graph_self_loops(const lg_graph *g, int add, lg_graph **out);
+
 /* lg_graph_check(g) for a kernel's argument: LG_EINVAL "<fn>: <what> is NULL"
  * for NULL, otherwise lg_graph_check's status with its message prefixed by
  * "<fn>: <what>: ". O(n + nnz). */

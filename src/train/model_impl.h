@@ -334,12 +334,12 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
         m->other_bytes += (m->sym ? 1 : 2) * sizeof(lg_idx) * (size_t)(m->n + 1 + nnz_g);
     }
     if (!plan && !m->batch) {
-        LG_TRY(lg_graph_self_loops(ds->graph, c->self_loops, &m->g));
+        LG_TRY(lg__graph_self_loops(ds->graph, c->self_loops, &m->g)); /* ds checked by the trainer */
         /* checked once here: the layers then skip their per-call checks of
          * this graph (its lent edge map says so: lg__model_lend_map) */
         LG_TRY(lg_graph_check(m->g));
         if (m->sym) m->gT = m->g;
-        else LG_TRY(lg_graph_transpose(m->g, &m->gT));
+        else LG_TRY(lg__graph_transpose(m->g, &m->gT));
     }
 
     /* input: gat-classic, gcn and dense features need x as lg_real */
