@@ -52,7 +52,7 @@ static const char lg__usage[] =
     "                     OpenBLAS did not take it (a name it does not know). A type\n"
     "                     this CPU cannot execute (SkylakeX without AVX-512) would stop\n"
     "                     OpenBLAS with SIGILL: lipgnn restarts with the best one instead.\n"
-    "  OMP_NUM_THREADS    threads of lipgnn's own kernels (default: all cores)\n"
+    "  OMP_NUM_THREADS    threads of lipgnn's kernels (default: all cores; 1024 at most)\n"
     "  OMP_STACKSIZE      stack of lipgnn's OpenMP worker threads. Under a stack limit\n"
     "                     below " LG_CLI_STR(LG_CLI_STACK_MIN_MIB) " MiB (ulimit -s), which they would follow, lipgnn\n"
     "                     restarts with OMP_STACKSIZE=" LG_CLI_STR(LG_CLI_STACK_MIB) "M when neither it nor\n"
