@@ -215,6 +215,28 @@ cut -d, -f1,3- "$tmp/runs1.csv" >"$tmp/old2/runs.csv"
 run depth-study --trees 2,3 --trees-count 40 --norms none --seeds 1 --epochs 3 --hidden 8 --out "$tmp/old2"
 expect_rc 2 "depth-study over two depths on a first-format runs.csv (its one depth unknown)"
 grep -q "give that depth alone" "$tmp/err" || fail "old runs.csv, two depths: message: $(head -c 300 "$tmp/err")"
+# a first-format runs.csv with a malformed row: refused before the upgrade rewrites it (the
+# upgraded file was written first, then refused, the original format lost)
+mkdir -p "$tmp/old3"
+cut -d, -f1,3- "$tmp/runs1.csv" | sed '3s/^\(\([^,]*,\)\{7\}\)[^,]*/\1x/' >"$tmp/old3/runs.csv"
+cp "$tmp/old3/runs.csv" "$tmp/old3.csv"
+run "${args[@]}" --out "$tmp/old3"; expect_rc 2 "depth-study on a first-format runs.csv with a malformed row"
+grep -q "runs.csv:3: malformed row .*as upgraded from the first format.*the file is unchanged" "$tmp/err" \
+  || fail "old runs.csv, malformed row: $(cat "$tmp/err")"
+cmp -s "$tmp/old3/runs.csv" "$tmp/old3.csv" || fail "old runs.csv with a malformed row: the file was rewritten"
+# blank lines (an editor's newline at the end): skipped, where the last one was a fatal 'malformed row'
+rm -rf "$tmp/blank"; cp -r "$out" "$tmp/blank"
+cp "$tmp/runs1.csv" "$tmp/blank/runs.csv"; printf '\n\n' >>"$tmp/blank/runs.csv"
+run "${args[@]}" --out "$tmp/blank"; expect_rc 0 "depth-study, runs.csv ending in blank lines"
+grep -q "8 already in .*0 to do" "$tmp/err" || fail "blank lines: $(cat "$tmp/err")"
+# a row repeating another's run (two files concatenated): noted, the first kept
+rm -rf "$tmp/dup"; cp -r "$out" "$tmp/dup"
+sed -n 3p "$tmp/runs1.csv" | sed 's/^\(\([^,]*,\)\{8\}\)[^,]*/\10.999999/' >>"$tmp/dup/runs.csv"
+run "${args[@]}" --out "$tmp/dup" --json; expect_rc 0 "depth-study, a duplicated run in runs.csv"
+grep -q "note: .*runs.csv:[0-9]*: the run of this row (gat d=2 L=.* seed .*) is in an earlier row too: the earlier row is kept" \
+  "$tmp/err" || fail "duplicate row: no note: $(cat "$tmp/err")"
+grep -q "8 already in .*0 to do" "$tmp/err" || fail "duplicate row: $(cat "$tmp/err")"
+cmp -s "$tmp/dup/summary.md" "$out/summary.md" || fail "duplicate row: summary.md differs from the study's: the later row counted"
 # a wrong header
 mkdir -p "$tmp/bad"
 printf 'epoch,layer,group,norm\n1,0,all,1\n' >"$tmp/bad/runs.csv"

@@ -266,6 +266,33 @@ static int lg__parse_lists(const char *cmd, lg__grid *g, char *models, char *lay
 
 /* ---- runs.csv ---- */
 
+/* Writes path via a temporary file and rename(2); writer fills the stream.
+ * Returns 0, or -1 after a message. */
+typedef void (*lg__writer)(FILE *f, const void *ctx);
+static int lg__write_atomic(const char *cmd, const char *path, lg__writer w, const void *ctx) {
+    char tmp[4400];
+    int n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    if (n < 0 || (size_t)n >= sizeof tmp) {
+        lg_cli_errorf(cmd, "%s: path too long", path);
+        return -1;
+    }
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        lg_cli_errorf(cmd, "%s: cannot write: %s", path, strerror(errno));
+        return -1;
+    }
+    w(f, ctx);
+    int bad = ferror(f) || fflush(f) != 0 || fsync(fileno(f)) != 0;
+    if (fclose(f) != 0) bad = 1;
+    if (bad || rename(tmp, path) != 0) {
+        lg_cli_errorf(cmd, "%s: write error: %s", path, strerror(errno));
+        remove(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+
 /* Parses one complete line (without its newline) of runs.csv; -1 if malformed. */
 static int lg__parse_rec(char *line, lg__rec *r) {
     char *f[LG__NFIELDS];
@@ -333,11 +360,11 @@ static const char lg__csv_header_v0[] =
     "test_acc_at_best_val,exploded,first_explosion_epoch,max_layer_grad_norm,epoch_ms_median\n";
 
 /* If buf (len bytes, NUL-terminated) is a runs.csv of the first format,
- * replaces it by the current format (the complete lines only; the column
- * trees = depth after the model: 0, or the one tree depth such a study had)
- * and rewrites path with it atomically; depth < 0 refuses (several depths
- * given: which one the study had is unknown). 0 (buf unchanged or upgraded),
- * or -1 after a message. */
+ * replaces it in memory by the current format (the complete lines only; the
+ * column trees = depth after the model: 0, or the one tree depth such a study
+ * had); the caller validates the rows before it writes the file. depth < 0
+ * refuses (several depths given: which one the study had is unknown).
+ * 1 (upgraded), 0 (not the first format: buf unchanged), or -1 after a message. */
 static int lg__runs_upgrade(const char *cmd, const char *path, int depth, char **buf, size_t *len) {
     const size_t h0 = strlen(lg__csv_header_v0);
     if (*len < h0 || strncmp(*buf, lg__csv_header_v0, h0)) return 0;
@@ -356,10 +383,10 @@ static int lg__runs_upgrade(const char *cmd, const char *path, int depth, char *
     n += (size_t)sprintf(out, "%s", lg__csv_header);
     for (char *p = *buf + h0, *nl; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
         char *comma = memchr(p, ',', (size_t)(nl - p));
-        if (!comma) {
-            free(out);
-            lg_cli_errorf(cmd, "%s: malformed row '%.*s'", path, (int)(nl - p < 120 ? nl - p : 120), p);
-            return -1;
+        if (!comma) { /* a blank line stays; a row without a comma is refused with its line number */
+            memcpy(out + n, p, (size_t)(nl + 1 - p));
+            n += (size_t)(nl + 1 - p);
+            continue;
         }
         memcpy(out + n, p, (size_t)(comma - p));
         n += (size_t)(comma - p);
@@ -369,36 +396,37 @@ static int lg__runs_upgrade(const char *cmd, const char *path, int depth, char *
         n += (size_t)(nl + 1 - comma);
     }
     out[n] = 0;
-    char tmp[4400];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    int bad = !f || fwrite(out, 1, n, f) != n || fflush(f) != 0 || fsync(fileno(f)) != 0;
-    if (f && fclose(f) != 0) bad = 1;
-    if (bad || rename(tmp, path) != 0) {
-        lg_cli_errorf(cmd, "%s: cannot upgrade: %s", path, strerror(errno));
-        remove(tmp);
-        free(out);
-        return -1;
-    }
-    fprintf(stderr, "lipgnn %s: %s: upgraded from the format without the trees column (%zu runs)\n", cmd, path,
-            lines);
     free(*buf);
     *buf = out;
     *len = n;
-    return 0;
+    return 1;
+}
+
+/* The bytes an upgraded runs.csv is rewritten with (lg__write_atomic). */
+typedef struct lg__bytes {
+    const char *p; /* the bytes */
+    size_t n;      /* how many  */
+} lg__bytes;
+static void lg__write_bytes(FILE *f, const void *ctx) {
+    const lg__bytes *b = ctx;
+    if (b->n) (void)fwrite(b->p, 1, b->n, f);
 }
 
 /* Reads DIR/runs.csv if present: upgrades a first-format file (its runs get
- * the tree depth old_depth; see lg__runs_upgrade), validates the header, drops
- * a truncated last line (truncating the file), and loads the records. Creates the file with its
- * header when missing or empty. Returns the file opened for appending, or NULL
- * after a message (*status = the exit status). */
+ * the tree depth old_depth; see lg__runs_upgrade), validates the header and
+ * every row (blank lines are skipped; a row repeating an earlier row's run is
+ * noted, the first kept), drops a truncated last line (truncating the file),
+ * and loads the records; an upgraded file is rewritten only once all its rows
+ * are valid. Creates the file with its header when missing or empty. Returns
+ * the file opened for appending, or NULL after a message (*status = the exit
+ * status). */
 static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg__recs *rs, int *status) {
     *status = LG_EXIT_USAGE;
     int missing = 0;
     FILE *f = lg_cli_open_regular(cmd, path, &missing);
     char *buf = NULL;
     size_t len = 0;
+    int upgraded = 0;
     if (!f && !missing) return NULL;
     if (f) {
         size_t cap = 0;
@@ -415,9 +443,9 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
         }
         int err = ferror(f);
         fclose(f);
-        if (err) { free(buf); lg_cli_errorf(cmd, "%s: read error", path); return NULL; }
+        if (err) { free(buf); lg_cli_errorf(cmd, "%s: read error: %s", path, strerror(errno)); return NULL; }
         buf[len] = 0;
-        if (lg__runs_upgrade(cmd, path, old_depth, &buf, &len)) { free(buf); return NULL; }
+        if ((upgraded = lg__runs_upgrade(cmd, path, old_depth, &buf, &len)) < 0) { free(buf); return NULL; }
     }
     size_t hl = strlen(lg__csv_header);
     size_t keep = 0; /* bytes of the file to keep */
@@ -448,26 +476,57 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
                     break;
                 }
                 *nl = 0;
-                lg__rec r;
-                char shown[128]; /* the row as read (the parse cuts it at its commas) */
-                snprintf(shown, sizeof shown, "%.120s", p);
-                if (lg__parse_rec(p, &r)) {
-                    lg_cli_errorf(cmd, "%s:%ld: malformed row '%s' (a field missing, extra or out of range)", path,
-                                  lineno, shown);
-                    free(buf);
-                    return NULL;
+                if (nl == p) { /* a blank line (an editor's last newline): skipped */
+                    p = nl + 1;
+                    keep = (size_t)(p - buf);
+                    continue;
                 }
-                if (!lg__recs_find(rs, r.model, r.trees, r.layers, r.norm, r.residual, r.missing, r.seed) &&
-                    lg__recs_push(rs, &r)) {
+                lg__rec r;
+                char *row = strdup(p); /* the parse cuts its line at the commas: buf stays whole */
+                if (!row) {
                     free(buf);
                     lg_cli_errorf(cmd, "out of memory");
                     *status = LG_EXIT_FAIL;
                     return NULL;
                 }
+                const int bad = lg__parse_rec(row, &r);
+                free(row);
+                if (bad) {
+                    lg_cli_errorf(cmd, "%s:%ld: malformed row '%.120s' (a field missing, extra or out of range)%s",
+                                  path, lineno, p, upgraded ? " (as upgraded from the first format, with the trees "
+                                  "column added; the file is unchanged)" : "");
+                    free(buf);
+                    return NULL;
+                }
+                const lg__rec *first = lg__recs_find(rs, r.model, r.trees, r.layers, r.norm, r.residual, r.missing,
+                                                     r.seed);
+                if (first)
+                    fprintf(stderr, "lipgnn %s: note: %s:%ld: the run of this row (%s d=%d L=%d %s res=%d missing=%s "
+                            "seed %llu) is in an earlier row too: the earlier row is kept, this one ignored\n", cmd,
+                            path, lineno, r.model, r.trees, r.layers, r.norm, r.residual, r.missing,
+                            (unsigned long long)r.seed);
+                else if (lg__recs_push(rs, &r)) {
+                    free(buf);
+                    lg_cli_errorf(cmd, "out of memory");
+                    *status = LG_EXIT_FAIL;
+                    return NULL;
+                }
+                *nl = '\n'; /* restored: an upgraded file is written from buf */
                 p = nl + 1;
                 keep = (size_t)(p - buf);
             }
         }
+    }
+    if (upgraded) { /* every row valid: the upgraded rows replace the file, without a truncated last line */
+        const lg__bytes b = {buf, keep};
+        if (lg__write_atomic(cmd, path, lg__write_bytes, &b)) {
+            free(buf);
+            *status = LG_EXIT_FAIL;
+            return NULL;
+        }
+        fprintf(stderr, "lipgnn %s: %s: upgraded from the format without the trees column (%zu runs)\n", cmd, path,
+                rs->n);
+        len = keep;
     }
     free(buf);
     if (len > 0 && keep < len && truncate(path, (off_t)keep) != 0) {
@@ -537,32 +596,6 @@ static void lg__series_label(const lg__grid *g, int mi, int ri, int xi, int ni, 
     if (g->nresidual > 1 || g->residual[ri]) n += snprintf(buf + n, cap - (size_t)n, " res=%d", g->residual[ri]);
     if (n < 0 || (size_t)n >= cap) return;
     if (g->nmissing > 1 || g->missing[xi] != 0) snprintf(buf + n, cap - (size_t)n, " missing=%s", g->missing_s[xi]);
-}
-
-/* Writes path via a temporary file and rename(2); writer fills the stream.
- * Returns 0, or -1 after a message. */
-typedef void (*lg__writer)(FILE *f, const void *ctx);
-static int lg__write_atomic(const char *cmd, const char *path, lg__writer w, const void *ctx) {
-    char tmp[4400];
-    int n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    if (n < 0 || (size_t)n >= sizeof tmp) {
-        lg_cli_errorf(cmd, "%s: path too long", path);
-        return -1;
-    }
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        lg_cli_errorf(cmd, "%s: cannot write: %s", tmp, strerror(errno));
-        return -1;
-    }
-    w(f, ctx);
-    int bad = ferror(f) || fflush(f) != 0 || fsync(fileno(f)) != 0;
-    if (fclose(f) != 0) bad = 1;
-    if (bad || rename(tmp, path) != 0) {
-        lg_cli_errorf(cmd, "%s: write error: %s", path, strerror(errno));
-        remove(tmp);
-        return -1;
-    }
-    return 0;
 }
 
 /* What the summary and plot writers need. */
