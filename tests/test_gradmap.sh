@@ -60,6 +60,13 @@ cells=$(count 'class="cell"' "$tmp/long.svg")
 grep -q 'class="cell"[^>]*fill="#e31a1c"' "$tmp/long.svg" || fail "inf/nan not drawn red"
 grep -q 'class="cell"[^>]*fill="#bdbdbd"' "$tmp/long.svg" || fail "zero not drawn grey"
 
+# a byte-order mark before the header (a spreadsheet's save) and blank lines (an editor's last
+# newline): the same map, where they were refused
+{ printf '\357\273\277'; sed '3{x;p;x}' "$tmp/plain.csv"; printf '\n\n'; } >"$tmp/bom.csv"
+run gradmap --log "$tmp/plain.csv" --label x --out "$tmp/plain-x.svg"; expect_rc 0 "gradmap plain.csv --label x"
+run gradmap --log "$tmp/bom.csv" --label x --out "$tmp/bom-x.svg"; expect_rc 0 "gradmap, a BOM and blank lines"
+cmp -s "$tmp/plain-x.svg" "$tmp/bom-x.svg" || fail "a BOM and blank lines changed the map"
+
 # bad inputs: exit 2, the file named, no crash
 bad() { # NAME CONTENT(printf format)
   printf "$2" >"$tmp/$1"

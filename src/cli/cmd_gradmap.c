@@ -137,10 +137,13 @@ static int lg__panel_read(const char *cmd, lg__panel *p, const char *group) {
         if (n == -2) LG__BAD_LINE("%s:%ld: line longer than %d characters", path, line, LG__LINE - 2);
         if (n == -3) LG__BAD_LINE("%s:%ld: NUL byte", path, line);
         if (line == 1) {
-            if (strcmp(buf, "epoch,layer,group,norm"))
+            const char *h = buf;
+            if (!strncmp(h, "\xEF\xBB\xBF", 3)) h += 3; /* a UTF-8 byte-order mark (a spreadsheet's save) */
+            if (strcmp(h, "epoch,layer,group,norm"))
                 LG__BAD_LINE("%s:1: header is not 'epoch,layer,group,norm'", path);
             continue;
         }
+        if (n == 0) continue; /* a blank line (an editor's last newline) */
         char *fld[4];
         int k = 0;
         char *s = buf;
