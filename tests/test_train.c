@@ -357,6 +357,21 @@ static void test_api_misuse(void **state) {
     assert_int_equal(mem.total, 0);
     assert_int_equal(lg_trainer_save_check(""), LG_EINVAL); /* as lg_trainer_save refuses it */
     assert_int_equal(lg_gt_out_dim(NULL), 0);
+    { /* a data set made by hand without a name: messages say "(unnamed)" (printf's %s took the NULL) */
+        lg_dataset *ds = lg_test_random_dataset(14, 5, 3, 0, 1);
+        lg_model_config_default(&mc, LG_MODEL_GAT);
+        lg_train_config_default(&tc);
+        char *name = ds->name;
+        ds->name = NULL;
+        const lg_idx n_train = ds->n_train;
+        ds->n_train = 0;
+        lg_trainer *t = NULL;
+        assert_int_equal(lg_trainer_init(&t, &mc, &tc, ds), LG_EINVAL);
+        assert_non_null(strstr(lg_last_error(), "data set (unnamed) has no training nodes"));
+        ds->n_train = n_train;
+        ds->name = name;
+        lg_dataset_free(ds);
+    }
     /* flags are 0 or 1 */
     lg_model_config_default(&mc, LG_MODEL_GAT);
     int *mflags[] = {&mc.residual, &mc.self_loops, &mc.feature_norm_row};

@@ -37,7 +37,7 @@ void lg_features_free(lg_features *f);
 
 /* A node-classification data set. Node ids are 0-based. */
 typedef struct lg_dataset {
-    char *name;          /* the directory's base name, or "trees-d<D>"            */
+    char *name;          /* the directory's base name, or "trees-d<D>"; may be NULL  */
     lg_graph *graph;     /* in-neighbour CSR as the files give it (self-loops not added) */
     lg_features *features; /* n x d node features                                 */
     int32_t *labels;     /* n class ids in [0, n_classes), -1 = no label          */

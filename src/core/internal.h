@@ -116,6 +116,9 @@ static inline uint64_t lg__hash64(uint64_t z) {
     return z ^ (z >> 31);
 }
 
+/* A caller's name for messages: a data set made by hand may leave it NULL. */
+static inline const char *lg__name(const char *s) { return s ? s : "(unnamed)"; }
+
 #define LG_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define LG_MAX(a, b) ((a) > (b) ? (a) : (b))
 

@@ -82,9 +82,9 @@ lg_status lg__batcher_init(lg__batcher *b, const lg_dataset *ds, const lg_featur
     if (B < 1) return lg__error(LG_EINVAL, "batch size %lld: must be >= 1 graph", (long long)B);
     if (G < 1 || !gp || gp[0] != 0 || gp[G] != n)
         return lg__error(LG_EINVAL, "data set %s: its graph segments do not cover its %lld nodes (mini-batches need a "
-                         "data set of whole graphs)", ds->name, (long long)n);
+                         "data set of whole graphs)", lg__name(ds->name), (long long)n);
     for (lg_idx q = 0; q < G; q++)
-        if (gp[q + 1] < gp[q]) return lg__error(LG_EINVAL, "data set %s: graph %lld has a negative size", ds->name, (long long)q);
+        if (gp[q + 1] < gp[q]) return lg__error(LG_EINVAL, "data set %s: graph %lld has a negative size", lg__name(ds->name), (long long)q);
     if (x->n != n) return lg__error(LG_EINVAL, "features have %lld rows for %lld nodes", (long long)x->n, (long long)n);
     if (B > G) B = b->B = G; /* no batch holds more graphs than there are */
 
@@ -100,7 +100,7 @@ lg_status lg__batcher_init(lg__batcher *b, const lg_dataset *ds, const lg_featur
             for (lg_idx k = 0; k < len; k++)
                 if (row[k] < gp[q] || row[k] >= gp[q + 1]) {
                     st = lg__error(LG_EINVAL, "data set %s: edge %lld -> %lld joins two graphs (mini-batches need a "
-                                   "data set of disjoint graphs)", ds->name, (long long)row[k], (long long)v);
+                                   "data set of disjoint graphs)", lg__name(ds->name), (long long)row[k], (long long)v);
                     goto fail;
                 }
             e += lg__graph_row_loops_len(row, len, v, c->self_loops);
@@ -122,7 +122,7 @@ lg_status lg__batcher_init(lg__batcher *b, const lg_dataset *ds, const lg_featur
         memset(cnt, 0, sizeof *cnt * (size_t)G);
         for (lg_idx k = 0; k < m; k++) {
             if (nodes[k] < 0 || nodes[k] >= n) {
-                st = lg__error(LG_EINVAL, "data set %s: split node %lld outside [0, %lld)", ds->name,
+                st = lg__error(LG_EINVAL, "data set %s: split node %lld outside [0, %lld)", lg__name(ds->name),
                                (long long)nodes[k], (long long)n);
                 goto fail;
             }

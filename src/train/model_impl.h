@@ -315,7 +315,7 @@ static lg_status LG_FN(lg__model_build)(LG_MODEL **out, const lg_model_config *c
     const int conv = c->kind >= LG_MODEL_GCN && c->kind <= LG_MODEL_GCNII;
     const int pn = c->node_norm == LG_NODE_NORM_PAIRNORM || c->node_norm == LG_NODE_NORM_PAIRNORM_SI;
     if (!m->batch && x->n != m->n) { st = lg__error(LG_EINVAL, "features have %lld rows for %lld nodes", (long long)x->n, (long long)m->n); goto fail; }
-    if (m->classes < 1) { st = lg__error(LG_EINVAL, "data set %s has no classes", ds->name); goto fail; }
+    if (m->classes < 1) { st = lg__error(LG_EINVAL, "data set %s has no classes", lg__name(ds->name)); goto fail; }
     const lg_idx nnz_g = m->batch ? cap[1] : LG_FN(lg__loops_nnz)(ds->graph, c->self_loops);
     m->nnz_cap = nnz_g;
     m->r_cap = m->batch ? cap[2] : m->n;

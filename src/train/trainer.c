@@ -441,7 +441,7 @@ lg_status lg_trainer_init(lg_trainer **out, const lg_model_config *mc, const lg_
     LG_CHECK(lg__blas_core_usable("lg_trainer_init"));
     LG_CHECK(lg_model_config_check(mc));
     LG_CHECK(lg_train_config_check(tc));
-    if (ds->n_train < 1) return lg__error(LG_EINVAL, "data set %s has no training nodes", ds->name);
+    if (ds->n_train < 1) return lg__error(LG_EINVAL, "data set %s has no training nodes", lg__name(ds->name));
     LG_CHECK(lg_nll_check(ds->labels, ds->graph->n, ds->n_classes, ds->train, ds->n_train));
     LG_CHECK(lg_nll_check(ds->labels, ds->graph->n, ds->n_classes, ds->val, ds->n_val));
     LG_CHECK(lg_nll_check(ds->labels, ds->graph->n, ds->n_classes, ds->test, ds->n_test));
@@ -1005,7 +1005,7 @@ lg_status lg_trainer_load(lg_trainer *t, const char *path) {
     if (memcmp(&fp, &mine, sizeof fp) != 0) {
         st = lg__error(LG_EINVAL, "%s: checkpoint of another data set (%lld nodes, %lld edges, %lld features), this is %s "
                        "(%lld nodes, %lld edges, %lld features)", path, (long long)fp.n, (long long)fp.nnz,
-                       (long long)fp.d, t->ds->name, (long long)mine.n, (long long)mine.nnz, (long long)mine.d);
+                       (long long)fp.d, lg__name(t->ds->name), (long long)mine.n, (long long)mine.nnz, (long long)mine.d);
         goto fail;
     }
     lg_idx np = lg__model_nparams_f32(t->model);
