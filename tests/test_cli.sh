@@ -164,6 +164,19 @@ bad_input)
   grep -q "train [0-9.]*  test [0-9.]* (no validation split)" "$tmp/err" || fail "predict on TREES: $(cat "$tmp/err")"
   run predict --resume "$tmp/in.ckpt" --trees 2 --trees-count 5 --out "$tmp/pt.csv" --json; expect_rc 0 "predict --json on TREES"
   grep -q '"val_acc":null,' "$tmp/out" || fail "predict --json on TREES: $(cat "$tmp/out")"
+  # an empty test split: no accuracy (null, n/a, an empty CSV field), where train and predict gave 0.0
+  mkdir -p "$tmp/notest"; cp "$dir/data/tiny/"* "$tmp/notest/"; : >"$tmp/notest/test.txt"
+  run train --data "$tmp/notest" --layers 2 --epochs 2 --json --log "$tmp/notest.csv" --save "$tmp/notest.ckpt"
+  expect_rc 0 "train without a test split"
+  grep -q '"test_acc":null,.*"test_loss":null,.*"test_acc_at_best_val":null,' "$tmp/out" || fail "train --json without a test split: $(cat "$tmp/out")"
+  [ "$(sed -n 2p "$tmp/notest.csv" | cut -d, -f6,9)" = "," ] || fail "--log without a test split: $(sed -n 2p "$tmp/notest.csv")"
+  run train --data "$tmp/notest" --layers 2 --epochs 2; expect_rc 0 "train without a test split (text)"
+  grep -q "test n/a (last epoch; no test split)" "$tmp/out" && grep -q "at epoch [0-9]*: test n/a" "$tmp/out" \
+    || fail "train without a test split: $(cat "$tmp/out")"
+  run predict --resume "$tmp/notest.ckpt" --data "$tmp/notest" --json; expect_rc 0 "predict without a test split"
+  grep -q '"test_acc":null}' "$tmp/out" || fail "predict --json without a test split: $(cat "$tmp/out")"
+  run predict --resume "$tmp/notest.ckpt" --data "$tmp/notest" --out "$tmp/notest-p.csv"
+  grep -q "test n/a (no test split)" "$tmp/err" || fail "predict without a test split: $(cat "$tmp/err")"
   # an output that fails ends the outputs: no attention file begun after --out's write error
   run train --data "$dir/data/tiny" --layers 2 --epochs 1 --save "$tmp/tiny.ckpt"; expect_rc 0 "train tiny for predict"
   run predict --resume "$tmp/tiny.ckpt" --data "$dir/data/tiny" --out /dev/full --attention "$tmp/att-after.csv"
@@ -231,13 +244,14 @@ blas)
     for core in Prescott "$best"; do
       OPENBLAS_CORETYPE=$core "$bin" train --data "$dir/data/tiny" --layers 2 --epochs 2 --threads 1 >"$tmp/out" 2>"$tmp/err" ||
         fail "train under OPENBLAS_CORETYPE=$core: $(cat "$tmp/err")"
-      notes=$(grep -c '^note: OPENBLAS_CORETYPE=' "$tmp/out")
+      notes=$(grep -c '^note: OPENBLAS_CORETYPE=' "$tmp/err")
       if [ "$core" = Prescott ]; then
-        [ "$notes" = 1 ] || fail "no single note about the slower core Prescott: $(cat "$tmp/out")"
-        grep -q "^note: OPENBLAS_CORETYPE=Prescott .*'Prescott' kernels.*runs '$best'.*set it to $best)" "$tmp/out" ||
-          fail "the note does not name the cores and the remedy: $(grep '^note' "$tmp/out")"
+        [ "$notes" = 1 ] || fail "no single note about the slower core Prescott: $(cat "$tmp/err")"
+        grep -q "^note: OPENBLAS_CORETYPE=Prescott .*'Prescott' kernels.*runs '$best'.*set it to $best)" "$tmp/err" ||
+          fail "the note does not name the cores and the remedy: $(grep '^note' "$tmp/err")"
+        grep -q '^note' "$tmp/out" && fail "the note is on stdout, among the results: $(cat "$tmp/out")"
       else
-        [ "$notes" = 0 ] || fail "a note although OPENBLAS_CORETYPE is the best core $best: $(grep '^note' "$tmp/out")"
+        [ "$notes" = 0 ] || fail "a note although OPENBLAS_CORETYPE is the best core $best: $(grep '^note' "$tmp/err")"
       fi
     done
     echo "a slower OPENBLAS_CORETYPE is noted, the best one is not ($best)"
@@ -249,9 +263,9 @@ blas)
     fail "OPENBLAS_CORETYPE=NoSuchCore in --version: $(cat "$tmp/out")"
   OPENBLAS_CORETYPE=NoSuchCore "$bin" train --data "$dir/data/tiny" --layers 2 --epochs 2 --threads 1 >"$tmp/out" 2>"$tmp/err" ||
     fail "train under OPENBLAS_CORETYPE=NoSuchCore: $(cat "$tmp/err")"
-  [ "$(grep -c '^note: OpenBLAS did not take OPENBLAS_CORETYPE=NoSuchCore (' "$tmp/out")" = 1 ] ||
-    fail "no single note about the core type OpenBLAS did not take: $(cat "$tmp/out")"
-  [ "$(grep -c '^note: ' "$tmp/out")" = 1 ] || fail "more than that note: $(grep '^note' "$tmp/out")"
+  [ "$(grep -c '^note: OpenBLAS did not take OPENBLAS_CORETYPE=NoSuchCore (' "$tmp/err")" = 1 ] ||
+    fail "no single note about the core type OpenBLAS did not take: $(cat "$tmp/err")"
+  [ "$(grep -c '^note: ' "$tmp/err")" = 1 ] || fail "more than that note: $(grep '^note' "$tmp/err")"
   # Unset: a restart with the best core when OpenBLAS picked a worse one.
   env -u OPENBLAS_CORETYPE -u LIPGNN_BLAS_REEXEC "$bin" --version >"$tmp/out" 2>"$tmp/err"
   if grep -q "restarting with OPENBLAS_CORETYPE=" "$tmp/err"; then
@@ -408,26 +422,26 @@ isa)
   for v in avx ""; do
     LIPGNN_ISA=$v "$bin" train --data "$dir/data/tiny" --layers 2 --epochs 2 --threads 1 >"$tmp/out" 2>"$tmp/err" ||
       fail "train under LIPGNN_ISA='$v': $(cat "$tmp/err")"
-    notes=$(grep -c '^note: LIPGNN_ISA=' "$tmp/out")
+    notes=$(grep -c '^note: LIPGNN_ISA=' "$tmp/err")
     if [ -n "$v" ]; then
-      [ "$notes" = 1 ] && grep -q "^note: LIPGNN_ISA=avx is not baseline, avx2, avx512 or auto and was ignored; lipgnn's kernels run $cpu$" "$tmp/out" ||
-        fail "no single note about LIPGNN_ISA=avx: $(cat "$tmp/out")"
+      [ "$notes" = 1 ] && grep -q "^note: LIPGNN_ISA=avx is not baseline, avx2, avx512 or auto and was ignored; lipgnn's kernels run $cpu$" "$tmp/err" ||
+        fail "no single note about LIPGNN_ISA=avx: $(cat "$tmp/err")"
     else
-      [ "$notes" = 0 ] || fail "a note although LIPGNN_ISA is empty: $(grep '^note' "$tmp/out")"
+      [ "$notes" = 0 ] || fail "a note although LIPGNN_ISA is empty: $(grep '^note' "$tmp/err")"
     fi
   done
-  LIPGNN_ISA=avx2 "$bin" train --data "$dir/data/tiny" --layers 2 --epochs 2 --threads 1 >"$tmp/out" 2>"$tmp/err" ||
+  LIPGNN_ISA=avx2 "$bin" train --data "$dir/data/tiny" --layers 2 --epochs 2 --threads 1 >"$tmp/err" 2>"$tmp/err" ||
     fail "train under LIPGNN_ISA=avx2: $(cat "$tmp/err")"
-  grep -q '^note: LIPGNN_ISA' "$tmp/out" && fail "a note although LIPGNN_ISA=avx2 is a variant: $(grep '^note' "$tmp/out")"
+  grep -q '^note: LIPGNN_ISA' "$tmp/err" && fail "a note although LIPGNN_ISA=avx2 is a variant: $(grep '^note' "$tmp/err")"
   echo "LIPGNN_ISA caps ($cpu -> baseline), a wrong value is said and ignored"
   ;;
 train)
   tiny="$dir/data/tiny"
-  strip() { sed -E 's/"epoch_ms_median":[0-9.e+-]+//' "$1"; }
+  strip() { sed -E 's/"(epoch_ms_median|epochs_total_s)":[0-9.e+-]+//g' "$1"; }
   run train --data "$tiny" --layers 3 --hidden 8 --epochs 6 --norm lipschitz+pairnorm --residual --json
   expect_rc 0 "train --json"; tail -1 "$tmp/out" > "$tmp/a.json"
   for k in lipgnn_version blas_core threads dataset model norm layers hidden heads epochs seed train_acc val_acc \
-           test_acc best_val_acc test_acc_at_best_val epoch_ms_median exploded first_explosion_epoch max_layer_grad_norm; do
+           test_acc best_val_acc test_acc_at_best_val epoch_ms_median epochs_total_s exploded first_explosion_epoch max_layer_grad_norm; do
     grep -q "\"$k\":" "$tmp/a.json" || fail "--json lacks $k"
   done
   command -v /usr/bin/python3 >/dev/null && { /usr/bin/python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/a.json" || fail "--json is not JSON"; }

@@ -178,6 +178,9 @@ typedef struct lg_train_summary {
     double epoch_ms_median;
     lg_idx n_params;
     int stopped_early;                     /* early stopping ended the run         */
+    double epochs_ms_total;                /* wall time of the epochs this trainer
+                                              ran (training + evaluation), ms: not
+                                              those before a lg_trainer_load      */
 } lg_train_summary;
 
 typedef struct lg_trainer lg_trainer; /* opaque */

@@ -82,6 +82,10 @@ void lg_cli_restore_stop(const struct sigaction *old);
 /* "interrupted", "terminated" or "hung up": what a stop signal did. */
 const char *lg_cli_stop_word(int sig);
 
+/* An accuracy for the text outputs: "%.4f" of v, or "n/a" when the split is
+ * empty (have 0; the library gives 0 there). Returns buf (>= 16 bytes). */
+const char *lg_cli_acc(char *buf, size_t cap, double v, int have);
+
 struct option;
 
 /* The error for getopt_long's '?' on the argument arg (argv[optind - 1]),

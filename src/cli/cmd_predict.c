@@ -170,13 +170,16 @@ int lg_cmd_predict(int argc, char **argv) {
                lg_trainer_epochs_done(t), acc[0]);
         if (ds->n_val > 0) printf("%.6f", acc[1]);
         else printf("null"); /* no validation split (TREES): no accuracy, not 0 */
-        printf(",\"test_acc\":%.6f}\n", acc[2]);
-    } else if (ds->n_val > 0) {
-        fprintf(stderr, "lipgnn predict: %s after %ld epochs: train %.4f  val %.4f  test %.4f\n", ds->name,
-                lg_trainer_epochs_done(t), acc[0], acc[1], acc[2]);
+        printf(",\"test_acc\":");
+        if (ds->n_test > 0) printf("%.6f}\n", acc[2]);
+        else printf("null}\n");
     } else {
-        fprintf(stderr, "lipgnn predict: %s after %ld epochs: train %.4f  test %.4f (no validation split)\n", ds->name,
-                lg_trainer_epochs_done(t), acc[0], acc[2]);
+        char va[32] = "", ta[16];
+        if (ds->n_val > 0) snprintf(va, sizeof va, "  val %.4f", acc[1]);
+        const char *note = ds->n_val ? (ds->n_test ? "" : " (no test split)")
+                                     : (ds->n_test ? " (no validation split)" : " (no validation or test split)");
+        fprintf(stderr, "lipgnn predict: %s after %ld epochs: train %.4f%s  test %s%s\n", ds->name,
+                lg_trainer_epochs_done(t), acc[0], va, lg_cli_acc(ta, sizeof ta, acc[2], ds->n_test > 0), note);
     }
 done:
     free(logp);

@@ -318,16 +318,18 @@ static void lg__print_json(const lg_train_opts *o, const lg_dataset *ds, const l
     lg__json_num("train_acc", "%.6f", s->train_acc, ran);
     const int has_val = ran && ds->n_val > 0; /* no validation split (TREES): null, not 0 */
     lg__json_num("val_acc", "%.6f", s->val_acc, has_val);
-    lg__json_num("test_acc", "%.6f", s->test_acc, ran);
+    const int has_test = ran && ds->n_test > 0; /* likewise without a test split */
+    lg__json_num("test_acc", "%.6f", s->test_acc, has_test);
     lg__json_num("train_loss", "%.6g", s->train_loss, ran);
     lg__json_num("val_loss", "%.6g", s->val_loss, has_val);
-    lg__json_num("test_loss", "%.6g", s->test_loss, ran);
+    lg__json_num("test_loss", "%.6g", s->test_loss, has_test);
     if (ran) printf(",\"best_epoch\":%ld", s->best_epoch);
     else printf(",\"best_epoch\":null");
     lg__json_num("best_val_acc", "%.6f", s->best_val_acc, ran);
-    lg__json_num("test_acc_at_best_val", "%.6f", s->test_acc_at_best_val, ran);
+    lg__json_num("test_acc_at_best_val", "%.6f", s->test_acc_at_best_val, has_test);
     lg__json_num("train_acc_at_best_val", "%.6f", s->train_acc_at_best_val, ran);
     lg__json_num("epoch_ms_median", "%.4f", s->epoch_ms_median, ran);
+    printf(",\"epochs_total_s\":%.3f", s->epochs_ms_total / 1000); /* the epochs run by this process */
     printf(",\"exploded\":%s,\"first_explosion_epoch\":", s->exploded ? "true" : "false");
     if (s->exploded) printf("%ld,\"explosion_layer\":%d,\"explosion_reason\":", s->first_explosion_epoch, s->explosion_layer);
     else printf("null,\"explosion_layer\":null,\"explosion_reason\":");
@@ -432,9 +434,13 @@ int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_data
             for (int l = 0; l < es.layers; l++)
                 fprintf(glog, "%ld,%d,attention,%.9g\n%ld,%d,all,%.9g\n", es.epoch, l, es.att_grad_norm[l], es.epoch, l,
                         es.grad_norm[l]);
-        if (elog)
-            fprintf(elog, "%ld,%.9g,%.9g,%.9g,%.9g,%.9g,%.6f,%.6f,%.6f,%.3f\n", es.epoch, es.lr, es.train_loss_step,
-                    es.train_loss, es.val_loss, es.test_loss, es.train_acc, es.val_acc, es.test_acc, es.ms);
+        if (elog) { /* an empty split's loss and accuracy: empty fields (NaN to a CSV reader), not 0 */
+            char vl[32] = "", tl[32] = "", va[16] = "", ta[16] = "";
+            if (ds->n_val) snprintf(vl, sizeof vl, "%.9g", es.val_loss), snprintf(va, sizeof va, "%.6f", es.val_acc);
+            if (ds->n_test) snprintf(tl, sizeof tl, "%.9g", es.test_loss), snprintf(ta, sizeof ta, "%.6f", es.test_acc);
+            fprintf(elog, "%ld,%.9g,%.9g,%.9g,%s,%s,%.6f,%s,%s,%.3f\n", es.epoch, es.lr, es.train_loss_step,
+                    es.train_loss, vl, tl, es.train_acc, va, ta, es.ms);
+        }
         if (es.exploded_now) {
             lg_train_summary s;
             lg_trainer_summary(t, &s);
@@ -442,9 +448,12 @@ int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_data
             fprintf(stderr, "lipgnn %s: gradient explosion at epoch %ld: %s%s\n", cmd, s.first_explosion_epoch,
                     s.explosion_reason, o->tc.stop_on_explosion ? " (stopping: --stop-on-explosion)" : "");
         }
-        if (o->verbose)
-            fprintf(stderr, "epoch %5ld  loss %.4f  train %.4f  val %.4f  test %.4f  %.1f ms\n", es.epoch,
-                    es.train_loss_step, es.train_acc, es.val_acc, es.test_acc, es.ms);
+        if (o->verbose) {
+            char va[16], ta[16];
+            fprintf(stderr, "epoch %5ld  loss %.4f  train %.4f  val %s  test %s  %.1f ms\n", es.epoch,
+                    es.train_loss_step, es.train_acc, lg_cli_acc(va, sizeof va, es.val_acc, ds->n_val > 0),
+                    lg_cli_acc(ta, sizeof ta, es.test_acc, ds->n_test > 0), es.ms);
+        }
         else if (tty) {
             int w = 24, done = (int)((double)w * (double)es.epoch / (double)(o->tc.epochs ? o->tc.epochs : 1));
             fprintf(stderr, "\r[%.*s%*s] epoch %ld/%d  loss %.4f  %s %.4f  %.1f ms/epoch ", done,
@@ -512,24 +521,32 @@ int lg_cmd_train(int argc, char **argv) {
             printf("--epochs 0: the model was built with its initial parameters%s%s; nothing was trained or "
                    "evaluated\n",
                    o.save ? " and saved to " : "", o.save ? o.save : "");
-        } else if (ds->n_val)
-            printf("epochs %ld: train %.4f  val %.4f  test %.4f (last epoch)\n"
-                   "best validation %.4f at epoch %ld: test %.4f\n",
-                   s.epochs_run, s.train_acc, s.val_acc, s.test_acc, s.best_val_acc, s.best_epoch, s.test_acc_at_best_val);
-        else
-            printf("epochs %ld: train %.4f  test %.4f (last epoch; no validation split)\n"
-                   "best training accuracy %.4f at epoch %ld: test %.4f\n",
-                   s.epochs_run, s.train_acc, s.test_acc, s.best_val_acc, s.best_epoch, s.test_acc_at_best_val);
+        } else {
+            char ta[16], tb[16];
+            const int has_test = ds->n_test > 0;
+            lg_cli_acc(ta, sizeof ta, s.test_acc, has_test);
+            lg_cli_acc(tb, sizeof tb, s.test_acc_at_best_val, has_test);
+            if (ds->n_val)
+                printf("epochs %ld: train %.4f  val %.4f  test %s (last epoch%s)\n"
+                       "best validation %.4f at epoch %ld: test %s\n",
+                       s.epochs_run, s.train_acc, s.val_acc, ta, has_test ? "" : "; no test split", s.best_val_acc,
+                       s.best_epoch, tb);
+            else
+                printf("epochs %ld: train %.4f  test %s (last epoch; no validation split%s)\n"
+                       "best training accuracy %.4f at epoch %ld: test %s\n",
+                       s.epochs_run, s.train_acc, ta, has_test ? "" : ", no test split", s.best_val_acc, s.best_epoch,
+                       tb);
+        }
         if (!untrained) {
             /* fabs: a NaN norm prints "nan", not "-nan" (norms are >= 0) */
             printf("largest gradient norm of a layer %.4g (attention parameters %.4g); %s\n",
                    fabs(s.max_layer_grad_norm), fabs(s.max_att_grad_norm),
                    s.exploded ? "gradients EXPLODED" : "no explosion");
             if (s.exploded) printf("first explosion at epoch %ld: %s\n", s.first_explosion_epoch, s.explosion_reason);
-            printf("%.2f ms per epoch (median)\n", s.epoch_ms_median);
-            lg_cli_env_notes(stdout);
+            printf("%.2f ms per epoch (median), %.2f s in this run\n", s.epoch_ms_median, s.epochs_ms_total / 1000);
         }
     }
+    if (s.epochs_run > 0 || untrained) lg_cli_env_notes(stderr); /* on stderr: stdout holds the results */
     lg_dataset_free(ds);
     return status;
 }
@@ -611,7 +628,7 @@ int lg_cmd_demo(int argc, char **argv) {
                "%.3g).\n",
                by_train ? "training" : "test", by_train ? s[1].train_acc : s[1].test_acc,
                by_train ? s[0].train_acc : s[0].test_acc, s[1].max_layer_grad_norm, s[0].max_layer_grad_norm);
-        lg_cli_env_notes(stdout);
+        lg_cli_env_notes(stderr);
     }
     lg_dataset_free(ds);
     return status;

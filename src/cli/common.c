@@ -684,3 +684,9 @@ void lg_cli_restore_stop(const struct sigaction *old) {
 const char *lg_cli_stop_word(int sig) {
     return sig == SIGINT ? "interrupted" : sig == SIGHUP ? "hung up" : "terminated";
 }
+
+const char *lg_cli_acc(char *buf, size_t cap, double v, int have) {
+    if (have) snprintf(buf, cap, "%.4f", v);
+    else snprintf(buf, cap, "n/a");
+    return buf;
+}

@@ -276,6 +276,7 @@ struct lg_trainer {
     double *max_norm, *max_att;  /* over the run, per layer                    */
     double *ms;                  /* wall time of each epoch run in this process */
     long ms_cap, ms_count;
+    double ms_total;             /* wall time of every epoch run in this process */
     int batch;                   /* 1: mini-batches of graphs (tc.batch_size)    */
     lg__batcher bat;             /* their buffers                                */
     double *bnorm, *batt;        /* per layer, one batch's gradient norms        */
@@ -695,6 +696,7 @@ lg_status lg_trainer_epoch(lg_trainer *t, lg_epoch_stats *es) {
     es->grad_norm = t->norm;
     es->ms = lg__now_ms() - t0;
     if (t->ms_count < t->ms_cap) t->ms[t->ms_count++] = es->ms;
+    t->ms_total += es->ms;
     return LG_OK;
 }
 
@@ -737,6 +739,7 @@ void lg_trainer_summary(const lg_trainer *t, lg_train_summary *out) {
     out->max_att_grad_norm_per_layer = t->max_att;
     out->n_params = lg__model_nparams_f32(t->model);
     out->stopped_early = s->stopped_early;
+    out->epochs_ms_total = t->ms_total;
     /* median epoch time (this process's first LG__MS_CAP epochs); sorted in a
      * copy, skipped (0) if the copy cannot be allocated */
     double *tmp = t->ms_count > 0 ? lg__malloc_array((size_t)t->ms_count, sizeof(double)) : NULL;
