@@ -449,6 +449,25 @@ train)
   run train --data "$tiny" --layers 3 --hidden 8 --epochs 6 --norm lipschitz+pairnorm --residual --json
   tail -1 "$tmp/out" > "$tmp/b.json"
   [ "$(strip "$tmp/a.json")" = "$(strip "$tmp/b.json")" ] || fail "same seed, different results"
+  # a NaN gradient norm sticks in the maxima: the run's and each layer's are null (NaN) once a norm
+  # was NaN (a later finite norm replaced it: a 1000-layer run's per-layer maxima were null, its
+  # max_layer_grad_norm 7e38)
+  if [ -x /usr/bin/python3 ]; then
+    run train --data "$dir/data/random60" --layers 1000 --epochs 1 --json --grad-log "$tmp/nan-g.csv"
+    expect_rc 0 "train 1000 layers (NaN norms)"; tail -1 "$tmp/out" >"$tmp/nan.json"
+    /usr/bin/python3 - "$tmp/nan.json" "$tmp/nan-g.csv" <<'PY' || fail "NaN norms and the maxima disagree"
+import csv, json, math, sys
+d = json.loads(open(sys.argv[1]).read())
+nan_layers = {int(r['layer']) for r in csv.DictReader(open(sys.argv[2]))
+              if r['group'] == 'all' and math.isnan(float(r['norm']))}
+if not nan_layers: sys.exit("no NaN norm in the grad log: the check would be vacuous")
+per = d['max_grad_norm_per_layer']
+bad = [l for l in range(len(per)) if (per[l] is None) != (l in nan_layers)]
+if bad: sys.exit("layers whose maximum disagrees with their norms: %s" % bad[:5])
+if d['max_layer_grad_norm'] is not None:
+    sys.exit("max_layer_grad_norm %s although %d layers' norms were NaN" % (d['max_layer_grad_norm'], len(nan_layers)))
+PY
+  fi
   # --init: in the JSON; pytorch is another start (other results), refused for the models it does not describe
   grep -q '"init":"glorot"' "$tmp/a.json" || fail "--json lacks init glorot: $(tail -c 300 "$tmp/a.json")"
   run train --data "$tiny" --layers 3 --hidden 8 --epochs 6 --norm lipschitz+pairnorm --residual --init pytorch --json

@@ -170,7 +170,8 @@ typedef struct lg_train_summary {
     long first_explosion_epoch;            /* -1 if none                           */
     int explosion_layer;                   /* -1: the loss, or none                */
     char explosion_reason[160];
-    double max_layer_grad_norm;            /* largest per-layer norm seen          */
+    double max_layer_grad_norm;            /* largest per-layer norm seen (these
+                                              maxima are NaN once a norm was NaN) */
     double max_att_grad_norm;              /* largest attention-gradient norm seen */
     int layers;
     const double *max_grad_norm_per_layer; /* per layer, largest over the run      */

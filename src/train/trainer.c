@@ -610,6 +610,11 @@ static lg_status lg__eval_batches(lg_trainer *t, int s, long epoch, double *loss
     return LG_OK;
 }
 
+/* The larger of a running maximum m and x, NaN once either is NaN: a NaN
+ * norm sticks (a later finite one replaced it, and the run's maximum and its
+ * layers' disagreed). */
+static double lg__max_nan(double m, double x) { return isnan(m) || isnan(x) ? NAN : x > m ? x : m; }
+
 lg_status lg_trainer_epoch(lg_trainer *t, lg_epoch_stats *es) {
     if (!t || !es) return lg__error(LG_EINVAL, "lg_trainer_epoch: NULL argument");
     const lg_dataset *ds = t->ds;
@@ -644,10 +649,10 @@ lg_status lg_trainer_epoch(lg_trainer *t, lg_epoch_stats *es) {
 
     /* largest norms and the detector */
     for (int l = 0; l < t->L; l++) {
-        if (!(t->norm[l] <= t->max_norm[l])) t->max_norm[l] = t->norm[l]; /* NaN sticks */
-        if (!(t->att_norm[l] <= t->max_att[l])) t->max_att[l] = t->att_norm[l];
-        if (!(t->norm[l] <= s->max_norm)) s->max_norm = t->norm[l];
-        if (!(t->att_norm[l] <= s->max_att)) s->max_att = t->att_norm[l];
+        t->max_norm[l] = lg__max_nan(t->max_norm[l], t->norm[l]);
+        t->max_att[l] = lg__max_nan(t->max_att[l], t->att_norm[l]);
+        s->max_norm = lg__max_nan(s->max_norm, t->norm[l]);
+        s->max_att = lg__max_nan(s->max_att, t->att_norm[l]);
     }
     es->exploded_now = lg__explode_observe(&t->det, epoch, es->train_loss_step, bad_layer, t->norm);
     if (es->exploded_now) {
