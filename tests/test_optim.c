@@ -110,6 +110,21 @@ static void test_explode(void **state) {
     assert_int_equal(d.layer, 0);
     lg__explode_destroy(&d);
 
+    /* several layers above the threshold: the largest is named, with their count (the lowest was) */
+    assert_ok(lg__explode_init(&d, 4, &o));
+    double m4[4] = {2e3, 1, 5e3, 3e3};
+    assert_int_equal(lg__explode_observe(&d, 0, 1.0, -1, m4), 1);
+    assert_int_equal(d.layer, 2);
+    assert_string_equal(d.reason, "gradient norm of layer 2 is 5e+03 > threshold 1e+03 (the largest of 3 layers above it)");
+    lg__explode_destroy(&d);
+    /* a norm that is not finite comes before one above the threshold, whatever their layers */
+    assert_ok(lg__explode_init(&d, 4, &o));
+    m4[3] = INFINITY;
+    assert_int_equal(lg__explode_observe(&d, 0, 1.0, -1, m4), 1);
+    assert_int_equal(d.layer, 3);
+    assert_string_equal(d.reason, "gradient norm of layer 3 is not finite (inf)");
+    lg__explode_destroy(&d);
+
     assert_ok(lg__explode_init(&d, 2, &o));
     n[0] = 1;
     assert_int_equal(lg__explode_observe(&d, 0, -NAN, -1, n), 1);

@@ -133,8 +133,10 @@ typedef struct lg_train_config {
     uint64_t seed;         /* everything random derives from it                        */
     double missing;        /* share of non-training nodes whose features are removed   */
     double explode_threshold; /* a layer gradient norm above it is an explosion (1e3) */
-    double explode_growth;    /* ... or growth by this factor ... (1e3)                */
-    int explode_window;       /* ... within this many epochs (10)                      */
+    double explode_growth;    /* ... or growth by more than this factor ... (1e3)      */
+    int explode_window;       /* ... against the layer's norm this many epochs
+                                 earlier (10; 0: no growth rule), to a norm of at
+                                 least threshold / growth; from epoch window + 1     */
     int stop_on_explosion; /* 1: lg_trainer_done() becomes true at an explosion         */
     int batch_size;        /* graphs per mini-batch (0: full batch, the default); for a
                               data set of many graphs (TREES): see lg_trainer_epoch  */

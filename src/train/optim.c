@@ -89,24 +89,38 @@ int lg__explode_observe(lg_explode *d, long epoch, double loss, int loss_layer, 
         else snprintf(why, sizeof why, "loss is %s", lg__nonfinite(loss));
         fire = lg__explode_fire(d, epoch, at, why);
     }
-    for (int l = 0; l < d->layers && !d->fired; l++) {
+    /* the first layer whose norm is not finite; else the largest norm above the
+     * threshold, with how many are above it; else growth, layer by layer */
+    int bad = -1, top = -1, above = 0;
+    for (int l = 0; l < d->layers; l++) {
         if (!isfinite(norms[l])) {
-            snprintf(why, sizeof why, "gradient norm of layer %d is not finite (%s)", l, lg__nonfinite(norms[l]));
-            fire = lg__explode_fire(d, epoch, l, why);
+            if (bad < 0) bad = l;
         } else if (norms[l] > d->o.threshold) {
-            snprintf(why, sizeof why, "gradient norm of layer %d is %.3g > threshold %.3g", l, norms[l],
+            above++;
+            if (top < 0 || norms[l] > norms[top]) top = l;
+        }
+    }
+    if (!d->fired && bad >= 0) {
+        snprintf(why, sizeof why, "gradient norm of layer %d is not finite (%s)", bad, lg__nonfinite(norms[bad]));
+        fire = lg__explode_fire(d, epoch, bad, why);
+    } else if (!d->fired && top >= 0) {
+        if (above > 1)
+            snprintf(why, sizeof why, "gradient norm of layer %d is %.3g > threshold %.3g (the largest of %d layers "
+                     "above it)", top, norms[top], d->o.threshold, above);
+        else
+            snprintf(why, sizeof why, "gradient norm of layer %d is %.3g > threshold %.3g", top, norms[top],
                      d->o.threshold);
+        fire = lg__explode_fire(d, epoch, top, why);
+    }
+    for (int l = 0; l < d->layers && !d->fired && w > 0 && d->seen >= w; l++) {
+        double then = d->hist[(size_t)((d->seen - w) % rows) * (size_t)d->layers + (size_t)l];
+        /* growth counts once the norm is large enough to cross the
+         * threshold within one more such window (>= threshold / growth):
+         * vanishing gradients that grow from 1e-25 to 1e-21 do not */
+        if (then > 0 && norms[l] > d->o.growth * then && norms[l] >= d->o.threshold / d->o.growth) {
+            snprintf(why, sizeof why, "gradient norm of layer %d grew %.3gx in %d epochs (%.3g -> %.3g)", l,
+                     norms[l] / then, w, then, norms[l]);
             fire = lg__explode_fire(d, epoch, l, why);
-        } else if (w > 0 && d->seen >= w) {
-            double then = d->hist[(size_t)((d->seen - w) % rows) * (size_t)d->layers + (size_t)l];
-            /* growth counts once the norm is large enough to cross the
-             * threshold within one more such window (>= threshold / growth):
-             * vanishing gradients that grow from 1e-25 to 1e-21 do not */
-            if (then > 0 && norms[l] > d->o.growth * then && norms[l] >= d->o.threshold / d->o.growth) {
-                snprintf(why, sizeof why, "gradient norm of layer %d grew %.3gx in %d epochs (%.3g -> %.3g)", l,
-                         norms[l] / then, w, then, norms[l]);
-                fire = lg__explode_fire(d, epoch, l, why);
-            }
         }
     }
     d->seen++;
