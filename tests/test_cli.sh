@@ -521,6 +521,24 @@ PY
   run train --data "$tiny" --layers 3 --hidden 8 --epochs 6 --norm lipschitz+pairnorm --residual --resume "$tmp/c.ckpt" --json
   expect_rc 0 "train --resume"; tail -1 "$tmp/out" > "$tmp/r.json"
   [ "$(strip "$tmp/a.json")" = "$(strip "$tmp/r.json")" ] || fail "resumed run differs from the straight one"
+  # a new --lr on resume applies, with a note (the checkpoint's was kept and the new one reported as used)
+  run train --data "$tiny" --layers 3 --hidden 8 --epochs 5 --norm lipschitz+pairnorm --residual --resume "$tmp/c.ckpt" \
+      --lr 0.05 --log "$tmp/rlr.csv"
+  expect_rc 0 "train --resume --lr 0.05"
+  grep -q "note: --lr 0.05 replaces the checkpoint's learning rate (its run's --lr 0.005) from epoch 4" "$tmp/err" \
+    || fail "resume --lr: no note: $(cat "$tmp/err")"
+  [ "$(cut -d, -f2 "$tmp/rlr.csv" | sed 1d | sort -u)" = 0.05 ] || fail "resume --lr: the log's lr: $(cut -d, -f2 "$tmp/rlr.csv")"
+  # a checkpoint of another model or data set: what differs is named (both descriptions could read the same)
+  run train --data "$tiny" --layers 3 --hidden 8 --epochs 5 --norm lipschitz+pairnorm --residual --resume "$tmp/c.ckpt" \
+      --dropout 0.1 --self-loops off
+  expect_rc 2 "train --resume, another dropout"
+  grep -q "checkpoint of another model: --dropout 0.6 (this run 0.1); --self-loops on (this run off)$" "$tmp/err" \
+    || fail "resume, another model: $(cat "$tmp/err")"
+  mkdir -p "$tmp/relab"; cp "$tiny"/* "$tmp/relab/"; sed -i '2s/^0$/2/' "$tmp/relab/labels.txt" # node 0: class 2
+  cmp -s "$tiny/labels.txt" "$tmp/relab/labels.txt" && fail "relab: the labels did not change"
+  run predict --resume "$tmp/c.ckpt" --data "$tmp/relab"; expect_rc 2 "predict, other labels"
+  grep -q "checkpoint of another data set (the same sizes, but other labels, splits or edges" "$tmp/err" \
+    || fail "predict, other labels: $(cat "$tmp/err")"
   # predict from the checkpoint: predictions, embeddings, attention weights
   run predict --resume "$tmp/c.ckpt" --data "$tiny" --out "$tmp/p.csv" --embeddings "$tmp/e.mtx" --attention "$tmp/w.csv" --json
   expect_rc 0 predict

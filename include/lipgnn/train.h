@@ -256,7 +256,12 @@ lg_status lg_trainer_save_check(const char *path);
 /* Restores a trainer made with the same configuration and data set from a
  * checkpoint. A truncated, damaged, foreign, wrong-version or mismatched (other
  * model, other data) file is refused with LG_EPARSE / LG_EINVAL and a message
- * naming what differs; t is unchanged then. */
+ * naming what differs; t is unchanged then. Of the training configuration, the
+ * seed, missing share and batch size must match; t's others apply from the
+ * next epoch: its epochs, weight decay, scheduler and detector settings, and
+ * its learning rate when it differs from the checkpoint run's (the same one
+ * keeps the checkpoint's current rate, which a plateau scheduler may have
+ * lowered). */
 lg_status lg_trainer_load(lg_trainer *t, const char *path);
 
 /* Reads the model and training configurations stored in a checkpoint (to

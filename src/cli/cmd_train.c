@@ -88,7 +88,8 @@ static const char lg__train_help[] =
     "                       SIGHUP, at the end of the epoch; a second one ends the run\n"
     "                       at once; a signal ignored when lipgnn started, as nohup's\n"
     "                       SIGHUP, stays ignored)\n"
-    "  --resume FILE        continue from a checkpoint (same options and data)\n"
+    "  --resume FILE        continue from a checkpoint (same model options, data, --seed;\n"
+    "                       --epochs, --lr, --weight-decay and the detector's may change)\n"
     "  --json               print one JSON object (the last line of stdout)\n"
     "  --verbose            one line per epoch on stderr (also when not on a terminal)\n"
     "  --quiet              no progress display\n"
@@ -391,8 +392,14 @@ int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_data
         fflush(stderr);
     }
     lg_status st = lg_trainer_init(&t, &o->mc, &o->tc, ds);
+    lg_model_config ck_mc;
+    lg_train_config ck_tc;
+    const int ck_lr = st == LG_OK && o->resume && lg_checkpoint_config(o->resume, &ck_mc, &ck_tc) == LG_OK;
     if (st == LG_OK && o->resume) st = lg_trainer_load(t, o->resume);
     if (building) fputs("\r\033[K", stderr);
+    if (st == LG_OK && ck_lr && ck_tc.lr != o->tc.lr && !o->quiet)
+        fprintf(stderr, "lipgnn %s: note: --lr %g replaces the checkpoint's learning rate (its run's --lr %g) from "
+                "epoch %ld\n", cmd, o->tc.lr, ck_tc.lr, lg_trainer_epochs_done(t) + 1);
     if (st != LG_OK) {
         lg_cli_errorf(cmd, "%s", lg_last_error());
         status = lg_cli_exit_for(st);

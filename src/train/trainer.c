@@ -503,6 +503,44 @@ static int lg__model_config_equal(const lg_model_config *a, const lg_model_confi
            a->lambda == b->lambda;
 }
 
+/* Appends to buf (cap bytes, NUL-terminated) the options in which the
+ * checkpoint's model a differs from this run's b: "--dropout 0.6 (this run
+ * 0.1)", separated by "; ". The fields lg__model_config_equal compares. */
+static void lg__model_config_diff(char *buf, size_t cap, const lg_model_config *a, const lg_model_config *b) {
+    size_t n = strlen(buf);
+#define LG__DIFF(cond, ...)                                                                      \
+    do {                                                                                        \
+        if ((cond) && n < cap) {                                                                \
+            int w_ = snprintf(buf + n, cap - n, "%s", n ? "; " : "");                           \
+            if (w_ > 0) n += (size_t)w_;                                                        \
+            if (n < cap && (w_ = snprintf(buf + n, cap - n, __VA_ARGS__)) > 0) n += (size_t)w_; \
+        }                                                                                       \
+    } while (0)
+    char na[64], nb[64];
+    lg_norm_format(na, sizeof na, a->att_norm, a->node_norm);
+    lg_norm_format(nb, sizeof nb, b->att_norm, b->node_norm);
+    LG__DIFF(a->kind != b->kind, "--model %s (this run %s)", lg_model_kind_name(a->kind), lg_model_kind_name(b->kind));
+    LG__DIFF(a->layers != b->layers, "--layers %d (this run %d)", a->layers, b->layers);
+    LG__DIFF(a->hidden != b->hidden, "--hidden %d (this run %d)", a->hidden, b->hidden);
+    LG__DIFF(a->heads != b->heads, "--heads %d (this run %d)", a->heads, b->heads);
+    LG__DIFF(a->att_norm != b->att_norm || a->node_norm != b->node_norm, "--norm %s (this run %s)", na, nb);
+    LG__DIFF(a->residual != b->residual, "residual %s (this run %s)", a->residual ? "on" : "off",
+             b->residual ? "on" : "off");
+    LG__DIFF(a->lip_scale != b->lip_scale, "--lip-scale %g (this run %g)", a->lip_scale, b->lip_scale);
+    LG__DIFF(a->gate != b->gate, "gate %s (this run %s)", a->gate ? "on" : "off", b->gate ? "on" : "off");
+    LG__DIFF(a->dropout != b->dropout, "--dropout %g (this run %g)", a->dropout, b->dropout);
+    LG__DIFF(a->att_dropout != b->att_dropout, "--att-dropout %g (this run %g)", a->att_dropout, b->att_dropout);
+    LG__DIFF(a->self_loops != b->self_loops, "--self-loops %s (this run %s)", a->self_loops ? "on" : "off",
+             b->self_loops ? "on" : "off");
+    LG__DIFF(a->feature_norm_row != b->feature_norm_row, "--feature-norm %s (this run %s)",
+             a->feature_norm_row ? "row" : "none", b->feature_norm_row ? "row" : "none");
+    LG__DIFF(a->train_eps != b->train_eps, "train-eps %s (this run %s)", a->train_eps ? "on" : "off",
+             b->train_eps ? "on" : "off");
+    LG__DIFF(a->alpha != b->alpha, "--alpha %g (this run %g)", a->alpha, b->alpha);
+    LG__DIFF(a->lambda != b->lambda, "--lambda %g (this run %g)", a->lambda, b->lambda);
+#undef LG__DIFF
+}
+
 static double lg__now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -987,15 +1025,9 @@ lg_status lg_trainer_load(lg_trainer *t, const char *path) {
     lg_train_config tc;
     LG_TRY(lg__section_configs(c, path, &mc, &tc));
     if (!lg__model_config_equal(&mc, &t->mc)) {
-        char a[64], b[64];
-        lg_norm_format(a, sizeof a, mc.att_norm, mc.node_norm);
-        lg_norm_format(b, sizeof b, t->mc.att_norm, t->mc.node_norm);
-        st = lg__error(LG_EINVAL,
-                       "%s: checkpoint of another model (--model %s --layers %d --hidden %d --heads %d --norm %s%s), "
-                       "this run has --model %s --layers %d --hidden %d --heads %d --norm %s%s",
-                       path, lg_model_kind_name(mc.kind), mc.layers, mc.hidden, mc.heads, a, mc.residual ? " --residual" : "",
-                       lg_model_kind_name(t->mc.kind), t->mc.layers, t->mc.hidden, t->mc.heads, b,
-                       t->mc.residual ? " --residual" : "");
+        char diff[384] = "";
+        lg__model_config_diff(diff, sizeof diff, &mc, &t->mc);
+        st = lg__error(LG_EINVAL, "%s: checkpoint of another model: %s", path, diff);
         goto fail;
     }
     if (tc.seed != t->tc.seed || tc.missing != t->tc.missing || tc.batch_size != t->tc.batch_size) {
@@ -1011,9 +1043,19 @@ lg_status lg_trainer_load(lg_trainer *t, const char *path) {
     LG_TRY(lg__section(c, path, LG__CK_DATA, sizeof fp, &d));
     memcpy(&fp, d, sizeof fp);
     if (memcmp(&fp, &mine, sizeof fp) != 0) {
-        st = lg__error(LG_EINVAL, "%s: checkpoint of another data set (%lld nodes, %lld edges, %lld features), this is %s "
-                       "(%lld nodes, %lld edges, %lld features)", path, (long long)fp.n, (long long)fp.nnz,
-                       (long long)fp.d, lg__name(t->ds->name), (long long)mine.n, (long long)mine.nnz, (long long)mine.d);
+        char what[160];
+        if (fp.n == mine.n && fp.nnz == mine.nnz && fp.d == mine.d && fp.classes == mine.classes &&
+            fp.n_train == mine.n_train && fp.n_val == mine.n_val && fp.n_test == mine.n_test)
+            snprintf(what, sizeof what, "the same sizes, but other labels, splits or edges (data made from a seed, "
+                     "as --trees or --sbm, need the checkpoint's --seed)");
+        else
+            snprintf(what, sizeof what, "%lld nodes, %lld edges, %lld features, %lld classes, splits %lld / %lld / %lld",
+                     (long long)fp.n, (long long)fp.nnz, (long long)fp.d, (long long)fp.classes,
+                     (long long)fp.n_train, (long long)fp.n_val, (long long)fp.n_test);
+        st = lg__error(LG_EINVAL, "%s: checkpoint of another data set (%s); this is %s (%lld nodes, %lld edges, %lld "
+                       "features, %lld classes, splits %lld / %lld / %lld)", path, what, lg__name(t->ds->name),
+                       (long long)mine.n, (long long)mine.nnz, (long long)mine.d, (long long)mine.classes,
+                       (long long)mine.n_train, (long long)mine.n_val, (long long)mine.n_test);
         goto fail;
     }
     lg_idx np = lg__model_nparams_f32(t->model);
@@ -1032,6 +1074,10 @@ lg_status lg_trainer_load(lg_trainer *t, const char *path) {
     memcpy(t->m1, p1, sizeof(float) * (size_t)np);
     memcpy(t->m2, p2, sizeof(float) * (size_t)np);
     memcpy(&t->s, ps, sizeof t->s);
+    /* another learning rate than the checkpoint's run was given: it applies
+     * from the next epoch (the checkpoint's current one, which --plateau may
+     * have lowered, was kept, and the new one ignored) */
+    if (tc.lr != t->tc.lr) t->s.lr = t->tc.lr;
     int64_t dh[2];
     memcpy(dh, pd, sizeof dh);
     t->det.seen = (long)dh[0];
