@@ -1,5 +1,5 @@
 /*
- * The TREES generator (lipgnn/dataset.h; ../docs/trees-spec.md): the
+ * The TREES generator (lipgnn/dataset.h; docs/trees-spec.md): the
  * long-range benchmark of Dasoulas et al. (ICML 2021, section 7.2), after the
  * NeighborsMatch problem of Alon & Yahav (ICLR 2021).
  *

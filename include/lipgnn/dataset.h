@@ -104,7 +104,7 @@ typedef struct lg_trees_opts {
 void lg_trees_opts_default(lg_trees_opts *o);
 
 /* Generates TREES (Dasoulas et al. 2021, section 7.2, after Alon & Yahav 2021;
- * ../docs/trees-spec.md): count full binary trees of depth d, built with igraph,
+ * docs/trees-spec.md): count full binary trees of depth d, built with igraph,
  * in one disjoint union. Green leaves carry [one-hot key | one-hot label], the
  * root [one-hot key | 0], interior nodes zeros; features are sparse, width
  * 2 * 2^d. Edges go child -> parent, self-loops added. labels[root] is the

@@ -27,7 +27,7 @@ static const char lg__lip_help[] =
     "  --starts S          gradient-ascent starts per layer (default 3; 0: no ascent)\n"
     "  --radius R          starts at distance R ||H|| from the real input H (default 0.1)\n"
     "  --seed S            seed of the estimator's random vectors and starts (default 1;\n"
-    "                      --trees data are rebuilt with the checkpoint's seed)\n"
+    "                      --trees and --sbm data are made again from the checkpoint's seed)\n"
     "  --out DIR           write DIR/lipschitz.csv and DIR/lipschitz.svg\n"
     "  --csv FILE          the CSV: layer,kind,heads,norm,power_iteration_estimate,\n"
     "                      ascent_estimate,upper_bound,bound_basis,prod_power_iteration,\n"
@@ -47,7 +47,8 @@ static const char lg__lip_help[] =
     "  --data DIR          a data-set directory\n"
     "  --dataset NAME      the directory NAME under $LIPGNN_DATA (e.g. cora)\n"
     "  --trees DEPTH       the synthetic TREES problem (a full-batch model: --batch-size 0)\n"
-    "  --trees-count N     number of trees (default 5000)\n";
+    "  --trees-count N     number of trees (default 5000)\n"
+    "  --sbm N[,M]         the synthetic stochastic block model (see lipgnn train --help)\n";
 
 /* A number for CSV: %.6g (inf, nan as C prints them). */
 static void lg__lip_num(FILE *f, double v) {

@@ -27,7 +27,7 @@ static const char lg__train_help[] =
     "  --model M            gat (DeepGAT, default), gt (DeepGT), gat-classic (2-layer GAT),\n"
     "                       a baseline without attention: gcn, gin, ggnn, gcnii,\n"
     "                       l2 (L2 self-attention layers, Kim et al. 2021; no\n"
-    "                       attention dropout, --norm none or pairnorm),\n"
+    "                       attention dropout, --norm none, pairnorm or pairnorm-si),\n"
     "                       or cosine (LipsFormer-style: scaled cosine attention, tau 10,\n"
     "                       CenterNorm, weighted residual alpha = 1/L, spectral init;\n"
     "                       --norm none, --att-dropout 0, the residual always on)\n"

@@ -78,7 +78,9 @@ static const char lg__usage[] =
     "                     avx512 and auto cap nothing; any other value is ignored,\n"
     "                     which --version, train, demo and depth-study say\n"
     "\n"
-    "Exit status: 0 success, 1 failure, 2 bad usage or bad input data.\n";
+    "Exit status: 0 success, 1 failure, 2 bad usage or bad input data, 3 training stopped\n"
+    "on a gradient explosion (--stop-on-explosion), 130 / 143 / 129 interrupted (SIGINT,\n"
+    "SIGTERM, SIGHUP).\n";
 
 /* Debian's OpenBLAS 0.3.21 picks a generic kernel on AVX-512 CPUs and then runs
  * sgemm 2-5x slower. OPENBLAS_CORETYPE is only read when OpenBLAS loads, which

@@ -174,10 +174,10 @@ lg_status lg_model_config_check(const lg_model_config *c) {
         if (c->residual != 1) return lg__error(LG_EINVAL, "--model cosine always has its weighted residual");
     }
     if (c->kind >= LG_MODEL_GCN && c->kind <= LG_MODEL_GCNII && c->att_norm != LG_ATT_NORM_NONE)
-        return lg__error(LG_EINVAL, "--norm %s: --model %s has no attention to normalise (use none or pairnorm)",
+        return lg__error(LG_EINVAL, "--norm %s: --model %s has no attention to normalise (use none, pairnorm or pairnorm-si)",
                          lg_att_norm_name(c->att_norm), lg_model_kind_name(c->kind));
     if (c->kind == LG_MODEL_L2 && c->att_norm != LG_ATT_NORM_NONE)
-        return lg__error(LG_EINVAL, "--norm %s: --model l2's attention is Lipschitz without LipschitzNorm (use none or pairnorm)",
+        return lg__error(LG_EINVAL, "--norm %s: --model l2's attention is Lipschitz without LipschitzNorm (use none, pairnorm or pairnorm-si)",
                          lg_att_norm_name(c->att_norm));
     if (c->kind == LG_MODEL_L2 && !c->self_loops)
         return lg__error(LG_EINVAL, "--model l2 needs the self-loops (every node attends to itself)");
