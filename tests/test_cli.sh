@@ -848,6 +848,24 @@ demo)
   expect_rc 0 "demo --sbm"
   grep -q "sbm-400-1200 (400 nodes, 8 classes), 2-layer GAT" "$tmp/out" || fail "demo --sbm: $(cat "$tmp/out")"
   grep -q "With LipschitzNorm: test accuracy" "$tmp/out" || fail "demo --sbm: $(cat "$tmp/out")"
+  # one file a run for --log, --grad-log and --save (the second run overwrote the first's); a node norm
+  # stays in both runs and labels their rows; a model without attention or --resume refused before training
+  run demo --sbm 400,1200 --layers 2 --epochs 2 --norm pairnorm --log "$tmp/dl.csv" --grad-log "$tmp/dg" \
+      --save "$tmp/dm.ckpt"
+  expect_rc 0 "demo with outputs"
+  for f in dl-none.csv dl-lipschitz.csv dg-none dg-lipschitz dm-none.ckpt dm-lipschitz.ckpt; do
+    [ -s "$tmp/$f" ] || fail "demo: no $f"
+  done
+  [ -e "$tmp/dl.csv" ] && fail "demo: --log wrote the path as given"
+  cmp -s "$tmp/dl-none.csv" "$tmp/dl-lipschitz.csv" && fail "demo: the two runs' logs are the same"
+  grep -q "^pairnorm " "$tmp/out" && grep -q "^lipschitz+pairnorm " "$tmp/out" || fail "demo --norm pairnorm rows: $(cat "$tmp/out")"
+  run predict --resume "$tmp/dm-lipschitz.ckpt" --sbm 400,1200 --json; expect_rc 0 "predict the demo's second model"
+  run demo --sbm 400,1200 --model gcn --epochs 2; expect_rc 2 "demo --model gcn"
+  grep -q "no attention to normalise" "$tmp/err" || fail "demo --model gcn: $(cat "$tmp/err")"
+  grep -q "epoch" "$tmp/out" && fail "demo --model gcn trained first: $(cat "$tmp/out")"
+  run demo --sbm 400,1200 --resume "$tmp/dm-none.ckpt"; expect_rc 2 "demo --resume"
+  run demo --sbm 400,1200 --model gt --layers 2 --epochs 1; expect_rc 0 "demo --model gt"
+  grep -q "2-layer graph transformer" "$tmp/out" || fail "demo --model gt: $(head -1 "$tmp/out")"
   ;;
 *) echo "unknown case $case_"; exit 1 ;;
 esac

@@ -573,7 +573,23 @@ static const char lg__demo_help[] =
     "chance; with it, it learns.\n"
     "With --trees: 500 trees, hidden 32, no dropout (TREES is scored by training\n"
     "accuracy, as in the paper).\n"
-    "Every train option is accepted (see 'lipgnn train --help'); --norm is set by the demo.\n";
+    "With --trees still 12 layers (not train's DEPTH + 1) unless --layers is given.\n"
+    "Every train option is accepted (see 'lipgnn train --help') but --resume. The demo\n"
+    "sets the attention norm (none, then lipschitz; a node norm given with --norm, as\n"
+    "pairnorm, stays in both runs), so --model needs attention (gat, gt, gat-classic).\n"
+    "--save, --log and --grad-log name two files, one a run: g.csv gives g-none.csv and\n"
+    "g-lipschitz.csv.\n";
+
+/* path with "-tag" before its extension (g.csv, none: g-none.csv; a name
+ * without one: g-none), or an error (1) when it does not fit cap. */
+static int lg__demo_path(char *buf, size_t cap, const char *path, const char *tag) {
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *dot = strrchr(base, '.');
+    if (!dot || dot == base) dot = path + strlen(path);
+    const int w = snprintf(buf, cap, "%.*s-%s%s", (int)(dot - path), path, tag, dot);
+    return w < 0 || (size_t)w >= cap;
+}
 
 int lg_cmd_demo(int argc, char **argv) {
     const char *cmd = "demo";
@@ -607,20 +623,53 @@ int lg_cmd_demo(int argc, char **argv) {
     lg_train_opts o;
     int rc = lg_cli_train_parse(cmd, n, args, &o);
     if (rc) return rc > 0 ? LG_EXIT_OK : LG_EXIT_USAGE;
+    if (o.resume) {
+        lg_cli_errorf(cmd, "--resume: the demo trains two models from their start (use lipgnn train --resume)");
+        return LG_EXIT_USAGE;
+    }
+    const lg_att_norm norms[2] = {LG_ATT_NORM_NONE, LG_ATT_NORM_LIPSCHITZ};
+    char label[2][64];
+    for (int k = 0; k < 2; k++) { /* both models checked before either is trained */
+        lg_model_config mc = o.mc;
+        mc.att_norm = norms[k];
+        lg_norm_format(label[k], sizeof label[k], mc.att_norm, mc.node_norm);
+        if (lg_model_config_check(&mc) != LG_OK) {
+            lg_cli_errorf(cmd, "%s", lg_last_error());
+            return LG_EXIT_USAGE;
+        }
+    }
+    /* one file a run for --save, --log and --grad-log (the second run overwrote the first's) */
+    const char **outs[3] = {&o.save, &o.log, &o.grad_log};
+    char outpath[3][2][4200];
+    for (int q = 0; q < 3; q++)
+        for (int k = 0; k < 2 && *outs[q]; k++)
+            if (lg__demo_path(outpath[q][k], sizeof outpath[q][k], *outs[q], k ? "lipschitz" : "none")) {
+                lg_cli_errorf(cmd, "%s: path too long", *outs[q]);
+                return LG_EXIT_USAGE;
+            }
+    const char *given[3] = {o.save, o.log, o.grad_log};
+    for (int k = 0; k < 2 && o.save; k++)
+        if (lg_trainer_save_check(outpath[0][k]) != LG_OK) {
+            lg_cli_errorf(cmd, "--save %s", lg_last_error());
+            return LG_EXIT_USAGE;
+        }
     lg_cli_set_threads(cmd, o.threads);
     lg_dataset *ds = NULL;
     o.data.progress = isatty(fileno(stderr)) && !o.quiet;
     rc = lg_cli_data_load(cmd, &o.data, o.max_memory, &ds);
     if (rc) return rc;
     if (!o.json)
-        printf("lipgnn demo: %s (%lld nodes, %d classes), %d-layer GAT (hidden %d), %d epochs: without, then with "
+        printf("lipgnn demo: %s (%lld nodes, %d classes), %d-layer %s (hidden %d), %d epochs: without, then with "
                "LipschitzNorm\n",
-               ds->name, (long long)ds->graph->n, (int)ds->n_classes, o.mc.layers, o.mc.hidden, o.tc.epochs);
+               ds->name, (long long)ds->graph->n, (int)ds->n_classes,
+               o.mc.kind == LG_MODEL_GAT_CLASSIC ? 2 : o.mc.layers,
+               o.mc.kind == LG_MODEL_GT ? "graph transformer" : "GAT", o.mc.hidden, o.tc.epochs);
     lg_train_summary s[2];
-    const lg_att_norm norms[2] = {LG_ATT_NORM_NONE, LG_ATT_NORM_LIPSCHITZ};
     int status = LG_EXIT_OK;
     for (int k = 0; k < 2 && status == LG_EXIT_OK; k++) {
         o.mc.att_norm = norms[k];
+        for (int q = 0; q < 3; q++)
+            if (given[q]) *outs[q] = outpath[q][k];
         int interrupted;
         status = lg_cli_train_run(cmd, &o, ds, &s[k], &interrupted);
         if (interrupted) break;
@@ -629,7 +678,7 @@ int lg_cmd_demo(int argc, char **argv) {
         printf("\n%-22s %10s %10s %14s %10s\n", "norm", "train acc", "test acc", "max grad norm", "exploded");
         /* (TREES is scored by training accuracy, as in the paper; test accuracy beside it) */
         for (int k = 0; k < 2; k++)
-            printf("%-22s %10.4f %10.4f %14.4g %10s\n", k ? "lipschitz" : "none", s[k].train_acc, s[k].test_acc,
+            printf("%-22s %10.4f %10.4f %14.4g %10s\n", label[k], s[k].train_acc, s[k].test_acc,
                    s[k].max_layer_grad_norm, s[k].exploded ? "yes" : "no");
         const int by_train = ds->roots != NULL; /* TREES: training accuracy, as in the paper */
         printf("\nWith LipschitzNorm: %s accuracy %.3f (without: %.3f); largest layer gradient norm %.3g (without: "
