@@ -521,6 +521,16 @@ PY
   run train --data "$tiny" --layers 3 --hidden 8 --epochs 6 --norm lipschitz+pairnorm --residual --resume "$tmp/c.ckpt" --json
   expect_rc 0 "train --resume"; tail -1 "$tmp/out" > "$tmp/r.json"
   [ "$(strip "$tmp/a.json")" = "$(strip "$tmp/r.json")" ] || fail "resumed run differs from the straight one"
+  # a diverged run's checkpoint: saved, with a note that it will be refused (it was saved silently)
+  run train --data "$dir/data/random60" --lr 100 --epochs 30 --layers 8 --model gt --dropout 0 --save "$tmp/nan.ckpt"
+  expect_rc 0 "train, diverging"
+  grep -q "note: $tmp/nan.ckpt holds parameters that are not finite numbers" "$tmp/err" || fail "diverged save: $(cat "$tmp/err")"
+  run predict --resume "$tmp/nan.ckpt" --data "$dir/data/random60"; expect_rc 2 "predict a diverged checkpoint"
+  grep -q "not finite" "$tmp/err" && run train --data "$tiny" --layers 2 --epochs 1 --save "$tmp/fine.ckpt"
+  grep -q "not finite numbers" "$tmp/err" && fail "the note on a finite checkpoint: $(cat "$tmp/err")"
+  # --patience / --plateau without a validation split watch the training loss, and say so
+  run train --trees 2 --trees-count 20 --epochs 3 --patience 2; expect_rc 0 "train --trees --patience"
+  grep -q "note: trees-d2 has no validation split: --patience watches the training loss" "$tmp/err" || fail "--patience on TREES: $(cat "$tmp/err")"
   # a new --lr on resume applies, with a note (the checkpoint's was kept and the new one reported as used)
   run train --data "$tiny" --layers 3 --hidden 8 --epochs 5 --norm lipschitz+pairnorm --residual --resume "$tmp/c.ckpt" \
       --lr 0.05 --log "$tmp/rlr.csv"

@@ -129,7 +129,8 @@ typedef struct lg_train_config {
                               uses 0.01 for gcnii, as Chen et al.)                    */
     int plateau;           /* 1: ReduceLROnPlateau(factor 0.1, patience 10) on val loss */
     int patience;          /* early stopping after this many epochs without a better
-                              validation loss (0: off)                                 */
+                              validation loss (0: off); both watch the training
+                              loss where the data set has no validation split     */
     uint64_t seed;         /* everything random derives from it                        */
     double missing;        /* share of non-training nodes whose features are removed   */
     double explode_threshold; /* a layer gradient norm above it is an explosion (1e3) */
@@ -181,6 +182,10 @@ typedef struct lg_train_summary {
     double epoch_ms_median;
     lg_idx n_params;
     int stopped_early;                     /* early stopping ended the run         */
+    int params_finite;                     /* 1: every parameter and Adam moment is a
+                                              finite number (0: the run diverged; a
+                                              checkpoint of it is refused by
+                                              lg_trainer_load)                    */
     double epochs_ms_total;                /* wall time of the epochs this trainer
                                               ran (training + evaluation), ms: not
                                               those before a lg_trainer_load      */

@@ -66,6 +66,8 @@ static const char lg__train_help[] =
     "                       output linears (default: --weight-decay; gcnii 0.01)\n"
     "  --plateau            ReduceLROnPlateau on the validation loss (factor 0.1, patience 10)\n"
     "  --patience N         early stopping after N epochs without a better validation loss\n"
+    "                       (both watch the training loss where there is no validation\n"
+    "                       split, as TREES, and say so)\n"
     "  --missing P          remove the features of a share P of the non-training nodes\n"
     "  --threads N          threads of lipgnn's kernels (default: all cores)\n"
     "  --max-memory SIZE    refuse a model (with its data set), or a data set to read\n"
@@ -397,6 +399,11 @@ int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_data
     const int ck_lr = st == LG_OK && o->resume && lg_checkpoint_config(o->resume, &ck_mc, &ck_tc) == LG_OK;
     if (st == LG_OK && o->resume) st = lg_trainer_load(t, o->resume);
     if (building) fputs("\r\033[K", stderr);
+    if (st == LG_OK && ds->n_val == 0 && (o->tc.patience > 0 || o->tc.plateau) && !o->quiet && !o->label)
+        fprintf(stderr, "lipgnn %s: note: %s has no validation split: %s the training loss\n", cmd, ds->name,
+                o->tc.patience > 0 && o->tc.plateau ? "--patience and --plateau watch"
+                : o->tc.patience > 0               ? "--patience watches"
+                                                   : "--plateau watches");
     if (st == LG_OK && ck_lr && ck_tc.lr != o->tc.lr && !o->quiet)
         fprintf(stderr, "lipgnn %s: note: --lr %g replaces the checkpoint's learning rate (its run's --lr %g) from "
                 "epoch %ld\n", cmd, o->tc.lr, ck_tc.lr, lg_trainer_epochs_done(t) + 1);
@@ -475,14 +482,16 @@ int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_data
         fprintf(stderr, "lipgnn %s: %s: stopped after epoch %ld\n", cmd,
                 lg_cli_stop_word((int)lg__stop_signal), lg_trainer_epochs_done(t));
     }
+    if (st == LG_OK) lg_trainer_summary(t, sum);
     if (o->save && st == LG_OK) {
         lg_status ss = lg_trainer_save(t, o->save);
         if (ss != LG_OK) {
             lg_cli_errorf(cmd, "%s", lg_last_error());
             status = LG_EXIT_FAIL;
-        }
+        } else if (!sum->params_finite)
+            fprintf(stderr, "lipgnn %s: note: %s holds parameters that are not finite numbers (the run diverged): "
+                    "kept to inspect, but predict, lipschitz and --resume refuse it\n", cmd, o->save);
     }
-    if (st == LG_OK) lg_trainer_summary(t, sum);
     /* the summary's arrays belong to the trainer: copy what callers keep */
     if (st == LG_OK && o->json) lg__print_json(o, ds, sum, *interrupted);
     if (st == LG_OK && sum->exploded && o->tc.stop_on_explosion && status == LG_EXIT_OK) status = LG_EXIT_EXPLODED;

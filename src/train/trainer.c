@@ -755,6 +755,18 @@ static int lg__cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* Index of the first of n floats at p (unaligned bytes) that is not finite, or
+ * below zero when nonneg; n if none. */
+static size_t lg__bad_float(const void *p, size_t n, int nonneg) {
+    const unsigned char *b = p;
+    for (size_t k = 0; k < n; k++) {
+        float v;
+        memcpy(&v, b + k * sizeof v, sizeof v);
+        if (!isfinite(v) || (nonneg && v < 0)) return k;
+    }
+    return n;
+}
+
 void lg_trainer_summary(const lg_trainer *t, lg_train_summary *out) {
     if (!out) return;
     memset(out, 0, sizeof *out);
@@ -783,6 +795,11 @@ void lg_trainer_summary(const lg_trainer *t, lg_train_summary *out) {
     out->n_params = lg__model_nparams_f32(t->model);
     out->stopped_early = s->stopped_early;
     out->epochs_ms_total = t->ms_total;
+    {
+        const size_t np = (size_t)lg__model_nparams_f32(t->model);
+        out->params_finite = lg__bad_float(lg__model_params_f32(t->model), np, 0) == np &&
+                             lg__bad_float(t->m1, np, 0) == np && lg__bad_float(t->m2, np, 1) == np;
+    }
     /* median epoch time (this process's first LG__MS_CAP epochs); sorted in a
      * copy, skipped (0) if the copy cannot be allocated */
     double *tmp = t->ms_count > 0 ? lg__malloc_array((size_t)t->ms_count, sizeof(double)) : NULL;
@@ -969,18 +986,6 @@ lg_status lg_checkpoint_config(const char *path, lg_model_config *mc, lg_train_c
     if (st == LG_OK) st = lg_model_config_check(mc);
     lg__ckpt_free(c);
     return st;
-}
-
-/* Index of the first of n floats at p (unaligned bytes) that is not finite, or
- * below zero when nonneg; n if none. */
-static size_t lg__bad_float(const void *p, size_t n, int nonneg) {
-    const unsigned char *b = p;
-    for (size_t k = 0; k < n; k++) {
-        float v;
-        memcpy(&v, b + k * sizeof v, sizeof v);
-        if (!isfinite(v) || (nonneg && v < 0)) return k;
-    }
-    return n;
 }
 
 /* The restored values must make sense too, not only the file's checksum (which
