@@ -642,13 +642,30 @@ PY
   run train --data "$tiny" --model gcnii --lambda 5; expect_rc 2 "--lambda 5"
   # the baselines train and say so in the summary
   for m in gcn gin ggnn gcnii; do
-    run train --data "$tiny" --model $m --layers 3 --hidden 8 --epochs 2 --norm pairnorm --train-eps --json
+    eps=; [ $m = gin ] && eps=--train-eps
+    # shellcheck disable=SC2086
+    run train --data "$tiny" --model $m --layers 3 --hidden 8 --epochs 2 --norm pairnorm $eps --json
     expect_rc 0 "--model $m"; grep -q "\"model\":\"$m\"" "$tmp/out" || fail "--model $m: $(tail -1 "$tmp/out")"
   done
-  grep -q '"lr":0.01,"weight_decay":0.00050000000000000001,"layer_weight_decay":0.01,' "$tmp/out" || fail "gcnii's defaults: $(tail -1 "$tmp/out")"
+  grep -q '"lr":0.01,"weight_decay":0.0005,"layer_weight_decay":0.01,' "$tmp/out" || fail "gcnii's defaults: $(tail -1 "$tmp/out")"
+  # the config's numbers as given, the layer weight decay in effect (a placeholder -1 was shown)
+  run train --data "$tiny" --layers 2 --epochs 1 --json; expect_rc 0 "train, default weight decay"
+  grep -q '"dropout":0.6,"att_dropout":0.3,.*"weight_decay":0.0005,"layer_weight_decay":0.0005,.*"explode_threshold":1000,' \
+    "$tmp/out" || fail "--json config numbers: $(tail -1 "$tmp/out")"
+  # options given that the model ignores: refused (they were taken into --json's config, unused)
+  for bad in "--model gat --alpha 0.5" "--model gcn --lambda 1" "--model gcnii --train-eps" "--model l2 --att-dropout 0.3" \
+             "--model gcn --att-dropout 0.5" "--model gat --norm none --lip-scale 5"; do
+    # shellcheck disable=SC2086
+    run train --data "$tiny" --layers 2 --epochs 1 $bad; expect_rc 2 "train $bad"
+    grep -q -- "--[a-z-]*: \(only --model\|--model [a-z0-9]* has no attention dropout\|LipschitzNorm's scale\)" "$tmp/err" \
+      || fail "train $bad: $(cat "$tmp/err")"
+  done
+  run depth-study --data "$tiny" --model gat,gcnii --layers 2 --norms none --seeds 1 --epochs 1 --alpha 0.2 --out "$tmp/ds-alpha" --quiet
+  expect_rc 0 "depth-study --model gat,gcnii --alpha"
+  grep -q "note: --alpha: only --model gcnii has it: ignored in the runs of --model gat" "$tmp/err" || fail "depth-study --alpha note: $(cat "$tmp/err")"
   run train --data "$tiny" --model gin --layers 2 --hidden 4 --epochs 1 --layer-weight-decay 0.1 --json
   expect_rc 0 "--layer-weight-decay"
-  grep -q '"layer_weight_decay":0.10000000000000001,' "$tmp/out" || fail "--layer-weight-decay: $(tail -1 "$tmp/out")"
+  grep -q '"layer_weight_decay":0.1,' "$tmp/out" || fail "--layer-weight-decay: $(tail -1 "$tmp/out")"
   run train --help; expect_rc 0 "train --help"; grep -q -- "gcn, gin, ggnn, gcnii" "$tmp/out" || fail "train --help lists the baselines"
   grep -q -- "l2 (L2 self-attention" "$tmp/out" || fail "train --help lacks --model l2"
   # L2 attention: trains, is named in the summary, refuses LipschitzNorm

@@ -86,6 +86,10 @@ const char *lg_cli_stop_word(int sig);
  * empty (have 0; the library gives 0 there). Returns buf (>= 16 bytes). */
 const char *lg_cli_acc(char *buf, size_t cap, double v, int have);
 
+/* The shortest "%.Ng" (N = 1..17) of a finite v that reads back as v (0.6,
+ * not 0.59999999999999998), for JSON. Returns buf (>= 32 bytes). */
+const char *lg_cli_shortest(char *buf, size_t cap, double v);
+
 struct option;
 
 /* The error for getopt_long's '?' on the argument arg (argv[optind - 1]),
@@ -263,6 +267,9 @@ typedef struct lg_train_opts {
     double max_memory;  /* --max-memory in bytes (0: the machine's memory)    */
     const char *label;  /* the run's name in its messages ("run LABEL: ..."; a
                            depth study's cell), or NULL                         */
+    char unused[160];   /* options given that this model ignores ("--alpha: only
+                           gcnii has it"), or "": train and demo refuse them,
+                           depth-study (several models) notes them              */
 } lg_train_opts;
 
 /* Parses the options of `lipgnn train` (argv[0] is the command name) into o:

@@ -1179,6 +1179,9 @@ static int lg__depth_parse(const char *cmd, int argc, char **argv, lg__depth_arg
             lg_cli_errorf(cmd, "--epochs: a study needs at least 1 epoch (0 trains and evaluates nothing)");
             return LG_EXIT_USAGE;
         }
+        if (opts[mi].unused[0]) /* an option for another model of the grid */
+            fprintf(stderr, "lipgnn %s: note: %s: ignored in the runs of --model %s\n", cmd, opts[mi].unused,
+                    lg_model_kind_name(g->models[mi]));
         opts[mi].quiet = 1;
         opts[mi].json = 0;
         opts[mi].verbose = 0;

@@ -270,6 +270,24 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
         lg_cli_errorf(cmd, "%s", lg_last_error());
         return -1;
     }
+    /* options given that this model would ignore (they went into --json's config unused) */
+    const int baseline = kind >= LG_MODEL_GCN && kind <= LG_MODEL_GCNII;
+    const int lip = o->mc.att_norm == LG_ATT_NORM_LIPSCHITZ || o->mc.att_norm == LG_ATT_NORM_LIPSCHITZ_REF;
+    o->unused[0] = 0;
+    if ((given[O_ALPHA] || given[O_LAMBDA]) && kind != LG_MODEL_GCNII)
+        snprintf(o->unused, sizeof o->unused, "--%s: only --model gcnii has it", given[O_ALPHA] ? "alpha" : "lambda");
+    else if (given[O_TEPS] && kind != LG_MODEL_GIN)
+        snprintf(o->unused, sizeof o->unused, "--train-eps: only --model gin has it");
+    else if (given[O_ATTDROP] && o->mc.att_dropout != 0 && (baseline || kind == LG_MODEL_L2))
+        snprintf(o->unused, sizeof o->unused, "--att-dropout: --model %s has no attention dropout",
+                 lg_model_kind_name(kind));
+    else if (given[O_LIPS] && !lip && !strcmp(cmd, "train")) /* (demo and depth-study set the norm) */
+        snprintf(o->unused, sizeof o->unused, "--lip-scale: LipschitzNorm's scale, and --norm %s has no "
+                 "LipschitzNorm", lg_att_norm_name(o->mc.att_norm));
+    if (o->unused[0] && strcmp(cmd, "depth-study")) {
+        lg_cli_errorf(cmd, "%s", o->unused);
+        return -1;
+    }
     return 0;
 }
 
@@ -306,16 +324,23 @@ static void lg__print_json(const lg_train_opts *o, const lg_dataset *ds, const l
     printf(",\"model\":\"%s\",\"norm\":\"%s\",\"layers\":%d,\"hidden\":%d,\"heads\":%d,\"epochs\":%d,\"seed\":%llu",
            lg_model_kind_name(m->kind), norm, m->layers, m->hidden, m->heads, t->epochs, (unsigned long long)t->seed);
     printf(",\"batch_size\":%d,\"graphs\":%lld", t->batch_size, (long long)ds->n_graphs);
-    printf(",\"config\":{\"residual\":%s,\"lip_scale\":%.17g,\"gate\":%s,\"dropout\":%.17g,\"att_dropout\":%.17g,"
-           "\"self_loops\":%s,\"feature_norm\":\"%s\",\"lr\":%.17g,\"weight_decay\":%.17g,\"layer_weight_decay\":%.17g,\"plateau\":%s,"
-           "\"patience\":%d,\"missing\":%.17g,\"explode_threshold\":%.17g,\"explode_growth\":%.17g,"
-           "\"explode_window\":%d,\"stop_on_explosion\":%s,\"train_eps\":%s,\"alpha\":%.17g,\"lambda\":%.17g,"
+    /* the numbers as given (0.6, not 0.59999999999999998); the layer weight
+     * decay in effect (a negative one means --weight-decay's) */
+    char g[11][32];
+    printf(",\"config\":{\"residual\":%s,\"lip_scale\":%s,\"gate\":%s,\"dropout\":%s,\"att_dropout\":%s,"
+           "\"self_loops\":%s,\"feature_norm\":\"%s\",\"lr\":%s,\"weight_decay\":%s,\"layer_weight_decay\":%s,\"plateau\":%s,"
+           "\"patience\":%d,\"missing\":%s,\"explode_threshold\":%s,\"explode_growth\":%s,"
+           "\"explode_window\":%d,\"stop_on_explosion\":%s,\"train_eps\":%s,\"alpha\":%s,\"lambda\":%s,"
            "\"init\":\"%s\"}",
-           m->residual ? "true" : "false", m->lip_scale, m->gate ? "true" : "false", m->dropout, m->att_dropout,
-           m->self_loops ? "true" : "false", m->feature_norm_row ? "row" : "none", t->lr, t->weight_decay, t->layer_weight_decay,
-           t->plateau ? "true" : "false", t->patience, t->missing, t->explode_threshold, t->explode_growth,
-           t->explode_window, t->stop_on_explosion ? "true" : "false", m->train_eps ? "true" : "false", m->alpha,
-           m->lambda, lg_init_name(m->init));
+           m->residual ? "true" : "false", lg_cli_shortest(g[0], 32, m->lip_scale), m->gate ? "true" : "false",
+           lg_cli_shortest(g[1], 32, m->dropout), lg_cli_shortest(g[2], 32, m->att_dropout),
+           m->self_loops ? "true" : "false", m->feature_norm_row ? "row" : "none", lg_cli_shortest(g[3], 32, t->lr),
+           lg_cli_shortest(g[4], 32, t->weight_decay),
+           lg_cli_shortest(g[5], 32, t->layer_weight_decay < 0 ? t->weight_decay : t->layer_weight_decay),
+           t->plateau ? "true" : "false", t->patience, lg_cli_shortest(g[6], 32, t->missing),
+           lg_cli_shortest(g[7], 32, t->explode_threshold), lg_cli_shortest(g[8], 32, t->explode_growth),
+           t->explode_window, t->stop_on_explosion ? "true" : "false", m->train_eps ? "true" : "false",
+           lg_cli_shortest(g[9], 32, m->alpha), lg_cli_shortest(g[10], 32, m->lambda), lg_init_name(m->init));
     /* with no epoch run nothing was evaluated or measured: those fields are null */
     const int ran = s->epochs_run > 0;
     printf(",\"params\":%lld,\"epochs_run\":%ld", (long long)s->n_params, s->epochs_run);

@@ -691,3 +691,15 @@ const char *lg_cli_acc(char *buf, size_t cap, double v, int have) {
     else snprintf(buf, cap, "n/a");
     return buf;
 }
+
+const char *lg_cli_shortest(char *buf, size_t cap, double v) {
+    if (v == floor(v) && fabs(v) < 1e15) { /* an integer: 1000, not 1e+03 */
+        snprintf(buf, cap, "%.0f", v);
+        return buf;
+    }
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(buf, cap, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    return buf;
+}
