@@ -40,4 +40,9 @@ cmake -S "$tmp/proj" -B "$tmp/proj/b" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/nu
 cmake --build "$tmp/proj/b" >/dev/null
 LD_LIBRARY_PATH="$lib" "$tmp/proj/b/consumer"
 "$tmp/prefix/bin/lipgnn" --version | head -1
+# straight from the build tree, not installed: lipgnn-uninstalled.pc (build/lipgnn.pc pointed two
+# directories above the build: -Ibuild/../..//include)
+PKG_CONFIG_PATH="$build" cc -std=c11 "$tmp/consumer.c" $(PKG_CONFIG_PATH="$build" pkg-config --cflags lipgnn) \
+  -o "$tmp/c2" $(PKG_CONFIG_PATH="$build" pkg-config --libs lipgnn)
+"$tmp/c2"
 echo "install: passed (soname $soname)"
