@@ -160,6 +160,16 @@ void lg_blas_check(lg_blas_info *info);
  * setting to be made before use (it changes process-wide state of OpenMP and
  * OpenBLAS). Returns the thread count in effect.
  *
+ * How waiting threads wait is libgomp's, read from the environment when the
+ * program loads, beyond this function's reach: by default each spins about
+ * 0.3 s at every barrier before it sleeps, and an epoch has thousands of
+ * barriers. On a machine with more runnable threads than cores that spinning
+ * starves the thread being waited for: a 16-layer GAT on Cora took 47 s for
+ * 30 epochs under a load of 4.4 on 2 cores, 2.0 s with GOMP_SPINCOUNT=1000
+ * (a short spin, then sleep). Set GOMP_SPINCOUNT=1000 (or
+ * OMP_WAIT_POLICY=passive) in the environment of a program that links
+ * lipgnn; the lipgnn command restarts itself so when neither is set.
+ *
  * Each thread that runs an OpenBLAS product maps a buffer of 128 MiB of
  * address space (little of it resident), kept until the process ends, and
  * OpenBLAS 0.3.21 retries one that does not fit forever. So under an
