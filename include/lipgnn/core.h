@@ -161,9 +161,9 @@ void lg_blas_check(lg_blas_info *info);
  * OpenBLAS). Returns the thread count in effect.
  *
  * How waiting threads wait is libgomp's, read from the environment when the
- * program loads, beyond this function's reach: by default each spins about
- * 0.3 s at every barrier before it sleeps, and an epoch has thousands of
- * barriers. On a machine with more runnable threads than cores that spinning
+ * program loads, beyond this function's reach: by default each spins some
+ * 300 000 times at every barrier before it sleeps, and an epoch has thousands
+ * of barriers. On a machine with more runnable threads than cores that spinning
  * starves the thread being waited for: a 16-layer GAT on Cora took 47 s for
  * 30 epochs under a load of 4.4 on 2 cores, 2.0 s with GOMP_SPINCOUNT=1000
  * (a short spin, then sleep). Set GOMP_SPINCOUNT=1000 (or
