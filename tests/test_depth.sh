@@ -81,6 +81,13 @@ run "${args[@]}" --out "$out"; expect_rc 0 "depth-study again"; no_sanitizer "de
 grep -q "8 already in .*0 to do" "$tmp/err" || fail "second run does not say '0 to do': $(head -3 "$tmp/err")"
 cmp -s "$out/runs.csv" "$tmp/runs1.csv" || fail "a finished study changed runs.csv"
 
+# a narrower grid on the same --out: the other runs are kept, and a note says the outputs show this grid only
+rm -rf "$tmp/narrow"; cp -r "$out" "$tmp/narrow"
+run depth-study --trees 2 --trees-count 40 --layers 1 --norms none --seeds 2 --epochs 3 --hidden 8 --out "$tmp/narrow"
+expect_rc 0 "depth-study, a narrower grid"
+grep -q "note: .*runs.csv holds 6 runs outside this grid" "$tmp/err" || fail "narrower grid: no note: $(cat "$tmp/err")"
+[ "$(rows "$tmp/narrow/runs.csv")" = 8 ] || fail "narrower grid: runs.csv lost rows"
+
 # a deleted last line: exactly that run is redone, with the same results
 sed -i '$d' "$out/runs.csv"
 run "${args[@]}" --out "$out"; expect_rc 0 "depth-study after a deleted line"

@@ -1928,6 +1928,10 @@ int lg_cmd_depth_study(int argc, char **argv) {
     study.total = cells * g->seeds;
     if (lg__cells_todo(g, &rs, study.total, &todo, &ntodo)) { lg_cli_errorf(cmd, "out of memory"); status = LG_EXIT_FAIL; goto done; }
     study.done = study.total - ntodo; /* runs of this grid already recorded */
+    if (!a.quiet && rs.n > (size_t)study.done) /* a narrower grid than the study's: its other runs are kept */
+        fprintf(stderr, "lipgnn %s: note: %s holds %zu run%s outside this grid (other models, depths, norms, "
+                "seeds, ...): kept there, but summary.md and depth.svg show this grid's cells only\n", cmd, path,
+                rs.n - (size_t)study.done, rs.n - (size_t)study.done == 1 ? "" : "s");
     if (!a.quiet)
         fprintf(stderr, "lipgnn %s: %s, %lld runs (%lld cells x %lld seeds), %lld already in %s, %lld to do\n", cmd,
                 dsname, study.total, cells, g->seeds, study.done, path, ntodo);
