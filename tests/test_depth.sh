@@ -88,6 +88,15 @@ expect_rc 0 "depth-study, a narrower grid"
 grep -q "note: .*runs.csv holds 6 runs outside this grid" "$tmp/err" || fail "narrower grid: no note: $(cat "$tmp/err")"
 [ "$(rows "$tmp/narrow/runs.csv")" = 8 ] || fail "narrower grid: runs.csv lost rows"
 
+# runs that exploded and stopped: counted in their cells (summary.md said "last epoch" of runs that
+# stopped at their first, and nothing of explosions)
+run depth-study --trees 2 --trees-count 20 --layers 1 --norms none --seeds 2 --epochs 3 --hidden 4 \
+    --explode-threshold 1e-9 --stop-on-explosion --out "$tmp/exploded" --quiet --json
+expect_rc 0 "depth-study, every run exploding"
+grep -q '^| 1 | [0-9.]* ± [0-9.]* (n=2, 2 exploded, 2 stopped) |$' "$tmp/exploded/summary.md" \
+  || fail "exploded cells: $(grep '^| 1 |' "$tmp/exploded/summary.md")"
+grep -q '"n":2,"exploded":2,"stopped":2,' "$tmp/out" || fail "exploded cells in --json: $(cat "$tmp/out")"
+
 # a deleted last line: exactly that run is redone, with the same results
 sed -i '$d' "$out/runs.csv"
 run "${args[@]}" --out "$out"; expect_rc 0 "depth-study after a deleted line"

@@ -113,6 +113,8 @@ typedef struct lg__rec {
                               best val accuracy, test at the best-val epoch:
                               indexed by --metric (0..2) or LG__ACC_*      */
     int exploded;          /* 1: a gradient explosion was detected     */
+    long long epochs_run;  /* epochs it ran (fewer than --epochs: it
+                              stopped, at an explosion or early)        */
 } lg__rec;
 
 /* The entries of lg__rec.acc after the three metrics. */
@@ -337,6 +339,7 @@ static int lg__parse_rec(char *line, lg__rec *r) {
     errno = 0;
     long long ep = strtoll(f1[6], &end, 10);
     if (errno || *end || !*f1[6] || ep < 0) return -1;
+    r->epochs_run = ep;
     for (int i = 0; i < 5; i++) { /* accuracies: in [0, 1] */
         r->acc[i] = strtod(f1[7 + i], &end);
         if (!*f1[7 + i] || *end || !(r->acc[i] >= 0 && r->acc[i] <= 1)) return -1;
@@ -557,13 +560,14 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
  * seeds for one cell. */
 typedef struct lg__stat {
     int n;       /* runs recorded      */
+    int exploded, stopped; /* of them: flagged by the detector; ended before --epochs */
     double mean; /* mean (NAN if n=0)  */
     double std;  /* sample std (0 if n=1, NAN if n=0) */
 } lg__stat;
 
 static lg__stat lg__cell_stat(const lg__grid *g, const lg__recs *rs, int metric, int mi, int ri, int xi, int ni,
-                              int lj, int pi) {
-    lg__stat s = {0, NAN, NAN};
+                              int lj, int pi, long long epochs) {
+    lg__stat s = {0, 0, 0, NAN, NAN};
     double sum = 0, sq = 0;
     const char *model = lg_model_kind_name(g->models[mi]);
     for (long long k = 0; k < g->seeds; k++) {
@@ -571,6 +575,8 @@ static lg__stat lg__cell_stat(const lg__grid *g, const lg__recs *rs, int metric,
                                          g->residual[ri], g->missing_s[xi], g->base_seed + (uint64_t)k);
         if (!r) continue;
         s.n++;
+        s.exploded += r->exploded;
+        s.stopped += r->epochs_run < epochs;
         sum += r->acc[metric];
     }
     if (!s.n) return s;
@@ -627,7 +633,9 @@ static void lg__write_summary(FILE *f, const void *ctx) {
     const lg__grid *g = s->g;
     char label[256];
     fprintf(f, "# lipgnn depth-study: %s\n\n", s->dsname);
-    fprintf(f, "%s accuracy at the last epoch (of %d), mean ± sample std over seeds (n runs); %lld of %lld runs done.\n",
+    fprintf(f, "%s accuracy at the last epoch (of %d), mean ± sample std over seeds (n runs; k exploded: flagged "
+            "by the gradient-explosion detector; k stopped: ended sooner, by --stop-on-explosion or --patience, "
+            "scored at their own last epoch); %lld of %lld runs done.\n",
             lg__metric_names[s->metric], s->epochs, s->done, s->total);
     if (g->nresidual == 1 && !g->residual[0] && g->nmissing == 1 && g->missing[0] == 0)
         fprintf(f, "No residual connections, no missing features.\n");
@@ -656,9 +664,12 @@ static void lg__write_summary(FILE *f, const void *ctx) {
     for (int pi = 0; pi < lg__npoints(g); pi++) {
         fprintf(f, "| %d |", g->xdepth ? g->depths[pi] : g->layers[pi]);
         LG__FOR_SERIES(g) {
-            lg__stat st = lg__cell_stat(g, s->rs, s->metric, mi, ri, xi, ni, lj, pi);
-            if (st.n > 1) fprintf(f, " %.3f ± %.3f (n=%d) |", st.mean, st.std, st.n);
-            else if (st.n == 1) fprintf(f, " %.3f (n=1) |", st.mean); /* no spread from one run */
+            lg__stat st = lg__cell_stat(g, s->rs, s->metric, mi, ri, xi, ni, lj, pi, s->epochs);
+            char more[64] = ""; /* how many of the runs exploded or stopped early */
+            if (st.exploded) snprintf(more, sizeof more, ", %d exploded", st.exploded);
+            if (st.stopped) snprintf(more + strlen(more), sizeof more - strlen(more), ", %d stopped", st.stopped);
+            if (st.n > 1) fprintf(f, " %.3f ± %.3f (n=%d%s) |", st.mean, st.std, st.n, more);
+            else if (st.n == 1) fprintf(f, " %.3f (n=1%s) |", st.mean, more); /* no spread from one run */
             else fprintf(f, " – (n=0) |");
         }
         fputc('\n', f);
@@ -674,9 +685,9 @@ static void lg__write_summary(FILE *f, const void *ctx) {
             s->noval ? "train" : "val.", s->noval ? "train" : "val.");
     LG__FOR_SERIES(g) {
         int best = -1;
-        lg__stat bv = {0, NAN, NAN};
+        lg__stat bv = {0, 0, 0, NAN, NAN};
         for (int pi = 0; pi < lg__npoints(g); pi++) {
-            lg__stat v = lg__cell_stat(g, s->rs, LG__ACC_BEST_VAL, mi, ri, xi, ni, lj, pi);
+            lg__stat v = lg__cell_stat(g, s->rs, LG__ACC_BEST_VAL, mi, ri, xi, ni, lj, pi, s->epochs);
             if (v.n > 0 && (best < 0 || v.mean > bv.mean)) best = pi, bv = v; /* the first on ties */
         }
         lg__series_label(g, mi, ri, xi, ni, lj, label, sizeof label);
@@ -684,7 +695,7 @@ static void lg__write_summary(FILE *f, const void *ctx) {
             fprintf(f, "| %s | – | – | – (n=0) |\n", label);
             continue;
         }
-        lg__stat t = lg__cell_stat(g, s->rs, LG__ACC_TEST_AT_BEST_VAL, mi, ri, xi, ni, lj, best);
+        lg__stat t = lg__cell_stat(g, s->rs, LG__ACC_TEST_AT_BEST_VAL, mi, ri, xi, ni, lj, best, s->epochs);
         fprintf(f, "| %s | %d | %.3f |", label, g->xdepth ? g->depths[best] : g->layers[best], bv.mean);
         if (t.n > 1) fprintf(f, " %.3f ± %.3f (n=%d) |\n", t.mean, t.std, t.n);
         else fprintf(f, " %.3f (n=1) |\n", t.mean);
@@ -760,7 +771,7 @@ static void lg__write_svg(FILE *f, const void *ctx) {
         lg_svg_group_begin(f, "class=\"series-group\"");
         if (xs && ys) {
             for (int li = 0; li < np; li++) {
-                lg__stat st = lg__cell_stat(g, s->rs, s->metric, mi, ri, xi, ni, lj, li);
+                lg__stat st = lg__cell_stat(g, s->rs, s->metric, mi, ri, xi, ni, lj, li, s->epochs);
                 xs[li] = LG__X(xv[li]);
                 ys[li] = st.n ? LG__Y(fmin(1, fmax(0, st.mean))) : NAN;
             }
@@ -768,7 +779,7 @@ static void lg__write_svg(FILE *f, const void *ctx) {
             snprintf(attrs, sizeof attrs, "class=\"series\"%s", dash);
             lg_svg_polyline(f, xs, ys, (size_t)np, col, 2, attrs);
             for (int li = 0; li < np; li++) {
-                lg__stat st = lg__cell_stat(g, s->rs, s->metric, mi, ri, xi, ni, lj, li);
+                lg__stat st = lg__cell_stat(g, s->rs, s->metric, mi, ri, xi, ni, lj, li, s->epochs);
                 if (!st.n) continue;
                 double x = xs[li], lo = LG__Y(fmax(0, st.mean - st.std)), hi = LG__Y(fmin(1, st.mean + st.std));
                 lg_svg_line(f, x, lo, x, hi, col, 1.5, "class=\"errbar\"");
@@ -861,14 +872,15 @@ static void lg__print_json(const char *dir, const lg__study *s) {
     int first = 1;
     LG__FOR_SERIES(g)
     for (int pi = 0; pi < lg__npoints(g); pi++) {
-        lg__stat st = lg__cell_stat(g, s->rs, s->metric, mi, ri, xi, ni, lj, pi);
+        lg__stat st = lg__cell_stat(g, s->rs, s->metric, mi, ri, xi, ni, lj, pi, s->epochs);
         printf("%s{\"model\":\"%s\",\"trees\":%d,\"layers\":%d,\"norm\":", first ? "" : ",",
                lg_model_kind_name(g->models[mi]), lg__cell_depth(g, pi), lg__cell_layers(g, lj, pi));
         lg_json_string(stdout, g->norm[ni]);
-        printf(",\"residual\":%d,\"missing\":%s,\"n\":%d,", g->residual[ri], g->missing_s[xi], st.n);
+        printf(",\"residual\":%d,\"missing\":%s,\"n\":%d,\"exploded\":%d,\"stopped\":%d,", g->residual[ri],
+               g->missing_s[xi], st.n, st.exploded, st.stopped);
         if (st.n) {
-            lg__stat bv = lg__cell_stat(g, s->rs, LG__ACC_BEST_VAL, mi, ri, xi, ni, lj, pi);
-            lg__stat tb = lg__cell_stat(g, s->rs, LG__ACC_TEST_AT_BEST_VAL, mi, ri, xi, ni, lj, pi);
+            lg__stat bv = lg__cell_stat(g, s->rs, LG__ACC_BEST_VAL, mi, ri, xi, ni, lj, pi, s->epochs);
+            lg__stat tb = lg__cell_stat(g, s->rs, LG__ACC_TEST_AT_BEST_VAL, mi, ri, xi, ni, lj, pi, s->epochs);
             printf("\"mean\":%.6f,\"std\":%.6f,\"best_val_mean\":%.6f,\"test_at_best_val_mean\":%.6f,"
                    "\"test_at_best_val_std\":%.6f}",
                    st.mean, st.std, bv.mean, tb.mean, tb.std);
