@@ -531,6 +531,19 @@ PY
   # --patience / --plateau without a validation split watch the training loss, and say so
   run train --trees 2 --trees-count 20 --epochs 3 --patience 2; expect_rc 0 "train --trees --patience"
   grep -q "note: trees-d2 has no validation split: --patience watches the training loss" "$tmp/err" || fail "--patience on TREES: $(cat "$tmp/err")"
+  # --save-best: the checkpoint of the best epoch, the model the summary's "best" figures describe
+  run train --data "$dir/data/random60" --layers 2 --epochs 40 --save-best "$tmp/best.ckpt" --json
+  expect_rc 0 "train --save-best"; tail -1 "$tmp/out" >"$tmp/best.json"
+  be=$(sed -n 's/.*"best_epoch":\([0-9]*\).*/\1/p' "$tmp/best.json")
+  bv=$(sed -n 's/.*"best_val_acc":\([0-9.]*\).*/\1/p' "$tmp/best.json")
+  bt=$(sed -n 's/.*"test_acc_at_best_val":\([0-9.]*\).*/\1/p' "$tmp/best.json")
+  [ -n "$be" ] && [ "$be" -lt 40 ] || fail "--save-best: the best epoch is the last, the check would be vacuous: $(cat "$tmp/best.json")"
+  grep -q "best.ckpt: the checkpoint of epoch $be, the best validation accuracy" "$tmp/err" || fail "--save-best message: $(cat "$tmp/err")"
+  run predict --resume "$tmp/best.ckpt" --data "$dir/data/random60" --json; expect_rc 0 "predict the best epoch"
+  grep -q "\"epochs_trained\":$be,.*\"val_acc\":$bv,\"test_acc\":$bt}" "$tmp/out" \
+    || fail "--save-best holds another model than epoch $be (val $bv, test $bt): $(cat "$tmp/out")"
+  run train --data "$tiny" --layers 2 --epochs 2 --save "$tmp/same.ckpt" --save-best "$tmp/same.ckpt"
+  expect_rc 2 "--save and --save-best one file"
   # a new --lr on resume applies, with a note (the checkpoint's was kept and the new one reported as used)
   run train --data "$tiny" --layers 3 --hidden 8 --epochs 5 --norm lipschitz+pairnorm --residual --resume "$tmp/c.ckpt" \
       --lr 0.05 --log "$tmp/rlr.csv"

@@ -263,6 +263,7 @@ typedef struct lg_train_opts {
     lg_train_config tc; /* training (tc.seed = data.seed)                     */
     int threads;        /* --threads (0: OpenMP's default)                    */
     const char *grad_log, *log, *save, *resume; /* output and state files, or NULL */
+    const char *save_best; /* --save-best: the checkpoint of the best epoch, or NULL */
     int json, verbose, quiet;
     double max_memory;  /* --max-memory in bytes (0: the machine's memory)    */
     const char *label;  /* the run's name in its messages ("run LABEL: ..."; a

@@ -1197,7 +1197,7 @@ static int lg__depth_parse(const char *cmd, int argc, char **argv, lg__depth_arg
         opts[mi].quiet = 1;
         opts[mi].json = 0;
         opts[mi].verbose = 0;
-        opts[mi].save = opts[mi].resume = opts[mi].log = opts[mi].grad_log = NULL;
+        opts[mi].save = opts[mi].resume = opts[mi].log = opts[mi].grad_log = opts[mi].save_best = NULL;
     }
     /* a (model, residual, norm) combination that the model refuses at every
      * depth and missing share is skipped (said on stderr and in summary.md),

@@ -90,6 +90,9 @@ static const char lg__train_help[] =
     "                       SIGHUP, at the end of the epoch; a second one ends the run\n"
     "                       at once; a signal ignored when lipgnn started, as nohup's\n"
     "                       SIGHUP, stays ignored)\n"
+    "  --save-best FILE     write a checkpoint of the best epoch (best validation accuracy;\n"
+    "                       training accuracy without a validation split) when it is reached:\n"
+    "                       the model whose 'best' accuracies the summary reports\n"
     "  --resume FILE        continue from a checkpoint (same model options, data, --seed;\n"
     "                       --epochs, --lr, --weight-decay and the detector's may change)\n"
     "  --json               print one JSON object (the last line of stdout)\n"
@@ -110,7 +113,7 @@ enum {
     O_MODEL = 1000, O_LAYERS, O_HIDDEN, O_HEADS, O_NORM, O_LIPS, O_RESID, O_GATE, O_DROP, O_ATTDROP, O_LOOPS,
     O_FNORM, O_EPOCHS, O_LR, O_WD, O_PLATEAU, O_PATIENCE, O_MISSING, O_THREADS, O_GRADLOG, O_XTHR, O_XGROW,
     O_XWIN, O_XSTOP, O_LOG, O_SAVE, O_RESUME, O_JSON, O_VERBOSE, O_QUIET, O_DATA, O_MAXMEM, O_TEPS, O_ALPHA,
-    O_LAMBDA, O_LWD, O_INIT, O_BATCH /* O_BATCH last: it sizes given[] */
+    O_LAMBDA, O_LWD, O_INIT, O_SAVEBEST, O_BATCH /* O_BATCH last: it sizes given[] */
 };
 
 static const struct option lg__train_options[] = {
@@ -130,6 +133,7 @@ static const struct option lg__train_options[] = {
     {"explode-growth", required_argument, 0, O_XGROW}, {"explode-window", required_argument, 0, O_XWIN},
     {"stop-on-explosion", no_argument, 0, O_XSTOP}, {"log", required_argument, 0, O_LOG},
     {"save", required_argument, 0, O_SAVE},        {"resume", required_argument, 0, O_RESUME},
+    {"save-best", required_argument, 0, O_SAVEBEST},
     {"json", no_argument, 0, O_JSON},              {"verbose", no_argument, 0, O_VERBOSE},
     {"quiet", no_argument, 0, O_QUIET},            {"max-memory", required_argument, 0, O_MAXMEM},
     {"train-eps", no_argument, 0, O_TEPS},         {"alpha", required_argument, 0, O_ALPHA},
@@ -237,6 +241,7 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
         case O_XSTOP: o->tc.stop_on_explosion = 1; break;
         case O_LOG: o->log = optarg; break;
         case O_SAVE: o->save = optarg; break;
+        case O_SAVEBEST: o->save_best = optarg; break;
         case O_RESUME: o->resume = optarg; break;
         case O_JSON: o->json = 1; break;
         case O_VERBOSE: o->verbose = 1; break;
@@ -254,9 +259,11 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
     o->tc.seed = o->data.seed;
     if (lg_cli_data_check(cmd, &o->data)) return -1;
     { /* (--save onto --resume is a run continued in place: allowed) */
-        const char *opt[4] = {"--log", "--grad-log", "--save", "--resume"},
-                   *path[4] = {o->log, o->grad_log, o->save, o->resume};
-        if (lg_cli_check_clobber(cmd, 4, 2, opt, path)) return -1;
+        const char *opt[5] = {"--log", "--grad-log", "--save-best", "--save", "--resume"},
+                   *path[5] = {o->log, o->grad_log, o->save_best, o->save, o->resume};
+        if (lg_cli_check_clobber(cmd, 5, 3, opt, path)) return -1;
+        const char *opt2[2] = {"--save-best", "--save"}, *path2[2] = {o->save_best, o->save}; /* both written */
+        if (lg_cli_check_clobber(cmd, 2, 2, opt2, path2)) return -1;
     }
     if (o->data.trees && kind != LG_MODEL_GAT_CLASSIC) { /* the TREES setting, where not given */
         if (!given[O_LAYERS]) o->mc.layers = o->data.trees + 1;
@@ -458,6 +465,7 @@ int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_data
     }
     int tty = isatty(fileno(stderr)) && !o->quiet;
     lg_epoch_stats es;
+    long best_saved = 0; /* the epoch --save-best wrote, or 0 */
     long start = lg_trainer_epochs_done(t);
     lg__batch_progress bp = {start, o->tc.epochs};
     if (tty && o->tc.batch_size > 0) lg_trainer_set_progress(t, lg__on_batch, &bp);
@@ -480,6 +488,19 @@ int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_data
             if (ds->n_test) snprintf(tl, sizeof tl, "%.9g", es.test_loss), snprintf(ta, sizeof ta, "%.6f", es.test_acc);
             fprintf(elog, "%ld,%.9g,%.9g,%.9g,%s,%s,%.6f,%s,%s,%.3f\n", es.epoch, es.lr, es.train_loss_step,
                     es.train_loss, vl, tl, es.train_acc, va, ta, es.ms);
+        }
+        if (o->save_best) { /* this epoch the best so far: its checkpoint (written atomically) */
+            lg_train_summary bs;
+            lg_trainer_summary(t, &bs);
+            if (bs.best_epoch == es.epoch) {
+                if (lg_trainer_save(t, o->save_best) != LG_OK) {
+                    if (tty && !o->verbose) fputc('\n', stderr);
+                    lg_cli_errorf(cmd, "--save-best: %s", lg_last_error());
+                    status = LG_EXIT_FAIL;
+                    break;
+                }
+                best_saved = es.epoch;
+            }
         }
         if (es.exploded_now) {
             lg_train_summary s;
@@ -508,6 +529,9 @@ int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_data
                 lg_cli_stop_word((int)lg__stop_signal), lg_trainer_epochs_done(t));
     }
     if (st == LG_OK) lg_trainer_summary(t, sum);
+    if (best_saved > 0 && !o->quiet)
+        fprintf(stderr, "lipgnn %s: %s: the checkpoint of epoch %ld, the best %s accuracy\n", cmd, o->save_best,
+                best_saved, ds->n_val ? "validation" : "training");
     if (o->save && st == LG_OK) {
         lg_status ss = lg_trainer_save(t, o->save);
         if (ss != LG_OK) {
@@ -540,6 +564,10 @@ int lg_cmd_train(int argc, char **argv) {
      * not only when the checkpoint is written at the end */
     if (o.save && lg_trainer_save_check(o.save) != LG_OK) {
         lg_cli_errorf(cmd, "--save %s", lg_last_error());
+        return LG_EXIT_USAGE;
+    }
+    if (o.save_best && lg_trainer_save_check(o.save_best) != LG_OK) {
+        lg_cli_errorf(cmd, "--save-best %s", lg_last_error());
         return LG_EXIT_USAGE;
     }
     lg_cli_set_threads(cmd, o.threads);
@@ -611,8 +639,8 @@ static const char lg__demo_help[] =
     "Every train option is accepted (see 'lipgnn train --help') but --resume. The demo\n"
     "sets the attention norm (none, then lipschitz; a node norm given with --norm, as\n"
     "pairnorm, stays in both runs), so --model needs attention (gat, gt, gat-classic).\n"
-    "--save, --log and --grad-log name two files, one a run: g.csv gives g-none.csv and\n"
-    "g-lipschitz.csv.\n";
+    "--save, --save-best, --log and --grad-log name two files, one a run: g.csv gives\n"
+    "g-none.csv and g-lipschitz.csv.\n";
 
 /* path with "-tag" before its extension (g.csv, none: g-none.csv; a name
  * without one: g-none), or an error (1) when it does not fit cap. */
@@ -673,20 +701,21 @@ int lg_cmd_demo(int argc, char **argv) {
         }
     }
     /* one file a run for --save, --log and --grad-log (the second run overwrote the first's) */
-    const char **outs[3] = {&o.save, &o.log, &o.grad_log};
-    char outpath[3][2][4200];
-    for (int q = 0; q < 3; q++)
+    const char **outs[4] = {&o.save, &o.log, &o.grad_log, &o.save_best};
+    char outpath[4][2][4200];
+    for (int q = 0; q < 4; q++)
         for (int k = 0; k < 2 && *outs[q]; k++)
             if (lg__demo_path(outpath[q][k], sizeof outpath[q][k], *outs[q], k ? "lipschitz" : "none")) {
                 lg_cli_errorf(cmd, "%s: path too long", *outs[q]);
                 return LG_EXIT_USAGE;
             }
-    const char *given[3] = {o.save, o.log, o.grad_log};
-    for (int k = 0; k < 2 && o.save; k++)
-        if (lg_trainer_save_check(outpath[0][k]) != LG_OK) {
-            lg_cli_errorf(cmd, "--save %s", lg_last_error());
-            return LG_EXIT_USAGE;
-        }
+    const char *given[4] = {o.save, o.log, o.grad_log, o.save_best};
+    for (int k = 0; k < 2; k++)
+        for (int q = 0; q < 4; q += 3)
+            if (given[q] && lg_trainer_save_check(outpath[q][k]) != LG_OK) {
+                lg_cli_errorf(cmd, "%s %s", q ? "--save-best" : "--save", lg_last_error());
+                return LG_EXIT_USAGE;
+            }
     lg_cli_set_threads(cmd, o.threads);
     lg_dataset *ds = NULL;
     o.data.progress = isatty(fileno(stderr)) && !o.quiet;
@@ -702,7 +731,7 @@ int lg_cmd_demo(int argc, char **argv) {
     int status = LG_EXIT_OK;
     for (int k = 0; k < 2 && status == LG_EXIT_OK; k++) {
         o.mc.att_norm = norms[k];
-        for (int q = 0; q < 3; q++)
+        for (int q = 0; q < 4; q++)
             if (given[q]) *outs[q] = outpath[q][k];
         int interrupted;
         status = lg_cli_train_run(cmd, &o, ds, &s[k], &interrupted);
