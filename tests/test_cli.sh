@@ -177,6 +177,11 @@ bad_input)
   grep -q '"test_acc":null}' "$tmp/out" || fail "predict --json without a test split: $(cat "$tmp/out")"
   run predict --resume "$tmp/notest.ckpt" --data "$tmp/notest" --out "$tmp/notest-p.csv"
   grep -q "test n/a (no test split)" "$tmp/err" || fail "predict without a test split: $(cat "$tmp/err")"
+  # TREES made again from the checkpoint's seed, as lipschitz does (predict took seed 0 and refused)
+  run train --trees 2 --trees-count 30 --seed 5 --epochs 2 --save "$tmp/t5.ckpt"; expect_rc 0 "train --trees --seed 5"
+  run predict --resume "$tmp/t5.ckpt" --trees 2 --trees-count 30 --json; expect_rc 0 "predict, the checkpoint's seed"
+  run predict --resume "$tmp/t5.ckpt" --trees 2 --trees-count 30 --seed 1; expect_rc 2 "predict --seed 1 on a seed-5 model"
+  grep -q "need the checkpoint's --seed" "$tmp/err" || fail "predict, another seed: $(cat "$tmp/err")"
   # an output that fails ends the outputs: no attention file begun after --out's write error
   run train --data "$dir/data/tiny" --layers 2 --epochs 1 --save "$tmp/tiny.ckpt"; expect_rc 0 "train tiny for predict"
   run predict --resume "$tmp/tiny.ckpt" --data "$dir/data/tiny" --out /dev/full --attention "$tmp/att-after.csv"
@@ -560,7 +565,7 @@ PY
   mkdir -p "$tmp/relab"; cp "$tiny"/* "$tmp/relab/"; sed -i '2s/^0$/2/' "$tmp/relab/labels.txt" # node 0: class 2
   cmp -s "$tiny/labels.txt" "$tmp/relab/labels.txt" && fail "relab: the labels did not change"
   run predict --resume "$tmp/c.ckpt" --data "$tmp/relab"; expect_rc 2 "predict, other labels"
-  grep -q "checkpoint of another data set (the same sizes, but other labels, splits or edges" "$tmp/err" \
+  grep -q "checkpoint of another data set (the same sizes, but other labels, splits or edges:" "$tmp/err" \
     || fail "predict, other labels: $(cat "$tmp/err")"
   # predict from the checkpoint: predictions, embeddings, attention weights
   run predict --resume "$tmp/c.ckpt" --data "$tiny" --out "$tmp/p.csv" --embeddings "$tmp/e.mtx" --attention "$tmp/w.csv" --json

@@ -26,6 +26,8 @@ static const char lg__predict_help[] =
     "                      or with K, M, G, T; default: the machine's physical memory,\n"
     "                      or the control group's limit when smaller: SLURM's --mem)\n"
     "  -h, --help          this help\n"
+    "--trees and --sbm data are made again from the checkpoint's seed, unless --seed is\n"
+    "given.\n"
     "\n";
 
 int lg_cmd_predict(int argc, char **argv) {
@@ -42,7 +44,7 @@ int lg_cmd_predict(int argc, char **argv) {
     };
     lg_cli_data d = {0};
     const char *resume = NULL, *out = NULL, *emb = NULL, *att = NULL;
-    int json = 0, c, idx, threads = 0;
+    int json = 0, c, idx, threads = 0, seed_given = 0;
     double max_memory = 0;
     long long v;
     optind = 0; /* glibc: a full restart (1 would keep a half-read "-xy" group of an earlier parse) */
@@ -50,7 +52,10 @@ int lg_cmd_predict(int argc, char **argv) {
     while ((c = lg_cli_getopt(cmd, argc, argv, opts, &idx, NULL)) != -1) {
         switch (c) {
         case 'h': fputs(lg__predict_help, stdout); fputs(lg_cli_data_help, stdout); return LG_EXIT_OK;
-        case 'd': if (lg_cli_data_option(cmd, &d, opts[idx].name, optarg) < 0) return LG_EXIT_USAGE; break;
+        case 'd':
+            if (lg_cli_data_option(cmd, &d, opts[idx].name, optarg) < 0) return LG_EXIT_USAGE;
+            seed_given |= !strcmp(opts[idx].name, "seed");
+            break;
         case 'r': resume = optarg; break;
         case 'o': out = optarg; break;
         case 'e': emb = optarg; break;
@@ -81,6 +86,7 @@ int lg_cmd_predict(int argc, char **argv) {
                       "attention weights are written for full-batch models (--batch-size 0) only", tc.batch_size);
         return LG_EXIT_USAGE;
     }
+    if (!seed_given) d.seed = tc.seed; /* --trees, --sbm: the data the model was trained on, as lipschitz */
     lg_dataset *ds = NULL;
     int rc = lg_cli_data_load(cmd, &d, max_memory, &ds);
     if (rc) return rc;

@@ -1051,8 +1051,8 @@ lg_status lg_trainer_load(lg_trainer *t, const char *path) {
         char what[160];
         if (fp.n == mine.n && fp.nnz == mine.nnz && fp.d == mine.d && fp.classes == mine.classes &&
             fp.n_train == mine.n_train && fp.n_val == mine.n_val && fp.n_test == mine.n_test)
-            snprintf(what, sizeof what, "the same sizes, but other labels, splits or edges (data made from a seed, "
-                     "as --trees or --sbm, need the checkpoint's --seed)");
+            snprintf(what, sizeof what, "the same sizes, but other labels, splits or edges: data made from a seed, "
+                     "as --trees or --sbm, need the checkpoint's --seed");
         else
             snprintf(what, sizeof what, "%lld nodes, %lld edges, %lld features, %lld classes, splits %lld / %lld / %lld",
                      (long long)fp.n, (long long)fp.nnz, (long long)fp.d, (long long)fp.classes,
