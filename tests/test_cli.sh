@@ -571,6 +571,14 @@ PY
   run predict --resume "$tmp/c.ckpt" --data "$tiny" --out "$tmp/p.csv" --embeddings "$tmp/e.mtx" --attention "$tmp/w.csv" --json
   expect_rc 0 predict
   [ "$(wc -l < "$tmp/p.csv")" = 7 ] || fail "predict: $(wc -l < "$tmp/p.csv") lines for 6 nodes"
+  # the true label and the split beside each prediction (tiny: labels 0 1 2 1 0 -1)
+  [ "$(head -1 "$tmp/p.csv")" = "node,class,p_0,p_1,p_2,label,split" ] || fail "predict header: $(head -1 "$tmp/p.csv")"
+  [ "$(sed 1d "$tmp/p.csv" | cut -d, -f6 | tr '\n' ' ')" = "0 1 2 1 0 -1 " ] || fail "predict labels: $(cut -d, -f6 "$tmp/p.csv")"
+  for q in train val test; do
+    want=$(grep -v '^#' "$tiny/$q.txt" | sort -n | tr '\n' ' ')
+    got=$(awk -F, -v q=$q 'NR > 1 && $7 == q { print $1 }' "$tmp/p.csv" | sort -n | tr '\n' ' ')
+    [ "$got" = "$want" ] || fail "predict split $q: nodes '$got', $q.txt '$want'"
+  done
   head -1 "$tmp/e.mtx" | grep -q "^%%MatrixMarket matrix array real general" || fail "embeddings banner"
   grep -q '"epochs_trained":3' "$tmp/out" || fail "predict json: $(cat "$tmp/out")"
   awk -F, 'NR > 1 { s[$1 "," $2 "," $4] += $5 } END { for (k in s) if (s[k] < 0.9999 || s[k] > 1.0001) { print "sum " k " = " s[k]; bad = 1 } exit bad }' \

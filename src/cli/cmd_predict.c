@@ -14,7 +14,9 @@ static const char lg__predict_help[] =
     "on, and exports what the model computes. The model is rebuilt from the checkpoint.\n"
     "\n"
     "  --resume FILE       the checkpoint\n"
-    "  --out FILE          predictions as CSV: node,class,p_0,...,p_{C-1} (default: stdout)\n"
+    "  --out FILE          predictions as CSV: node,class,p_0,...,p_{C-1},label,split (the\n"
+    "                      predicted class, its probabilities, the true label, -1 when\n"
+    "                      unlabelled, and train, val, test or none; default: stdout)\n"
     "  --embeddings FILE   the last hidden layer, Matrix Market array (n x width)\n"
     "  --attention FILE    per-edge attention weights of every layer and head as CSV:\n"
     "                      layer,head,source,target,weight\n"
@@ -110,17 +112,26 @@ int lg_cmd_predict(int argc, char **argv) {
     if (out || !json) {
         f = out ? fopen(out, "w") : stdout;
         if (!f) { lg_cli_errorf(cmd, "%s: cannot write: %s", out, strerror(errno)); status = LG_EXIT_USAGE; goto done; }
+        /* each node's split (0 none, 1 train, 2 val, 3 test), for the label and split columns */
+        unsigned char *split = calloc((size_t)n + 1, 1);
+        if (!split) { lg_cli_errorf(cmd, "out of memory"); status = LG_EXIT_FAIL; goto done; }
+        const lg_idx *sl[3] = {ds->train, ds->val, ds->test}, sn[3] = {ds->n_train, ds->n_val, ds->n_test};
+        for (int q = 0; q < 3; q++)
+            for (lg_idx k = 0; k < sn[q]; k++)
+                if (sl[q][k] >= 0 && sl[q][k] < n) split[sl[q][k]] = (unsigned char)(q + 1);
+        static const char *const split_name[4] = {"none", "train", "val", "test"};
         fprintf(f, "node,class");
         for (lg_idx k = 0; k < C; k++) fprintf(f, ",p_%lld", (long long)k);
-        fputc('\n', f);
+        fputs(",label,split\n", f);
         for (lg_idx i = 0; i < n; i++) {
             const float *r = logp + i * C;
             lg_idx best = 0;
             for (lg_idx k = 1; k < C; k++) if (r[k] > r[best]) best = k;
             fprintf(f, "%lld,%lld", (long long)i, (long long)best);
-            for (lg_idx k = 0; k < C; k++) fprintf(f, ",%.6g", exp((double)r[k]));
-            fputc('\n', f);
+            for (lg_idx k = 0; k < C; k++) fprintf(f, ",%.9g", exp((double)r[k]));
+            fprintf(f, ",%d,%s\n", (int)ds->labels[i], split_name[split[i]]);
         }
+        free(split);
         if (out && lg_cli_close_out(cmd, f, out)) status = LG_EXIT_FAIL;
         f = NULL;
         if (status != LG_EXIT_OK) goto done; /* no further output begun after a failed one */
