@@ -97,6 +97,15 @@ grep -q '^| 1 | [0-9.]* ± [0-9.]* (n=2, 2 exploded, 2 stopped) |$' "$tmp/explod
   || fail "exploded cells: $(grep '^| 1 |' "$tmp/exploded/summary.md")"
 grep -q '"n":2,"exploded":2,"stopped":2,' "$tmp/out" || fail "exploded cells in --json: $(cat "$tmp/out")"
 
+# --layers ranges: A..B:S and single depths mixed
+run depth-study --trees 2 --trees-count 10 --layers 2..6:2,9 --norms none --seeds 1 --epochs 1 --hidden 2 --out "$tmp/range" --quiet
+expect_rc 0 "depth-study --layers 2..6:2,9"
+[ "$(cut -d, -f3 "$tmp/range/runs.csv" | sed 1d | sort -n | tr '\n' ' ')" = "2 4 6 9 " ] || fail "--layers 2..6:2,9: $(cut -d, -f3 "$tmp/range/runs.csv")"
+for bad in 5..2 2..x 1..3,2 1..1000; do
+  run depth-study --trees 2 --trees-count 10 --layers "$bad" --norms none --seeds 1 --epochs 1 --out "$tmp/range-bad"
+  expect_rc 2 "depth-study --layers $bad"
+done
+
 # a deleted last line: exactly that run is redone, with the same results
 sed -i '$d' "$out/runs.csv"
 run "${args[@]}" --out "$out"; expect_rc 0 "depth-study after a deleted line"

@@ -31,7 +31,8 @@ static const char lg__depth_help[] =
     "Grid (comma-separated lists):\n"
     "  --model M[,M2]       gat, gt, gat-classic, gcn, gin, ggnn, gcnii, l2, cosine\n"
     "                       (default gat; cosine needs --residual 1 and --norm none)\n"
-    "  --layers L1,L2,...   depths (each 1..1000; required, except with --trees)\n"
+    "  --layers L1,L2,...   depths (each 1..1000; required, except with --trees); A..B is\n"
+    "                       every depth from A to B, A..B:S every S-th (2..30:4: 2,6,...,30)\n"
     "  --trees D1,D2,... | --trees A..B  TREES of these depths (2..10): the x axis is then\n"
     "                       the tree depth d, each run with d+1 layers (the paper's TREES\n"
     "                       setting) or, with --layers, with each listed number of layers\n"
@@ -223,13 +224,33 @@ static int lg__parse_lists(const char *cmd, lg__grid *g, char *models, char *lay
     }
     g->nmodels = n;
     n = 0;
+    int nl = 0; /* layers: items L, or ranges A..B (every L from A to B) and A..B:S (every S-th) */
     if (layers && lg__split(cmd, "--layers", layers, it, &n)) return -1;
     for (int i = 0; i < n; i++) {
-        if (lg_cli_parse_ll(cmd, "--layers", it[i], 1, 1000, &v)) return -1;
-        g->layers[i] = (int)v;
-        for (int j = 0; j < i; j++)
-            if (g->layers[j] == g->layers[i]) { lg_cli_errorf(cmd, "--layers: %d given twice", g->layers[i]); return -1; }
+        char *dots = strstr(it[i], "..");
+        long long a, b, step = 1;
+        if (dots) {
+            *dots = 0;
+            char *colon = strchr(dots + 2, ':');
+            if (colon) *colon = 0;
+            if (lg_cli_parse_ll(cmd, "--layers", it[i], 1, 1000, &a) ||
+                lg_cli_parse_ll(cmd, "--layers", dots + 2, 1, 1000, &b) ||
+                (colon && lg_cli_parse_ll(cmd, "--layers (the step after ':')", colon + 1, 1, 1000, &step)))
+                return -1;
+            if (b < a) { lg_cli_errorf(cmd, "--layers: the range %lld..%lld is empty", a, b); return -1; }
+        } else {
+            if (lg_cli_parse_ll(cmd, "--layers", it[i], 1, 1000, &v)) return -1;
+            a = b = v;
+        }
+        for (long long l = a; l <= b; l += step) {
+            if (nl == LG__MAX_LIST) { lg_cli_errorf(cmd, "--layers: more than %d depths", LG__MAX_LIST); return -1; }
+            g->layers[nl] = (int)l;
+            for (int j = 0; j < nl; j++)
+                if (g->layers[j] == g->layers[nl]) { lg_cli_errorf(cmd, "--layers: %d given twice", g->layers[nl]); return -1; }
+            nl++;
+        }
     }
+    n = nl;
     /* sorted, so rows and plot points go by depth */
     for (int i = 1; i < n; i++)
         for (int j = i; j > 0 && g->layers[j - 1] > g->layers[j]; j--) {
