@@ -145,6 +145,12 @@ for other in "--hidden 16" "--epochs 4" "--lr 0.01" "--trees-count 41" "--seed 1
   grep -q "other settings" "$tmp/err" || fail "depth-study $other: no 'other settings' message: $(head -c 300 "$tmp/err")"
   cmp -s "$out/runs.csv" "$tmp/runs.before" || fail "depth-study $other changed runs.csv"
 done
+# ... naming the setting that differs (both whole lines, 400 characters, had to be compared by eye)
+run "${args[@]}" --epochs 4 --out "$out"
+grep -q "other settings (model gat: epochs 3 there, 4 here):" "$tmp/err" || fail "settings difference not named: $(head -1 "$tmp/err")"
+run "${args[@]}" --trees-count 41 --out "$out"
+grep -q "other settings (data: 'TREES, 40 trees from seed 0' there, 'TREES, 41 trees from seed 0' here):" "$tmp/err" \
+  || fail "data difference not named: $(head -1 "$tmp/err")"
 run "${args[@]}" --threads 1 --out "$out"; expect_rc 0 "depth-study --threads 1 (threads change no result)"
 lines=$(wc -l <"$out/settings.txt")
 run depth-study --trees 2 --trees-count 40 --layers 1 --norms none --seeds 1 --epochs 3 --hidden 8 --model gat,gt \

@@ -995,6 +995,49 @@ static void lg__settings_line(const lg__grid *g, const lg_train_opts *o, int mi,
     }
 }
 
+/* Writes to buf (cap bytes) the settings in which two lines of settings.txt
+ * with the same key differ: each space-separated name=value of either whose
+ * value differs or that the other lacks, "epochs 50 there, 60 here"; the
+ * whole of both values when they are not of that form (the data line). */
+static void lg__settings_diff(const char *there, const char *here, char *buf, size_t cap) {
+    size_t n = 0;
+    buf[0] = 0;
+    const char *a0 = strchr(there, ':'), *b0 = strchr(here, ':');
+    a0 = a0 ? a0 + 1 : there;
+    b0 = b0 ? b0 + 1 : here;
+    for (int side = 0; side < 2; side++) { /* the tokens of one line, looked up in the other */
+        const char *p = side ? b0 : a0, *other = side ? a0 : b0;
+        while (*p) {
+            while (*p == ' ') p++;
+            const size_t len = strcspn(p, " ");
+            const char *eq = memchr(p, '=', len);
+            if (!len) break;
+            if (!eq) { p += len; continue; }
+            const size_t klen = (size_t)(eq - p);
+            const char *q = other, *found = NULL; /* name= in the other line */
+            for (; *q; q += strcspn(q, " ")) {
+                while (*q == ' ') q++;
+                if (!strncmp(q, p, klen + 1)) { found = q; break; }
+            }
+            const size_t flen = found ? strcspn(found, " ") : 0;
+            const int same = found && flen == len && !strncmp(found, p, len);
+            if (!same && (side == 0 || !found) && n < cap) { /* each difference once, from the recorded side */
+                int w;
+                if (side == 0)
+                    w = snprintf(buf + n, cap - n, "%s%.*s %.*s there, %.*s here", n ? "; " : "", (int)klen, p,
+                                 (int)(len - klen - 1), eq + 1, found ? (int)(flen - klen - 1) : 4,
+                                 found ? found + klen + 1 : "none");
+                else
+                    w = snprintf(buf + n, cap - n, "%s%.*s none there, %.*s here", n ? "; " : "", (int)klen, p,
+                                 (int)(len - klen - 1), eq + 1);
+                if (w > 0) n += (size_t)w;
+            }
+            p += len;
+        }
+    }
+    if (!n) snprintf(buf, cap, "'%s' there, '%s' here", a0 + (*a0 == ' '), b0 + (*b0 == ' '));
+}
+
 /* Checks this invocation against DIR/settings.txt, which records the data
  * line and one line per model of the runs in runs.csv: a line of this
  * invocation whose key (what precedes ':', "data" or "model M") is recorded
@@ -1035,9 +1078,11 @@ static int lg__settings_check(const char *cmd, const char *dir, const lg__grid *
         for (int k = 0; k < n; k++) {
             if (strncmp(want[k], line, klen) || want[k][klen] != ':') continue;
             if (strcmp(want[k], line)) {
-                lg_cli_errorf(cmd, "%s holds a study made with other settings:\n  %s:%ld: %s\n  this command: %s\n"
-                              "Give another --out, or the same options as that study.", dir, path, lineno, line,
-                              want[k]);
+                char diff[512];
+                lg__settings_diff(line, want[k], diff, sizeof diff);
+                lg_cli_errorf(cmd, "%s holds a study made with other settings (%.*s: %s):\n  %s:%ld: %s\n"
+                              "  this command: %s\nGive another --out, or the same options as that study.", dir,
+                              (int)klen, line, diff, path, lineno, line, want[k]);
                 fclose(f);
                 rc = LG_EXIT_USAGE;
                 goto done;
