@@ -9,12 +9,16 @@
  *     lg_model_config mc;  lg_model_config_default(&mc, LG_MODEL_GAT);
  *     mc.layers = 20;  mc.att_norm = LG_ATT_NORM_LIPSCHITZ;
  *     lg_train_config tc;  lg_train_config_default(&tc);
- *     lg_trainer *t;  lg_trainer_init(&t, &mc, &tc, ds);     // ds: lg_dataset
+ *     lg_trainer *t = NULL;
+ *     lg_status st = lg_trainer_init(&t, &mc, &tc, ds);     // ds: lg_dataset
  *     lg_epoch_stats es;
- *     for (int e = 0; e < tc.epochs && !lg_trainer_done(t); e++)
- *         lg_trainer_epoch(t, &es);                          // es.val_acc ...
- *     lg_train_summary s;  lg_trainer_summary(t, &s);
- *     lg_trainer_free(t);
+ *     for (int e = 0; st == LG_OK && e < tc.epochs && !lg_trainer_done(t); e++)
+ *         if ((st = lg_trainer_epoch(t, &es)) == LG_OK && es.exploded_now)
+ *             printf("epoch %ld: gradients exploded\n", es.epoch); // es.val_acc ...
+ *     if (st != LG_OK) fprintf(stderr, "%s\n", lg_last_error());
+ *     lg_train_summary s;  lg_trainer_summary(t, &s);        // best_epoch ...
+ *     if (st == LG_OK) st = lg_trainer_save(t, "m.ckpt");     // lg_trainer_load
+ *     lg_trainer_free(t);                                    // NULL-safe
  */
 #ifndef LIPGNN_TRAIN_H
 #define LIPGNN_TRAIN_H

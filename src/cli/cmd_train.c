@@ -95,7 +95,8 @@ static const char lg__train_help[] =
     "                       the model whose 'best' accuracies the summary reports\n"
     "  --resume FILE        continue from a checkpoint (same model options, data, --seed;\n"
     "                       --epochs, --lr, --weight-decay and the detector's may change)\n"
-    "  --json               print one JSON object (the last line of stdout)\n"
+    "  --json               print one JSON object (the last line of stdout) instead of the\n"
+    "                       text summary (notes stay on stderr)\n"
     "  --verbose            one line per epoch on stderr (also when not on a terminal)\n"
     "  --quiet              no progress display\n"
     "  -h, --help           this help\n"
@@ -298,6 +299,14 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
     return 0;
 }
 
+/* A duration of s seconds for a progress line: "42s", "3m05s", "2h07m". */
+static void lg__fmt_secs(char *buf, size_t cap, double s) {
+    if (!(s >= 0) || s > 1e7) snprintf(buf, cap, "?");
+    else if (s < 60) snprintf(buf, cap, "%.0fs", s);
+    else if (s < 3600) snprintf(buf, cap, "%dm%02ds", (int)(s / 60), (int)s % 60);
+    else snprintf(buf, cap, "%dh%02dm", (int)(s / 3600), (int)(s / 60) % 60);
+}
+
 /* ,"key":v in the format fmt, or ,"key":null when have is 0. */
 static void lg__json_num(const char *key, const char *fmt, double v, int have) {
     printf(",\"%s\":", key);
@@ -466,6 +475,7 @@ int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_data
     int tty = isatty(fileno(stderr)) && !o->quiet;
     lg_epoch_stats es;
     long best_saved = 0; /* the epoch --save-best wrote, or 0 */
+    double ran_ms = 0;   /* the epochs' time so far, for the progress line's estimate */
     long start = lg_trainer_epochs_done(t);
     lg__batch_progress bp = {start, o->tc.epochs};
     if (tty && o->tc.batch_size > 0) lg_trainer_set_progress(t, lg__on_batch, &bp);
@@ -517,9 +527,12 @@ int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_data
         }
         else if (tty) {
             int w = 24, done = (int)((double)w * (double)es.epoch / (double)(o->tc.epochs ? o->tc.epochs : 1));
-            fprintf(stderr, "\r[%.*s%*s] epoch %ld/%d  loss %.4f  %s %.4f  %.1f ms/epoch ", done,
+            ran_ms += es.ms;
+            char eta[32];
+            lg__fmt_secs(eta, sizeof eta, ran_ms / 1000 / (double)(es.epoch - start) * (double)(o->tc.epochs - es.epoch));
+            fprintf(stderr, "\r[%.*s%*s] epoch %ld/%d  loss %.4f  %s %.4f  %.1f ms/epoch  %s left ", done,
                     "########################", w - done, "", es.epoch, o->tc.epochs, es.train_loss_step,
-                    ds->n_val ? "val" : "train", ds->n_val ? es.val_acc : es.train_acc, es.ms);
+                    ds->n_val ? "val" : "train", ds->n_val ? es.val_acc : es.train_acc, es.ms, eta);
         }
     }
     if (tty && !o->verbose) fputc('\n', stderr);
