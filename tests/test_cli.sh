@@ -883,7 +883,8 @@ checkpoint_v0)
     run predict --trees 2 --trees-count 4 --resume "$dir/data/ckpt-v0/$m.ckpt" --out "$tmp/p_$m.csv"
     expect_rc 0 "predict with a first-format $m checkpoint"
     [ "$(wc -l <"$tmp/p_$m.csv")" = 29 ] || fail "$m: $(wc -l <"$tmp/p_$m.csv") lines of predictions, expected 29"
-    awk -F, 'NR > 1 { s = 0; for (k = 3; k <= NF; k++) s += $k; if (s < 0.999 || s > 1.001) bad = 1 } END { exit bad }' \
+    awk -F, 'NR > 1 { # p_0..p_{C-1}, then label and split
+      s = 0; for (k = 3; k <= NF - 2; k++) s += $k; if (s < 0.999 || s > 1.001) bad = 1 } END { exit bad }' \
       "$tmp/p_$m.csv" || fail "$m: probabilities do not sum to 1"
   done
   # the same file cut inside its model section is refused, not misread
