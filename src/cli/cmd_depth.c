@@ -1522,26 +1522,41 @@ static int lg__record(const lg__recorder *w, const lg__cell *c, const char *row,
 }
 
 /* The progress line on a terminal: done/total, what runs, elapsed, ETA
- * (the mean time of this session's runs x the runs left / jobs). */
-static void lg__progress(const lg__study *st, const char *running, double t0, double run_time, long long session,
-                         long long left, int jobs) {
+ * (this session's time per unit of work x the work left / jobs; a run's
+ * work is its layers and epochs, lg__cell_work, so that a 30-layer run is
+ * not taken for as long as a 2-layer one). */
+static void lg__progress(const lg__study *st, const char *running, double t0, double run_time, double work_done,
+                         double work_left, int jobs) {
     char el[32], eta[32];
-    double mean = session ? run_time / (double)session : NAN;
+    double per = work_done > 0 ? run_time / work_done : NAN;
     lg__fmt_time(lg__now() - t0, el, sizeof el);
-    lg__fmt_time(mean * (double)left / (double)jobs, eta, sizeof eta);
+    lg__fmt_time(per * work_left / (double)jobs, eta, sizeof eta);
     fprintf(stderr, "\r\033[K[%lld/%lld] %s | %s elapsed, ETA %s\r", st->done, st->total, running, el, eta);
     fflush(stderr);
+}
+
+/* A run's work for the estimate: its layers (and the input and output
+ * layers) times its epochs. */
+static double lg__cell_work(const lg__depth_args *a, const lg__cell *c) {
+    return (double)(lg__cell_layers(a->g, c->lj, c->pi) + 2) * (double)a->opts[c->mi].tc.epochs;
+}
+
+/* The work of cells [from, n) of todo. */
+static double lg__cells_work(const lg__depth_args *a, const lg__cell *todo, long long from, long long n) {
+    double w = 0;
+    for (long long i = from; i < n; i++) w += lg__cell_work(a, &todo[i]);
+    return w;
 }
 
 /* The runs of todo one after the other in this process. */
 static int lg__run_serial(const lg__depth_args *a, const lg__recorder *w, const lg__cell *todo, long long ntodo,
                           lg_dataset **ds, int *ds_depth) {
-    double t0 = lg__now(), run_time = 0;
+    double t0 = lg__now(), run_time = 0, done = 0, left = lg__cells_work(a, todo, 0, ntodo);
     for (long long i = 0; i < ntodo; i++) {
         char row[1024], lab[256];
         if (w->tty) {
             lg__cell_label(a->g, &todo[i], lab, sizeof lab);
-            lg__progress(w->study, lab, t0, run_time, i, ntodo - i, 1);
+            lg__progress(w->study, lab, t0, run_time, done, left, 1);
         }
         double t1 = lg__now();
         int interrupted;
@@ -1549,6 +1564,8 @@ static int lg__run_serial(const lg__depth_args *a, const lg__recorder *w, const 
         if (rc != LG_EXIT_OK && rc != LG_EXIT_EXPLODED) return rc;
         double dt = lg__now() - t1;
         run_time += dt;
+        done += lg__cell_work(a, &todo[i]);
+        left -= lg__cell_work(a, &todo[i]);
         rc = lg__record(w, &todo[i], row, dt);
         if (rc) return rc;
     }
@@ -1739,6 +1756,7 @@ static int lg__run_jobs(const lg__depth_args *a, const lg__recorder *w, const lg
                     "down (--threads is each run's)\n", nj, threads, omp_get_num_procs());
     }
     long long next = 0, session = 0, waited = -1;
+    double work_done = 0, work_all = lg__cells_work(a, todo, 0, ntodo); /* for the progress line's estimate */
     int live = 0, sending = 1;
     sig_atomic_t passed = 0; /* signals passed on to the workers (lg__jobs_to_pass) */
     double t0 = lg__now(), run_time = 0;
@@ -1789,7 +1807,7 @@ static int lg__run_jobs(const lg__depth_args *a, const lg__recorder *w, const lg
                 int m = snprintf(running + used, sizeof running - used, "%s%s", used ? "; " : "", lab);
                 if (m > 0) used += (size_t)m;
             }
-            lg__progress(w->study, used ? running : "finishing", t0, run_time, session, ntodo - session, nj);
+            lg__progress(w->study, used ? running : "finishing", t0, run_time, work_done, work_all - work_done, nj);
         }
         int np = 0;
         for (int i = 0; i < nj; i++)
@@ -1841,6 +1859,7 @@ static int lg__run_jobs(const lg__depth_args *a, const lg__recorder *w, const lg
                     }
                     double dt = lg__now() - j->t1;
                     int rc = lg__record(w, &todo[j->cell], row, dt);
+                    work_done += lg__cell_work(a, &todo[j->cell]);
                     j->cell = -1;
                     run_time += dt;
                     session++;
