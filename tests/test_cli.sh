@@ -536,6 +536,11 @@ PY
   # --patience / --plateau without a validation split watch the training loss, and say so
   run train --trees 2 --trees-count 20 --epochs 3 --patience 2; expect_rc 0 "train --trees --patience"
   grep -q "note: trees-d2 has no validation split: --patience watches the training loss" "$tmp/err" || fail "--patience on TREES: $(cat "$tmp/err")"
+  # the same bits at 1 and 2 threads, the whole run (README "Reproducibility"; the kernels' tests check each op)
+  for t in 1 2; do
+    run train --sbm 2000 --layers 3 --norm lipschitz --epochs 3 --threads $t --save "$tmp/th$t.ckpt"; expect_rc 0 "train --threads $t"
+  done
+  cmp -s "$tmp/th1.ckpt" "$tmp/th2.ckpt" || fail "1 and 2 threads trained different bits"
   # --save-best: the checkpoint of the best epoch, the model the summary's "best" figures describe
   run train --data "$dir/data/random60" --layers 2 --epochs 40 --save-best "$tmp/best.ckpt" --json
   expect_rc 0 "train --save-best"; tail -1 "$tmp/out" >"$tmp/best.json"
