@@ -435,7 +435,7 @@ isa)
       [ "$notes" = 0 ] || fail "a note although LIPGNN_ISA is empty: $(grep '^note' "$tmp/err")"
     fi
   done
-  LIPGNN_ISA=avx2 "$bin" train --data "$dir/data/tiny" --layers 2 --epochs 2 --threads 1 >"$tmp/err" 2>"$tmp/err" ||
+  LIPGNN_ISA=avx2 "$bin" train --data "$dir/data/tiny" --layers 2 --epochs 2 --threads 1 >"$tmp/out" 2>"$tmp/err" ||
     fail "train under LIPGNN_ISA=avx2: $(cat "$tmp/err")"
   grep -q '^note: LIPGNN_ISA' "$tmp/err" && fail "a note although LIPGNN_ISA=avx2 is a variant: $(grep '^note' "$tmp/err")"
   echo "LIPGNN_ISA caps ($cpu -> baseline), a wrong value is said and ignored"
@@ -531,7 +531,8 @@ PY
   expect_rc 0 "train, diverging"
   grep -q "note: $tmp/nan.ckpt holds parameters that are not finite numbers" "$tmp/err" || fail "diverged save: $(cat "$tmp/err")"
   run predict --resume "$tmp/nan.ckpt" --data "$dir/data/random60"; expect_rc 2 "predict a diverged checkpoint"
-  grep -q "not finite" "$tmp/err" && run train --data "$tiny" --layers 2 --epochs 1 --save "$tmp/fine.ckpt"
+  grep -q "checkpoint parameter 0 is not a finite number" "$tmp/err" || fail "predict, diverged checkpoint: $(cat "$tmp/err")"
+  run train --data "$tiny" --layers 2 --epochs 1 --save "$tmp/fine.ckpt"; expect_rc 0 "train, a finite checkpoint"
   grep -q "not finite numbers" "$tmp/err" && fail "the note on a finite checkpoint: $(cat "$tmp/err")"
   # --patience / --plateau without a validation split watch the training loss, and say so
   run train --trees 2 --trees-count 20 --epochs 3 --patience 2; expect_rc 0 "train --trees --patience"
@@ -554,6 +555,18 @@ PY
     || fail "--save-best holds another model than epoch $be (val $bv, test $bt): $(cat "$tmp/out")"
   run train --data "$tiny" --layers 2 --epochs 2 --save "$tmp/same.ckpt" --save-best "$tmp/same.ckpt"
   expect_rc 2 "--save and --save-best one file"
+  # a resumed run that never beats the checkpoint's best: said, where no file and no word came
+  run train --data "$tiny" --layers 2 --epochs 3 --save "$tmp/sb.ckpt"; expect_rc 0 "train for --save-best --resume"
+  run train --data "$tiny" --layers 2 --epochs 5 --resume "$tmp/sb.ckpt" --save-best "$tmp/sb-best.ckpt"
+  expect_rc 0 "train --resume --save-best"
+  if [ -e "$tmp/sb-best.ckpt" ]; then
+    grep -q "sb-best.ckpt: the checkpoint of epoch [45]," "$tmp/err" || fail "--resume --save-best wrote without saying: $(cat "$tmp/err")"
+  else
+    grep -q "note: --save-best .* not written: no epoch of this run beat" "$tmp/err" || fail "--resume --save-best: nothing written, nothing said"
+  fi
+  # the detector's window is part of its saved state: named when it differs (a section size was)
+  run train --data "$tiny" --layers 2 --epochs 5 --resume "$tmp/sb.ckpt" --explode-window 5; expect_rc 2 "resume, another window"
+  grep -q "explode-window 10, this run has .*--explode-window 5" "$tmp/err" || fail "resume, another window: $(cat "$tmp/err")"
   # a new --lr on resume applies, with a note (the checkpoint's was kept and the new one reported as used)
   run train --data "$tiny" --layers 3 --hidden 8 --epochs 5 --norm lipschitz+pairnorm --residual --resume "$tmp/c.ckpt" \
       --lr 0.05 --log "$tmp/rlr.csv"
@@ -919,6 +932,11 @@ demo)
   cmp -s "$tmp/dl-none.csv" "$tmp/dl-lipschitz.csv" && fail "demo: the two runs' logs are the same"
   grep -q "^pairnorm " "$tmp/out" && grep -q "^lipschitz+pairnorm " "$tmp/out" || fail "demo --norm pairnorm rows: $(cat "$tmp/out")"
   run predict --resume "$tmp/dm-lipschitz.ckpt" --sbm 400,1200 --json; expect_rc 0 "predict the demo's second model"
+  OPENBLAS_CORETYPE=Prescott "$bin" demo --sbm 400,1200 --layers 2 --epochs 1 --json >"$tmp/out" 2>"$tmp/err"
+  best=$(env -u OPENBLAS_CORETYPE "$bin" --version 2>/dev/null | sed -n 's/.*best for this CPU: \([A-Za-z0-9]*\);.*/\1/p')
+  if [ -n "$best" ] && [ "$best" != Prescott ] && [ "$best" != unknown ]; then
+    grep -q "^note: OPENBLAS_CORETYPE=Prescott" "$tmp/err" || fail "demo --json: no core-type note on stderr: $(cat "$tmp/err")"
+  fi
   run demo --sbm 400,1200 --model gcn --epochs 2; expect_rc 2 "demo --model gcn"
   grep -q "no attention to normalise" "$tmp/err" || fail "demo --model gcn: $(cat "$tmp/err")"
   grep -q "epoch" "$tmp/out" && fail "demo --model gcn trained first: $(cat "$tmp/out")"

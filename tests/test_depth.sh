@@ -97,6 +97,11 @@ grep -q '^| 1 | [0-9.]* ± [0-9.]* (n=2, 2 exploded, 2 stopped) |$' "$tmp/explod
   || fail "exploded cells: $(grep '^| 1 |' "$tmp/exploded/summary.md")"
 grep -q '"n":2,"exploded":2,"stopped":2,' "$tmp/out" || fail "exploded cells in --json: $(cat "$tmp/out")"
 
+# train's per-run files are not depth-study's: refused (--save-best was accepted and did nothing)
+for o in --save --save-best --log --grad-log --resume; do
+  run depth-study --trees 2 --trees-count 10 --layers 1 --norms none --seeds 1 --epochs 1 $o "$tmp/x" --out "$tmp/refused"
+  expect_rc 2 "depth-study $o"; grep -q -- "$o is not supported by depth-study" "$tmp/err" || fail "depth-study $o: $(cat "$tmp/err")"
+done
 # --layers ranges: A..B:S and single depths mixed
 run depth-study --trees 2 --trees-count 10 --layers 2..6:2,9 --norms none --seeds 1 --epochs 1 --hidden 2 --out "$tmp/range" --quiet
 expect_rc 0 "depth-study --layers 2..6:2,9"
@@ -255,6 +260,15 @@ run "${args[@]}" --out "$tmp/old3"; expect_rc 2 "depth-study on a first-format r
 grep -q "runs.csv:3: malformed row .*as upgraded from the first format.*the file is unchanged" "$tmp/err" \
   || fail "old runs.csv, malformed row: $(cat "$tmp/err")"
 cmp -s "$tmp/old3/runs.csv" "$tmp/old3.csv" || fail "old runs.csv with a malformed row: the file was rewritten"
+# a first-format runs.csv with blank lines: upgraded with them (they were written as NUL bytes,
+# which merged with the next row and left the study unusable)
+mkdir -p "$tmp/old4"
+{ cut -d, -f1,3- "$tmp/runs1.csv" | sed -n 1,3p; echo; cut -d, -f1,3- "$tmp/runs1.csv" | sed -n '4,$p'; echo; } >"$tmp/old4/runs.csv"
+run "${args[@]}" --out "$tmp/old4"; expect_rc 0 "depth-study on a first-format runs.csv with blank lines"
+grep -q "upgraded from the format without the trees column (8 runs)" "$tmp/err" || fail "old runs.csv with blank lines: $(cat "$tmp/err")"
+tr -d '\n' <"$tmp/old4/runs.csv" | tr -d '[:print:]' | grep -q . && fail "old runs.csv with blank lines: control bytes written"
+run "${args[@]}" --out "$tmp/old4"; expect_rc 0 "depth-study again on the upgraded file"
+grep -q "8 already in .*0 to do" "$tmp/err" || fail "upgraded file with blank lines, again: $(cat "$tmp/err")"
 # blank lines (an editor's newline at the end): skipped, where the last one was a fatal 'malformed row'
 rm -rf "$tmp/blank"; cp -r "$out" "$tmp/blank"
 cp "$tmp/runs1.csv" "$tmp/blank/runs.csv"; printf '\n\n' >>"$tmp/blank/runs.csv"

@@ -266,8 +266,9 @@ lg_status lg_trainer_save_check(const char *path);
  * checkpoint. A truncated, damaged, foreign, wrong-version or mismatched (other
  * model, other data) file is refused with LG_EPARSE / LG_EINVAL and a message
  * naming what differs; t is unchanged then. Of the training configuration, the
- * seed, missing share and batch size must match; t's others apply from the
- * next epoch: its epochs, weight decay, scheduler and detector settings, and
+ * seed, missing share, batch size and detector window must match; t's others
+ * apply from the next epoch: its epochs, weight decay, scheduler, detector
+ * threshold and growth, and
  * its learning rate when it differs from the checkpoint run's (the same one
  * keeps the checkpoint's current rate, which a plateau scheduler may have
  * lowered). */

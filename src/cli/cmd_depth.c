@@ -420,6 +420,8 @@ static int lg__runs_upgrade(const char *cmd, const char *path, int depth, char *
         n += (size_t)(nl + 1 - comma);
     }
     out[n] = 0;
+    if ((*buf)[*len - 1] != '\n' && *len > h0)
+        fprintf(stderr, "lipgnn %s: %s: dropping the incomplete last line (an interrupted write)\n", cmd, path);
     free(*buf);
     *buf = out;
     *len = n;
@@ -465,9 +467,9 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
             len += got;
             if (got == 0) break;
         }
-        int err = ferror(f);
+        const int err = ferror(f) ? errno : 0; /* (before fclose, which may change errno) */
         fclose(f);
-        if (err) { free(buf); lg_cli_errorf(cmd, "%s: read error: %s", path, strerror(errno)); return NULL; }
+        if (err) { free(buf); lg_cli_errorf(cmd, "%s: read error: %s", path, strerror(err)); return NULL; }
         buf[len] = 0;
         if ((upgraded = lg__runs_upgrade(cmd, path, old_depth, &buf, &len)) < 0) { free(buf); return NULL; }
     }
@@ -501,6 +503,7 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
                 }
                 *nl = 0;
                 if (nl == p) { /* a blank line (an editor's last newline): skipped */
+                    *nl = '\n'; /* restored: an upgraded file is written from buf */
                     p = nl + 1;
                     keep = (size_t)(p - buf);
                     continue;
@@ -1072,7 +1075,7 @@ static int lg__settings_check(const char *cmd, const char *dir, const lg__grid *
     long lineno = 0;
     while (f && fgets(line, sizeof line, f)) {
         lineno++;
-        line[strcspn(line, "\n")] = 0;
+        line[strcspn(line, "\r\n")] = 0; /* (a CRLF file's lines too) */
         const char *colon = strchr(line, ':');
         size_t klen = colon ? (size_t)(colon - line) : strlen(line); /* the key: what precedes ':' */
         for (int k = 0; k < n; k++) {
@@ -1101,7 +1104,7 @@ static int lg__settings_check(const char *cmd, const char *dir, const lg__grid *
         /* (missing or not a regular file: no runs here; lg__runs_open says why, below) */
         if (lg__file_open_regular(runs, NULL, &rf, &rlen) == LG_OK) { /* a runs.csv of either format with a row after its header (a foreign one: lg__runs_open's error) */
             if (fgets(head, sizeof head, rf) && (!strcmp(head, lg__csv_header) || !strcmp(head, lg__csv_header_v0)))
-                rows = fgetc(rf) != EOF;
+                for (int ch; !rows && (ch = fgetc(rf)) != EOF;) rows = ch != '\n'; /* a row, not blank lines */
             fclose(rf);
         }
         if (rows) /* adopted, as a first-format study's (which had no settings.txt), but said */
@@ -1156,7 +1159,7 @@ static void lg__depth_args_free(lg__depth_args *a) {
  * status after a message. a is to be freed with lg__depth_args_free. */
 static int lg__depth_parse(const char *cmd, int argc, char **argv, lg__depth_args *a) {
     const char *const *valued = lg_cli_depth_option_names; /* its first 11 */
-    static const char *const refused[] = {"save", "resume", "log", "grad-log"};
+    static const char *const refused[] = {"save", "resume", "log", "grad-log", "save-best"};
     const char *vals[11] = {"gat", NULL, "none,lipschitz", NULL, "0", "0", "3", NULL, NULL, NULL, "1"};
     memset(a, 0, sizeof *a);
     a->metric = -1;

@@ -114,7 +114,13 @@ int lg_cmd_predict(int argc, char **argv) {
         if (!f) { lg_cli_errorf(cmd, "%s: cannot write: %s", out, strerror(errno)); status = LG_EXIT_USAGE; goto done; }
         /* each node's split (0 none, 1 train, 2 val, 3 test), for the label and split columns */
         unsigned char *split = calloc((size_t)n + 1, 1);
-        if (!split) { lg_cli_errorf(cmd, "out of memory"); status = LG_EXIT_FAIL; goto done; }
+        if (!split) {
+            if (out) fclose(f);
+            f = NULL;
+            lg_cli_errorf(cmd, "out of memory");
+            status = LG_EXIT_FAIL;
+            goto done;
+        }
         const lg_idx *sl[3] = {ds->train, ds->val, ds->test}, sn[3] = {ds->n_train, ds->n_val, ds->n_test};
         for (int q = 0; q < 3; q++)
             for (lg_idx k = 0; k < sn[q]; k++)

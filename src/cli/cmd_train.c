@@ -93,8 +93,10 @@ static const char lg__train_help[] =
     "  --save-best FILE     write a checkpoint of the best epoch (best validation accuracy;\n"
     "                       training accuracy without a validation split) when it is reached:\n"
     "                       the model whose 'best' accuracies the summary reports\n"
-    "  --resume FILE        continue from a checkpoint (same model options, data, --seed;\n"
-    "                       --epochs, --lr, --weight-decay and the detector's may change)\n"
+    "  --resume FILE        continue from a checkpoint (same model options, data, --seed,\n"
+    "                       --missing, --batch-size, --explode-window; --epochs, --lr,\n"
+    "                       --weight-decay, --patience, --plateau, --explode-threshold and\n"
+    "                       --explode-growth may change)\n"
     "  --json               print one JSON object (the last line of stdout) instead of the\n"
     "                       text summary (notes stay on stderr)\n"
     "  --verbose            one line per epoch on stderr (also when not on a terminal)\n"
@@ -545,6 +547,11 @@ int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_data
     if (best_saved > 0 && !o->quiet)
         fprintf(stderr, "lipgnn %s: %s: the checkpoint of epoch %ld, the best %s accuracy\n", cmd, o->save_best,
                 best_saved, ds->n_val ? "validation" : "training");
+    else if (o->save_best && st == LG_OK && status == LG_EXIT_OK && start > 0 && sum->epochs_run > start)
+        /* a resumed run that never beat its best */
+        fprintf(stderr, "lipgnn %s: note: --save-best %s not written: no epoch of this run beat the best %s "
+                "accuracy, reached at epoch %ld before --resume (that epoch's parameters are not in the resumed "
+                "checkpoint)\n", cmd, o->save_best, ds->n_val ? "validation" : "training", sum->best_epoch);
     if (o->save && st == LG_OK) {
         lg_status ss = lg_trainer_save(t, o->save);
         if (ss != LG_OK) {
@@ -753,16 +760,19 @@ int lg_cmd_demo(int argc, char **argv) {
     if (status == LG_EXIT_OK && !o.json) {
         printf("\n%-22s %10s %10s %14s %10s\n", "norm", "train acc", "test acc", "max grad norm", "exploded");
         /* (TREES is scored by training accuracy, as in the paper; test accuracy beside it) */
-        for (int k = 0; k < 2; k++)
-            printf("%-22s %10.4f %10.4f %14.4g %10s\n", label[k], s[k].train_acc, s[k].test_acc,
-                   s[k].max_layer_grad_norm, s[k].exploded ? "yes" : "no");
+        for (int k = 0; k < 2; k++) {
+            char ta[16];
+            printf("%-22s %10.4f %10s %14.4g %10s\n", label[k], s[k].train_acc,
+                   lg_cli_acc(ta, sizeof ta, s[k].test_acc, ds->n_test > 0), s[k].max_layer_grad_norm,
+                   s[k].exploded ? "yes" : "no");
+        }
         const int by_train = ds->roots != NULL; /* TREES: training accuracy, as in the paper */
         printf("\nWith LipschitzNorm: %s accuracy %.3f (without: %.3f); largest layer gradient norm %.3g (without: "
                "%.3g).\n",
                by_train ? "training" : "test", by_train ? s[1].train_acc : s[1].test_acc,
                by_train ? s[0].train_acc : s[0].test_acc, s[1].max_layer_grad_norm, s[0].max_layer_grad_norm);
-        lg_cli_env_notes(stderr);
     }
+    if (status == LG_EXIT_OK) lg_cli_env_notes(stderr); /* --json or not, as train */
     lg_dataset_free(ds);
     return status;
 }

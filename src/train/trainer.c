@@ -1035,12 +1035,13 @@ lg_status lg_trainer_load(lg_trainer *t, const char *path) {
         st = lg__error(LG_EINVAL, "%s: checkpoint of another model: %s", path, diff);
         goto fail;
     }
-    if (tc.seed != t->tc.seed || tc.missing != t->tc.missing || tc.batch_size != t->tc.batch_size) {
+    if (tc.seed != t->tc.seed || tc.missing != t->tc.missing || tc.batch_size != t->tc.batch_size ||
+        tc.explode_window != t->tc.explode_window) { /* (the detector keeps window + 1 epochs of norms) */
         st = lg__error(LG_EINVAL,
-                       "%s: checkpoint made with --seed %llu --missing %g --batch-size %d, this run has --seed %llu "
-                       "--missing %g --batch-size %d",
-                       path, (unsigned long long)tc.seed, tc.missing, tc.batch_size, (unsigned long long)t->tc.seed,
-                       t->tc.missing, t->tc.batch_size);
+                       "%s: checkpoint made with --seed %llu --missing %g --batch-size %d --explode-window %d, this run "
+                       "has --seed %llu --missing %g --batch-size %d --explode-window %d",
+                       path, (unsigned long long)tc.seed, tc.missing, tc.batch_size, tc.explode_window,
+                       (unsigned long long)t->tc.seed, t->tc.missing, t->tc.batch_size, t->tc.explode_window);
         goto fail;
     }
     lg__data_fp fp, mine;
