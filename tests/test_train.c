@@ -122,10 +122,14 @@ static lg_trainer *run(const lg_dataset *ds, const lg_model_config *mc, const lg
                        double *losses) {
     lg_trainer *t = NULL;
     assert_ok(lg_trainer_init(&t, mc, tc, ds));
+    assert_int_equal(lg_trainer_best_epoch(t), 0);
     lg_epoch_stats es;
+    lg_train_summary s;
     for (int e = 0; e < epochs; e++) {
         assert_ok(lg_trainer_epoch(t, &es));
         if (losses) losses[e] = es.train_loss_step;
+        lg_trainer_summary(t, &s); /* the O(1) getter is the summary's best epoch */
+        assert_int_equal(lg_trainer_best_epoch(t), s.best_epoch);
     }
     return t;
 }
@@ -342,6 +346,7 @@ static void test_api_misuse(void **state) {
     assert_int_equal(lg_trainer_attention(NULL, 0, att), LG_EINVAL);
     assert_int_equal(lg_trainer_done(NULL), 1);
     assert_int_equal(lg_trainer_epochs_done(NULL), 0);
+    assert_int_equal(lg_trainer_best_epoch(NULL), 0);
     assert_null(lg_trainer_graph(NULL));
     assert_int_equal(lg_trainer_classes(NULL), 0);
     assert_int_equal(lg_trainer_hidden_width(NULL), 0);

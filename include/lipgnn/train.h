@@ -245,6 +245,12 @@ int lg_trainer_done(const lg_trainer *t);
 /* Epochs completed so far (a resumed trainer counts the earlier ones). */
 long lg_trainer_epochs_done(const lg_trainer *t);
 
+/* The epoch of the best validation accuracy so far (the best training
+ * accuracy without a validation split), as lg_trainer_summary's best_epoch,
+ * in O(1): after lg_trainer_epoch, equal to its es.epoch when that epoch is
+ * the new best (the moment to save it). 0 before any epoch; 0 for NULL. */
+long lg_trainer_best_epoch(const lg_trainer *t);
+
 /* Fills *s (its arrays belong to the trainer). */
 void lg_trainer_summary(const lg_trainer *t, lg_train_summary *s);
 

@@ -502,9 +502,7 @@ int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_data
                     es.train_loss, vl, tl, es.train_acc, va, ta, es.ms);
         }
         if (o->save_best) { /* this epoch the best so far: its checkpoint (written atomically) */
-            lg_train_summary bs;
-            lg_trainer_summary(t, &bs);
-            if (bs.best_epoch == es.epoch) {
+            if (lg_trainer_best_epoch(t) == es.epoch) {
                 if (lg_trainer_save(t, o->save_best) != LG_OK) {
                     if (tty && !o->verbose) fputc('\n', stderr);
                     lg_cli_errorf(cmd, "--save-best: %s", lg_last_error());

@@ -750,6 +750,8 @@ int lg_trainer_done(const lg_trainer *t) {
 
 long lg_trainer_epochs_done(const lg_trainer *t) { return t ? t->s.epoch : 0; }
 
+long lg_trainer_best_epoch(const lg_trainer *t) { return t && t->s.best_epoch > 0 ? t->s.best_epoch : 0; }
+
 static int lg__cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
