@@ -501,15 +501,14 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
                             cmd, path, lineno);
                     break;
                 }
-                *nl = 0;
-                if (nl == p) { /* a blank line (an editor's last newline): skipped */
-                    *nl = '\n'; /* restored: an upgraded file is written from buf */
+                const int rl = (int)(nl - p); /* (buf is never written: an upgraded file is written from it) */
+                if (rl == 0) { /* a blank line (an editor's last newline): skipped */
                     p = nl + 1;
                     keep = (size_t)(p - buf);
                     continue;
                 }
                 lg__rec r;
-                char *row = strdup(p); /* the parse cuts its line at the commas: buf stays whole */
+                char *row = strndup(p, (size_t)rl); /* the parse cuts its line at the commas */
                 if (!row) {
                     free(buf);
                     lg_cli_errorf(cmd, "out of memory");
@@ -519,8 +518,8 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
                 const int bad = lg__parse_rec(row, &r);
                 free(row);
                 if (bad) {
-                    lg_cli_errorf(cmd, "%s:%ld: malformed row '%.120s' (a field missing, extra or out of range)%s",
-                                  path, lineno, p, upgraded ? " (as upgraded from the first format, with the trees "
+                    lg_cli_errorf(cmd, "%s:%ld: malformed row '%.*s' (a field missing, extra or out of range)%s",
+                                  path, lineno, rl < 120 ? rl : 120, p, upgraded ? " (as upgraded from the first format, with the trees "
                                   "column added; the file is unchanged)" : "");
                     free(buf);
                     return NULL;
@@ -538,7 +537,6 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
                     *status = LG_EXIT_FAIL;
                     return NULL;
                 }
-                *nl = '\n'; /* restored: an upgraded file is written from buf */
                 p = nl + 1;
                 keep = (size_t)(p - buf);
             }

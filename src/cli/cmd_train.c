@@ -282,9 +282,9 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
         lg_cli_errorf(cmd, "%s", lg_last_error());
         return -1;
     }
-    /* options given that this model would ignore (they went into --json's config unused) */
+    /* options given that this model would ignore (they went into --json's config
+     * unused): the caller refuses them (train, demo) or notes them (depth-study) */
     const int baseline = kind >= LG_MODEL_GCN && kind <= LG_MODEL_GCNII;
-    const int lip = o->mc.att_norm == LG_ATT_NORM_LIPSCHITZ || o->mc.att_norm == LG_ATT_NORM_LIPSCHITZ_REF;
     o->unused[0] = 0;
     if ((given[O_ALPHA] || given[O_LAMBDA]) && kind != LG_MODEL_GCNII)
         snprintf(o->unused, sizeof o->unused, "--%s: only --model gcnii has it", given[O_ALPHA] ? "alpha" : "lambda");
@@ -293,13 +293,6 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
     else if (given[O_ATTDROP] && o->mc.att_dropout != 0 && (baseline || kind == LG_MODEL_L2))
         snprintf(o->unused, sizeof o->unused, "--att-dropout: --model %s has no attention dropout",
                  lg_model_kind_name(kind));
-    else if (given[O_LIPS] && !lip && !strcmp(cmd, "train")) /* (demo and depth-study set the norm) */
-        snprintf(o->unused, sizeof o->unused, "--lip-scale: LipschitzNorm's scale, and --norm %s has no "
-                 "LipschitzNorm", lg_att_norm_name(o->mc.att_norm));
-    if (o->unused[0] && strcmp(cmd, "depth-study")) {
-        lg_cli_errorf(cmd, "%s", o->unused);
-        return -1;
-    }
     return 0;
 }
 
@@ -580,6 +573,15 @@ int lg_cmd_train(int argc, char **argv) {
     lg_train_opts o;
     int rc = lg_cli_train_parse(cmd, argc, argv, &o);
     if (rc) return rc > 0 ? LG_EXIT_OK : LG_EXIT_USAGE;
+    /* (demo and depth-study set the attention norm themselves: --lip-scale is theirs to use) */
+    if (!o.unused[0] && o.mc.lip_scale != 1 && o.mc.att_norm != LG_ATT_NORM_LIPSCHITZ &&
+        o.mc.att_norm != LG_ATT_NORM_LIPSCHITZ_REF)
+        snprintf(o.unused, sizeof o.unused, "--lip-scale: LipschitzNorm's scale, and --norm %s has no LipschitzNorm",
+                 lg_att_norm_name(o.mc.att_norm));
+    if (o.unused[0]) {
+        lg_cli_errorf(cmd, "%s", o.unused);
+        return LG_EXIT_USAGE;
+    }
     /* --save's path checked before the data are loaded and the model trained,
      * not only when the checkpoint is written at the end */
     if (o.save && lg_trainer_save_check(o.save) != LG_OK) {
@@ -705,6 +707,10 @@ int lg_cmd_demo(int argc, char **argv) {
     lg_train_opts o;
     int rc = lg_cli_train_parse(cmd, n, args, &o);
     if (rc) return rc > 0 ? LG_EXIT_OK : LG_EXIT_USAGE;
+    if (o.unused[0]) {
+        lg_cli_errorf(cmd, "%s", o.unused);
+        return LG_EXIT_USAGE;
+    }
     if (o.resume) {
         lg_cli_errorf(cmd, "--resume: the demo trains two models from their start (use lipgnn train --resume)");
         return LG_EXIT_USAGE;

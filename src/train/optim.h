@@ -51,10 +51,12 @@ void lg__explode_destroy(lg_explode *d);
 /* Observes one epoch: the loss, the attention layer whose output first held a
  * value that is not finite when the loss is not finite (-1: none or unknown),
  * and each layer's gradient norm. Returns 1 the first time an explosion is
- * seen (non-finite loss or norm, a norm above the threshold, or growth by more
- * than the factor over the window to a norm of at least threshold / growth: one
- * more such window would cross the threshold), then records it (epoch, layer: -1 for a loss not traced to a layer,
- * reason); 0 otherwise. */
+ * seen, in this order: a non-finite loss; a non-finite norm (its first layer);
+ * a norm above the threshold (the largest such layer, with their count); growth
+ * by more than the factor against the same layer's norm window epochs earlier
+ * (from epoch window + 1) to a norm of at least threshold / growth (one more
+ * such window would cross the threshold). Then records it (epoch, layer: -1
+ * for a loss not traced to a layer, reason); 0 otherwise. O(layers). */
 int lg__explode_observe(lg_explode *d, long epoch, double loss, int loss_layer, const double *norms);
 
 #endif
