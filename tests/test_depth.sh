@@ -6,15 +6,24 @@ set -u
 bin=$1
 . "$(dirname "$0")/testlib.sh"
 rows() { echo $(($(wc -l <"$1") - 1)); }
-# every line of a file ends with a newline and has 17 fields
+# every line of a file ends with a newline and has 23 fields
 complete_lines() {
   [ -z "$(tail -c 1 "$1")" ] || fail "$1: last line has no newline"
-  awk -F, 'NF != 17 { bad = 1 } END { exit bad }' "$1" || fail "$1: a line without 17 fields"
+  awk -F, 'NF != 23 { bad = 1 } END { exit bad }' "$1" || fail "$1: a line without 23 fields"
 }
-# the key and results of each row, without the timing column
-results() { cut -d, -f1-16 "$1" | sort; }
+# the key and results of each row, without the timing columns (epoch_ms_median, run_s)
+results() { cut -d, -f1-16,18-20,22-23 "$1" | sort; }
+# the same of the columns the second format had (the others are empty in an upgraded row)
+results2() { cut -d, -f1-16 "$1" | sort; }
+# a runs.csv as the second format wrote it (-1 for no explosion, 0 for TREES' validation accuracy),
+# and as the first (without the trees column)
+to_v1() {
+  awk -F, -v OFS=, 'NR == 1 { NF = 17; print; next }
+    NF == 23 { if ($10 == "") $10 = "0.000000"; if ($15 == "") $15 = "-1"; NF = 17 } { print }' "$1"
+}
+to_v0() { to_v1 "$1" | cut -d, -f1,3-; }
 
-header="model,trees,layers,norm,residual,missing,seed,epochs_run,train_acc,val_acc,test_acc,best_val_acc,test_acc_at_best_val,exploded,first_explosion_epoch,max_layer_grad_norm,epoch_ms_median"
+header="model,trees,layers,norm,residual,missing,seed,epochs_run,train_acc,val_acc,test_acc,best_val_acc,test_acc_at_best_val,exploded,first_explosion_epoch,max_layer_grad_norm,epoch_ms_median,best_epoch,train_acc_at_best_val,explosion_layer,run_s,threads,lipgnn_version"
 out=$tmp/study
 args=(depth-study --trees 2 --trees-count 40 --layers 1,2 --norms none,lipschitz --seeds 2 --epochs 3 --hidden 8)
 
@@ -38,6 +47,13 @@ for n in none lipschitz; do for l in 1 2; do for s in 0 1; do
   grep -q "^gat,2,$l,$n,0,0,$s,3," "$out/runs.csv" || fail "runs.csv lacks gat L=$l $n seed $s"
 done; done; done
 grep -q "8 to do" "$tmp/err" || fail "first run does not say '8 to do': $(head -3 "$tmp/err")"
+# the fields of a row: TREES has no validation split, so val_acc is empty (it was 0.000000); no run
+# exploded, so first_explosion_epoch and explosion_layer are empty (it was -1); best_epoch is one of
+# the 3 epochs, train_acc_at_best_val an accuracy, run_s a time, threads and the version lipgnn's
+ver=$("$bin" --version | head -1 | cut -d' ' -f2)
+awk -F, -v ver="$ver" 'NR > 1 && !($10 == "" && $15 == "" && $20 == "" && $18 >= 1 && $18 <= 3 &&
+    $19 ~ /^[01]\.[0-9][0-9][0-9][0-9][0-9][0-9]$/ && $21 ~ /^[0-9]+\.[0-9][0-9][0-9]$/ && $22 >= 1 && $23 == ver) { bad = 1; print > "/dev/stderr" }
+    END { exit bad }' "$out/runs.csv" 2>"$tmp/badrows" || fail "runs.csv fields: $(cat "$tmp/badrows")"
 # summary.md: a row per depth, a column per norm, n=2 in each cell
 sm=$out/summary.md
 [ -f "$sm" ] || fail "no summary.md"
@@ -96,6 +112,15 @@ expect_rc 0 "depth-study, every run exploding"
 grep -q '^| 1 | [0-9.]* ± [0-9.]* (n=2, 2 exploded, 2 stopped) |$' "$tmp/exploded/summary.md" \
   || fail "exploded cells: $(grep '^| 1 |' "$tmp/exploded/summary.md")"
 grep -q '"n":2,"exploded":2,"stopped":2,' "$tmp/out" || fail "exploded cells in --json: $(cat "$tmp/out")"
+# their rows: the first explosion at epoch 1, the layer flagged (0 or 1 of this 1-layer model's
+# attention layer and output; -1 would be the loss), as train --json gives them
+awk -F, 'NR > 1 && !($14 == 1 && $15 == 1 && $20 ~ /^-?[0-9]+$/) { bad = 1 } END { exit bad }' \
+  "$tmp/exploded/runs.csv" || fail "exploded rows: $(cat "$tmp/exploded/runs.csv")"
+run train --trees 2 --trees-count 20 --layers 1 --norm none --epochs 3 --hidden 4 --explode-threshold 1e-9 \
+    --stop-on-explosion --json
+layer=$(grep -o '"explosion_layer":-\?[0-9]*' "$tmp/out" | cut -d: -f2)
+[ -n "$layer" ] && [ "$(sed -n 2p "$tmp/exploded/runs.csv" | cut -d, -f20)" = "$layer" ] \
+  || fail "explosion_layer: runs.csv $(sed -n 2p "$tmp/exploded/runs.csv" | cut -d, -f20), train --json '$layer'"
 
 # train's per-run files are not depth-study's: refused (--save-best was accepted and did nothing)
 for o in --save --save-best --log --grad-log --resume; do
@@ -169,10 +194,10 @@ grep -q "^model gt: " "$out/settings.txt" || fail "settings.txt lacks the gt lin
 out6=$tmp/study6
 mkdir -p "$out6"
 { echo "$header"
-  echo "gat,2,1,none,0,0,0,3,0.5,0.5,0.1,0.4,0.3,0,-1,1,1.0"
-  echo "gat,2,1,none,0,0,1,3,0.5,0.5,0.1,0.6,0.3,0,-1,1,1.0"
-  echo "gat,2,2,none,0,0,0,3,0.5,0.5,0.1,0.5,0.7,0,-1,1,1.0"
-  echo "gat,2,2,none,0,0,1,3,0.5,0.5,0.1,0.6,0.9,0,-1,1,1.0"; } > "$out6/runs.csv"
+  echo "gat,2,1,none,0,0,0,3,0.5,,0.1,0.4,0.3,0,-1,1,1.0,,,,,,"
+  echo "gat,2,1,none,0,0,1,3,0.5,,0.1,0.6,0.3,0,,1,1.0,2,0.5,,0.1,1,0.1.0"
+  echo "gat,2,2,none,0,0,0,3,0.5,,0.1,0.5,0.7,0,,1,1.0,3,0.5,,0.1,2,0.1.0"
+  echo "gat,2,2,none,0,0,1,3,0.5,,0.1,0.6,0.9,0,,1,1.0,1,0.5,,0.1,2,0.1.0"; } > "$out6/runs.csv"
 run depth-study --trees 2 --trees-count 40 --layers 1,2 --norms none --seeds 2 --epochs 3 --hidden 8 --out "$out6"
 expect_rc 0 "depth-study on a finished runs.csv"
 grep -q "0 to do" "$tmp/err" || fail "a finished runs.csv: not '0 to do': $(head -3 "$tmp/err")"
@@ -188,6 +213,22 @@ grep -q 'The number of layers chosen on validation accuracy: ' "$vout/summary.md
   || fail "summary.md on tiny: $(grep chosen "$vout/summary.md")"
 grep -q '^| series | layers | mean best val. | test at best val. |$' "$vout/summary.md" || fail "summary.md val header"
 grep -q '"selection":"val"' "$tmp/out" || fail "--json on tiny: no selection val: $(tail -1 "$tmp/out")"
+awk -F, 'NR > 1 && $10 !~ /^[01]\.[0-9][0-9][0-9][0-9][0-9][0-9]$/ { bad = 1 } END { exit bad }' "$vout/runs.csv" \
+  || fail "a validation split: val_acc not written: $(sed -n 2p "$vout/runs.csv")"
+# no test split: test_acc and test_acc_at_best_val empty, n/a in summary.md and the run lines, null in
+# --json (they were 0, an accuracy never reached)
+mkdir -p "$tmp/notest"; cp "$2/data/tiny/"* "$tmp/notest/"; : >"$tmp/notest/test.txt"
+run depth-study --data "$tmp/notest" --layers 1,2 --hidden 4 --seeds 2 --epochs 2 --out "$tmp/notest-study" --verbose --json
+expect_rc 0 "depth-study without a test split"
+awk -F, 'NR > 1 && !($11 == "" && $13 == "" && $10 != "") { bad = 1 } END { exit bad }' "$tmp/notest-study/runs.csv" \
+  || fail "no test split: runs.csv $(sed -n 2p "$tmp/notest-study/runs.csv")"
+grep -q '^| 1 | n/a (n=2) | n/a (n=2) |$' "$tmp/notest-study/summary.md" || fail "no test split: summary.md $(grep '^| 1 |' "$tmp/notest-study/summary.md")"
+grep -q '^| gat none | [12] | [0-9.]* | n/a (no test split) |$' "$tmp/notest-study/summary.md" \
+  || fail "no test split: selection $(grep '^| gat none |' "$tmp/notest-study/summary.md")"
+grep -q '"mean":null,"std":null,"best_val_mean":[0-9.]*,"test_at_best_val_mean":null' "$tmp/out" \
+  || fail "no test split: --json $(tail -1 "$tmp/out")"
+grep -q '^\[1/8\] gat none L=1 res=0 missing=0 seed 0: train [0-9.]* val [0-9.]* test n/a (' "$tmp/err" \
+  || fail "no test split: run line $(grep '^\[1/8\]' "$tmp/err")"
 run "${args[@]}" --out "$out" --json; expect_rc 0 "depth-study --json (TREES)"
 grep -q '"selection":"train"' "$tmp/out" || fail "--json on TREES: no selection train: $(tail -1 "$tmp/out")"
 # two models, a residual list, --metric, --grad-logs
@@ -238,23 +279,24 @@ grep -q '^| depth | gat none L=2 | gat none L=3 |$' "$out5/summary.md" || fail "
 
 # a runs.csv of the first format (no trees column): upgraded in place, its runs kept
 mkdir -p "$tmp/old"
-cut -d, -f1,3- "$tmp/runs1.csv" >"$tmp/old/runs.csv"
+to_v0 "$tmp/runs1.csv" >"$tmp/old/runs.csv"
 printf 'gat,2,none' >>"$tmp/old/runs.csv" # an interrupted write, dropped
 run "${args[@]}" --out "$tmp/old"; expect_rc 0 "depth-study on a first-format runs.csv"
 grep -q "upgraded from the format without the trees column (8 runs)" "$tmp/err" || fail "old runs.csv: no upgrade message: $(head -c 300 "$tmp/err")"
 grep -q "8 already in .*0 to do" "$tmp/err" || fail "old runs.csv: its runs were not kept: $(head -3 "$tmp/err")"
 [ "$(head -1 "$tmp/old/runs.csv")" = "$header" ] || fail "old runs.csv: header not upgraded"
 awk -F, 'NR > 1 && $2 != 2 { bad = 1 } END { exit bad }' "$tmp/old/runs.csv" || fail "old runs.csv: trees column not the study's depth 2"
-[ "$(results "$tmp/old/runs.csv")" = "$(results "$tmp/runs1.csv")" ] || fail "old runs.csv: rows changed by the upgrade"
+[ "$(results2 "$tmp/old/runs.csv")" = "$(results2 "$tmp/runs1.csv")" ] || fail "old runs.csv: rows changed by the upgrade"
+complete_lines "$tmp/old/runs.csv"
 mkdir -p "$tmp/old2"
-cut -d, -f1,3- "$tmp/runs1.csv" >"$tmp/old2/runs.csv"
+to_v0 "$tmp/runs1.csv" >"$tmp/old2/runs.csv"
 run depth-study --trees 2,3 --trees-count 40 --norms none --seeds 1 --epochs 3 --hidden 8 --out "$tmp/old2"
 expect_rc 2 "depth-study over two depths on a first-format runs.csv (its one depth unknown)"
 grep -q "give that depth alone" "$tmp/err" || fail "old runs.csv, two depths: message: $(head -c 300 "$tmp/err")"
 # a first-format runs.csv with a malformed row: refused before the upgrade rewrites it (the
 # upgraded file was written first, then refused, the original format lost)
 mkdir -p "$tmp/old3"
-cut -d, -f1,3- "$tmp/runs1.csv" | sed '3s/^\(\([^,]*,\)\{7\}\)[^,]*/\1x/' >"$tmp/old3/runs.csv"
+to_v0 "$tmp/runs1.csv" | sed '3s/^\(\([^,]*,\)\{7\}\)[^,]*/\1x/' >"$tmp/old3/runs.csv"
 cp "$tmp/old3/runs.csv" "$tmp/old3.csv"
 run "${args[@]}" --out "$tmp/old3"; expect_rc 2 "depth-study on a first-format runs.csv with a malformed row"
 grep -q "runs.csv:3: malformed row .*as upgraded from the first format.*the file is unchanged" "$tmp/err" \
@@ -263,12 +305,40 @@ cmp -s "$tmp/old3/runs.csv" "$tmp/old3.csv" || fail "old runs.csv with a malform
 # a first-format runs.csv with blank lines: upgraded with them (they were written as NUL bytes,
 # which merged with the next row and left the study unusable)
 mkdir -p "$tmp/old4"
-{ cut -d, -f1,3- "$tmp/runs1.csv" | sed -n 1,3p; echo; cut -d, -f1,3- "$tmp/runs1.csv" | sed -n '4,$p'; echo; } >"$tmp/old4/runs.csv"
+{ to_v0 "$tmp/runs1.csv" | sed -n 1,3p; echo; to_v0 "$tmp/runs1.csv" | sed -n '4,$p'; echo; } >"$tmp/old4/runs.csv"
 run "${args[@]}" --out "$tmp/old4"; expect_rc 0 "depth-study on a first-format runs.csv with blank lines"
 grep -q "upgraded from the format without the trees column (8 runs)" "$tmp/err" || fail "old runs.csv with blank lines: $(cat "$tmp/err")"
 tr -d '\n' <"$tmp/old4/runs.csv" | tr -d '[:print:]' | grep -q . && fail "old runs.csv with blank lines: control bytes written"
 run "${args[@]}" --out "$tmp/old4"; expect_rc 0 "depth-study again on the upgraded file"
 grep -q "8 already in .*0 to do" "$tmp/err" || fail "upgraded file with blank lines, again: $(cat "$tmp/err")"
+# a runs.csv of the second format (no best_epoch .. lipgnn_version): upgraded in place, its runs kept,
+# the new columns empty, the -1 of no explosion and TREES' validation accuracy of 0 empty too
+mkdir -p "$tmp/v1"
+to_v1 "$tmp/runs1.csv" >"$tmp/v1/runs.csv"
+grep -q ',0\.000000,.*,-1,' "$tmp/v1/runs.csv" || fail "to_v1 made no second-format row: $(sed -n 2p "$tmp/v1/runs.csv")"
+printf 'gat,2,1,none' >>"$tmp/v1/runs.csv" # an interrupted write, dropped
+run "${args[@]}" --out "$tmp/v1"; expect_rc 0 "depth-study on a second-format runs.csv"
+grep -q "upgraded from the format without the columns best_epoch, .*lipgnn_version (8 runs; those are empty" "$tmp/err" \
+  || fail "second-format runs.csv: no upgrade message: $(head -c 400 "$tmp/err")"
+grep -q "8 already in .*0 to do" "$tmp/err" || fail "second-format runs.csv: its runs were not kept: $(head -3 "$tmp/err")"
+[ "$(head -1 "$tmp/v1/runs.csv")" = "$header" ] || fail "second-format runs.csv: header not upgraded"
+complete_lines "$tmp/v1/runs.csv"
+[ "$(results2 "$tmp/v1/runs.csv")" = "$(results2 "$tmp/runs1.csv")" ] || fail "second-format runs.csv: rows changed: $(diff <(results2 "$tmp/v1/runs.csv") <(results2 "$tmp/runs1.csv"))"
+awk -F, 'NR > 1 && $18 $19 $20 $21 $22 $23 != "" { bad = 1 } END { exit bad }' "$tmp/v1/runs.csv" \
+  || fail "second-format runs.csv: new columns not empty: $(sed -n 2p "$tmp/v1/runs.csv")"
+cmp -s "$tmp/v1/summary.md" "$tmp/old/summary.md" || fail "second-format runs.csv: summary.md differs from the first-format one's"
+cp "$tmp/v1/runs.csv" "$tmp/v1.csv"
+run "${args[@]}" --out "$tmp/v1"; expect_rc 0 "depth-study again on the upgraded second-format file"
+grep -q "upgraded" "$tmp/err" && fail "the upgraded file was upgraded again: $(cat "$tmp/err")"
+cmp -s "$tmp/v1/runs.csv" "$tmp/v1.csv" || fail "the upgraded second-format file changed on a second study"
+# a second-format runs.csv with a malformed row: refused, the file unchanged
+mkdir -p "$tmp/v1bad"
+to_v1 "$tmp/runs1.csv" | sed '3s/^\(\([^,]*,\)\{8\}\)[^,]*/\1x/' >"$tmp/v1bad/runs.csv"
+cp "$tmp/v1bad/runs.csv" "$tmp/v1bad.csv"
+run "${args[@]}" --out "$tmp/v1bad"; expect_rc 2 "depth-study on a second-format runs.csv with a malformed row"
+grep -q "runs.csv:3: malformed row .*as upgraded from the format without the columns after epoch_ms_median; the file is unchanged" \
+  "$tmp/err" || fail "second-format runs.csv, malformed row: $(cat "$tmp/err")"
+cmp -s "$tmp/v1bad/runs.csv" "$tmp/v1bad.csv" || fail "second-format runs.csv with a malformed row: the file was rewritten"
 # blank lines (an editor's newline at the end): skipped, where the last one was a fatal 'malformed row'
 rm -rf "$tmp/blank"; cp -r "$out" "$tmp/blank"
 cp "$tmp/runs1.csv" "$tmp/blank/runs.csv"; printf '\n\n' >>"$tmp/blank/runs.csv"

@@ -3,9 +3,11 @@
  * appended to DIR/runs.csv (flushed and synced), so an interrupted study
  * resumes where it stopped; DIR/summary.md (mean +- std table) and
  * DIR/depth.svg (the plot) are rewritten atomically after every run. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <poll.h>
@@ -54,7 +56,9 @@ static const char lg__depth_help[] =
     "  --out DIR            directory (created if missing) of settings.txt (the options all\n"
     "                       runs share: a DIR made with other options is refused),\n"
     "                       runs.csv (one row per run, appended as runs finish; runs\n"
-    "                       already in it are skipped),\n"
+    "                       already in it are skipped; its columns are in the README: a\n"
+    "                       field is empty where there is no value, as val_acc without a\n"
+    "                       validation split; a file of an earlier format is upgraded),\n"
     "                       summary.md (mean +- sample std of the metric per cell, and per\n"
     "                       series the depth chosen on validation with its test accuracy\n"
     "                       at the best-validation epoch: the paper's Table 1; on the\n"
@@ -91,13 +95,29 @@ static const char lg__depth_help[] =
     "finished and been recorded).\n"
     "\n";
 
-enum { LG__MAX_LIST = 256, LG__KEY = 64, LG__NFIELDS = 17, LG__MAX_JOBS = 64 };
+enum { LG__MAX_LIST = 256, LG__KEY = 64, LG__NFIELDS = 23, LG__NFIELDS_V1 = 17, LG__MAX_JOBS = 64 };
 
 /* The hidden option that makes depth-study a worker of a --jobs study: it
  * reads cells from stdin and writes their runs.csv rows to stdout. */
 #define LG__WORKER_OPT "--worker-of-jobs"
 
+/* runs.csv's header. A field with no value is empty: val_acc without a
+ * validation split (TREES; best_val_acc is then the best training accuracy),
+ * test_acc and test_acc_at_best_val without a test split,
+ * first_explosion_epoch and explosion_layer (-1: the loss) when the detector
+ * did not fire, and the columns after epoch_ms_median in the rows of a file
+ * upgraded from an earlier format (lg__runs_upgrade_v1), which did not
+ * record them. run_s is the wall time of the run's epochs (training and
+ * evaluation), threads its thread count. */
 static const char lg__csv_header[] =
+    "model,trees,layers,norm,residual,missing,seed,epochs_run,train_acc,val_acc,test_acc,best_val_acc,"
+    "test_acc_at_best_val,exploded,first_explosion_epoch,max_layer_grad_norm,epoch_ms_median,best_epoch,"
+    "train_acc_at_best_val,explosion_layer,run_s,threads,lipgnn_version\n";
+
+/* The header of the second format, without the columns after
+ * epoch_ms_median (and with -1 and 0 where empty fields are now): such a file
+ * is upgraded in place (lg__runs_upgrade_v1). */
+static const char lg__csv_header_v1[] =
     "model,trees,layers,norm,residual,missing,seed,epochs_run,train_acc,val_acc,test_acc,best_val_acc,"
     "test_acc_at_best_val,exploded,first_explosion_epoch,max_layer_grad_norm,epoch_ms_median\n";
 
@@ -112,7 +132,8 @@ typedef struct lg__rec {
     uint64_t seed;         /* training seed                            */
     double acc[5];         /* train, val, test accuracy (last epoch),
                               best val accuracy, test at the best-val epoch:
-                              indexed by --metric (0..2) or LG__ACC_*      */
+                              indexed by --metric (0..2) or LG__ACC_*;
+                              NAN for an empty field (no such split)   */
     int exploded;          /* 1: a gradient explosion was detected     */
     long long epochs_run;  /* epochs it ran (fewer than --epochs: it
                               stopped, at an explosion or early)        */
@@ -316,6 +337,24 @@ static int lg__write_atomic(const char *cmd, const char *path, lg__writer w, con
 }
 
 
+/* 0 if field is an accuracy, a number in [0, 1] (into *v); -1 otherwise. */
+static int lg__field_acc(const char *field, double *v) {
+    char *end;
+    *v = strtod(field, &end);
+    return !*field || *end || !(*v >= 0 && *v <= 1) ? -1 : 0;
+}
+
+/* 0 if field is a decimal integer in [lo, hi], or empty when empty_ok; -1
+ * otherwise. */
+static int lg__field_int(const char *field, long long lo, long long hi, int empty_ok) {
+    if (!*field) return empty_ok ? 0 : -1;
+    if (!(field[0] == '-' || (field[0] >= '0' && field[0] <= '9'))) return -1; /* (strtoll takes spaces, '+') */
+    char *end;
+    errno = 0;
+    const long long x = strtoll(field, &end, 10);
+    return errno || *end || x < lo || x > hi ? -1 : 0;
+}
+
 /* Parses one complete line (without its newline) of runs.csv; -1 if malformed. */
 static int lg__parse_rec(char *line, lg__rec *r) {
     char *f[LG__NFIELDS];
@@ -361,19 +400,29 @@ static int lg__parse_rec(char *line, lg__rec *r) {
     long long ep = strtoll(f1[6], &end, 10);
     if (errno || *end || !*f1[6] || ep < 0) return -1;
     r->epochs_run = ep;
-    for (int i = 0; i < 5; i++) { /* accuracies: in [0, 1] */
-        r->acc[i] = strtod(f1[7 + i], &end);
-        if (!*f1[7 + i] || *end || !(r->acc[i] >= 0 && r->acc[i] <= 1)) return -1;
+    for (int i = 0; i < 5; i++) { /* accuracies: in [0, 1]; val and test ones empty (NAN) without their split */
+        if (!*f1[7 + i] && (i == 1 || i == 2 || i == LG__ACC_TEST_AT_BEST_VAL)) {
+            r->acc[i] = NAN;
+            continue;
+        }
+        if (lg__field_acc(f1[7 + i], &r->acc[i])) return -1;
     }
     if (strcmp(f1[12], "0") && strcmp(f1[12], "1")) return -1;
     r->exploded = f1[12][0] == '1';
-    errno = 0;
-    long long fe = strtoll(f1[13], &end, 10);
-    if (errno || *end || !*f1[13] || fe < -1) return -1;
+    if (lg__field_int(f1[13], -1, LLONG_MAX, 1)) return -1; /* first explosion epoch (-1: none, as before) */
     double gn = strtod(f1[14], &end); /* a gradient norm: inf or nan where training diverged */
     if (!*f1[14] || *end || gn < 0) return -1;
     double ms = strtod(f1[15], &end);
     if (!*f1[15] || *end || !(ms >= 0) || !isfinite(ms)) return -1;
+    /* the columns after epoch_ms_median, each empty in an upgraded row */
+    double v;
+    if (lg__field_int(f1[16], 0, LLONG_MAX, 1)) return -1;                   /* best_epoch            */
+    if (*f1[17] && lg__field_acc(f1[17], &v)) return -1;                      /* train_acc_at_best_val */
+    if (lg__field_int(f1[18], -1, INT_MAX, 1)) return -1;                     /* explosion_layer       */
+    if (*f1[19] && ((v = strtod(f1[19], &end)), *end || !(v >= 0) || !isfinite(v))) return -1; /* run_s */
+    if (lg__field_int(f1[20], 1, INT_MAX, 1)) return -1;                      /* threads               */
+    for (const char *c = f1[21]; *c; c++)                                     /* lipgnn_version        */
+        if (!isalnum((unsigned char)*c) && !strchr(".+-_~", *c)) return -1;
     return 0;
 }
 
@@ -384,7 +433,7 @@ static const char lg__csv_header_v0[] =
     "test_acc_at_best_val,exploded,first_explosion_epoch,max_layer_grad_norm,epoch_ms_median\n";
 
 /* If buf (len bytes, NUL-terminated) is a runs.csv of the first format,
- * replaces it in memory by the current format (the complete lines only; the
+ * replaces it in memory by the second (the complete lines only; the
  * column trees = depth after the model: 0, or the one tree depth such a study
  * had); the caller validates the rows before it writes the file. depth < 0
  * refuses (several depths given: which one the study had is unknown).
@@ -401,10 +450,10 @@ static int lg__runs_upgrade(const char *cmd, const char *path, int depth, char *
     const int cl = snprintf(col, sizeof col, ",%d", depth);
     size_t lines = 0;
     for (size_t k = h0; k < *len; k++) lines += (*buf)[k] == '\n';
-    size_t cap = strlen(lg__csv_header) + *len + (size_t)cl * lines + 1, n = 0;
+    size_t cap = strlen(lg__csv_header_v1) + *len + (size_t)cl * lines + 1, n = 0;
     char *out = malloc(cap);
     if (!out) { lg_cli_errorf(cmd, "out of memory"); return -1; }
-    n += (size_t)sprintf(out, "%s", lg__csv_header);
+    n += (size_t)sprintf(out, "%s", lg__csv_header_v1); /* then upgraded again, by lg__runs_upgrade_v1 */
     for (char *p = *buf + h0, *nl; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
         char *comma = memchr(p, ',', (size_t)(nl - p));
         if (!comma) { /* a blank line stays; a row without a comma is refused with its line number */
@@ -428,6 +477,64 @@ static int lg__runs_upgrade(const char *cmd, const char *path, int depth, char *
     return 1;
 }
 
+/* If buf (len bytes, NUL-terminated) is a runs.csv of the second format
+ * (lg__csv_header_v1), replaces it in memory by the current format: each row
+ * of 17 fields gets the six new columns empty (not recorded then), an empty
+ * first_explosion_epoch for its -1 and, in a TREES row (trees > 0: no
+ * validation split), an empty val_acc for its 0; blank lines, rows of another
+ * field count (refused by the caller, with their line number) and an
+ * incomplete last line (dropped by the caller) are copied as they are.
+ * 1 (upgraded), 0 (not that format: buf unchanged), or -1 after a message. */
+static int lg__runs_upgrade_v1(const char *cmd, char **buf, size_t *len) {
+    const size_t h1 = strlen(lg__csv_header_v1);
+    if (*len < h1 || strncmp(*buf, lg__csv_header_v1, h1)) return 0;
+    size_t lines = 0;
+    for (size_t k = h1; k < *len; k++) lines += (*buf)[k] == '\n';
+    const char add[] = ",,,,,,"; /* the six new columns */
+    const size_t cap = strlen(lg__csv_header) + *len + (sizeof add - 1) * lines + 1;
+    char *out = malloc(cap);
+    if (!out) { lg_cli_errorf(cmd, "out of memory"); return -1; }
+    size_t n = (size_t)sprintf(out, "%s", lg__csv_header);
+    char *p = *buf + h1;
+    for (char *nl; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+        const char *f[LG__NFIELDS_V1 + 1];
+        size_t fl[LG__NFIELDS_V1 + 1];
+        int nf = 0;
+        for (const char *q = p; nf <= LG__NFIELDS_V1;) {
+            const char *c = memchr(q, ',', (size_t)(nl - q));
+            f[nf] = q;
+            fl[nf++] = (size_t)((c ? c : nl) - q);
+            if (!c) break;
+            q = c + 1;
+        }
+        if (nl == p || nf != LG__NFIELDS_V1) { /* a blank line, or a row the caller refuses */
+            memcpy(out + n, p, (size_t)(nl + 1 - p));
+            n += (size_t)(nl + 1 - p);
+            continue;
+        }
+        int trees = 0; /* a depth other than 0 */
+        for (size_t k = 0; k < fl[1]; k++) trees |= f[1][k] != '0';
+        if (trees) fl[9] = 0;                                    /* TREES: no validation accuracy */
+        if (fl[14] == 2 && !strncmp(f[14], "-1", 2)) fl[14] = 0; /* no explosion                  */
+        for (int k = 0; k < nf; k++) {
+            if (k) out[n++] = ',';
+            memcpy(out + n, f[k], fl[k]);
+            n += fl[k];
+        }
+        memcpy(out + n, add, sizeof add - 1);
+        n += sizeof add - 1;
+        out[n++] = '\n';
+    }
+    const size_t tail = strlen(p); /* an incomplete last line: the caller drops it */
+    memcpy(out + n, p, tail);
+    n += tail;
+    out[n] = 0;
+    free(*buf);
+    *buf = out;
+    *len = n;
+    return 1;
+}
+
 /* The bytes an upgraded runs.csv is rewritten with (lg__write_atomic). */
 typedef struct lg__bytes {
     const char *p; /* the bytes */
@@ -438,8 +545,9 @@ static void lg__write_bytes(FILE *f, const void *ctx) {
     if (b->n) (void)fwrite(b->p, 1, b->n, f);
 }
 
-/* Reads DIR/runs.csv if present: upgrades a first-format file (its runs get
- * the tree depth old_depth; see lg__runs_upgrade), validates the header and
+/* Reads DIR/runs.csv if present: upgrades a file of an earlier format (the
+ * first one's runs get the tree depth old_depth, lg__runs_upgrade; the
+ * second's the empty columns of lg__runs_upgrade_v1), validates the header and
  * every row (blank lines are skipped; a row repeating an earlier row's run is
  * noted, the first kept), drops a truncated last line (truncating the file),
  * and loads the records; an upgraded file is rewritten only once all its rows
@@ -471,7 +579,11 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
         fclose(f);
         if (err) { free(buf); lg_cli_errorf(cmd, "%s: read error: %s", path, strerror(err)); return NULL; }
         buf[len] = 0;
-        if ((upgraded = lg__runs_upgrade(cmd, path, old_depth, &buf, &len)) < 0) { free(buf); return NULL; }
+        /* the first format becomes the second, the second the current one */
+        const int up0 = lg__runs_upgrade(cmd, path, old_depth, &buf, &len);
+        const int up1 = up0 < 0 ? -1 : lg__runs_upgrade_v1(cmd, &buf, &len);
+        if (up0 < 0 || up1 < 0) { free(buf); return NULL; }
+        upgraded = up0 ? 1 : up1 ? 2 : 0;
     }
     size_t hl = strlen(lg__csv_header);
     size_t keep = 0; /* bytes of the file to keep */
@@ -480,8 +592,8 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
             keep = 0; /* a truncated header: rewrite it */
         } else if (len < hl || strncmp(buf, lg__csv_header, hl)) {
             char *nl = memchr(buf, '\n', len);
-            int shown = (int)(nl ? (size_t)(nl - buf) : (len < 200 ? len : 200));
-            if (shown > 200) shown = 200;
+            int shown = (int)(nl ? (size_t)(nl - buf) : (len < 400 ? len : 400));
+            if (shown > 400) shown = 400;
             const int crlf = shown > 0 && buf[shown - 1] == '\r';
             for (int k = 0; k < shown; k++) /* shown on a terminal: control bytes as '?' */
                 if ((unsigned char)buf[k] < 0x20 || buf[k] == 0x7f) buf[k] = '?';
@@ -519,8 +631,9 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
                 free(row);
                 if (bad) {
                     lg_cli_errorf(cmd, "%s:%ld: malformed row '%.*s' (a field missing, extra or out of range)%s",
-                                  path, lineno, rl < 120 ? rl : 120, p, upgraded ? " (as upgraded from the first format, with the trees "
-                                  "column added; the file is unchanged)" : "");
+                                  path, lineno, rl < 120 ? rl : 120, p, upgraded == 1 ? " (as upgraded from the first format, with the trees "
+                                  "column added; the file is unchanged)" : upgraded == 2 ? " (as upgraded from the format "
+                                  "without the columns after epoch_ms_median; the file is unchanged)" : "");
                     free(buf);
                     return NULL;
                 }
@@ -549,8 +662,13 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
             *status = LG_EXIT_FAIL;
             return NULL;
         }
-        fprintf(stderr, "lipgnn %s: %s: upgraded from the format without the trees column (%zu runs)\n", cmd, path,
-                rs->n);
+        if (upgraded == 1)
+            fprintf(stderr, "lipgnn %s: %s: upgraded from the format without the trees column (%zu runs)\n", cmd, path,
+                    rs->n);
+        else
+            fprintf(stderr, "lipgnn %s: %s: upgraded from the format without the columns best_epoch, "
+                    "train_acc_at_best_val, explosion_layer, run_s, threads and lipgnn_version (%zu runs; those are "
+                    "empty in their rows)\n", cmd, path, rs->n);
         len = keep;
     }
     free(buf);
@@ -583,13 +701,14 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
 typedef struct lg__stat {
     int n;       /* runs recorded      */
     int exploded, stopped; /* of them: flagged by the detector; ended before --epochs */
-    double mean; /* mean (NAN if n=0)  */
-    double std;  /* sample std (0 if n=1, NAN if n=0) */
+    int nv;      /* of them: with a value of the metric (none without its split) */
+    double mean; /* mean over those (NAN if nv=0) */
+    double std;  /* sample std (0 if nv=1, NAN if nv=0) */
 } lg__stat;
 
 static lg__stat lg__cell_stat(const lg__grid *g, const lg__recs *rs, int metric, int mi, int ri, int xi, int ni,
                               int lj, int pi, long long epochs) {
-    lg__stat s = {0, 0, 0, NAN, NAN};
+    lg__stat s = {0, 0, 0, 0, NAN, NAN};
     double sum = 0, sq = 0;
     const char *model = lg_model_kind_name(g->models[mi]);
     for (long long k = 0; k < g->seeds; k++) {
@@ -599,16 +718,18 @@ static lg__stat lg__cell_stat(const lg__grid *g, const lg__recs *rs, int metric,
         s.n++;
         s.exploded += r->exploded;
         s.stopped += r->epochs_run < epochs;
+        if (isnan(r->acc[metric])) continue; /* (the parse admits no other NAN) */
+        s.nv++;
         sum += r->acc[metric];
     }
-    if (!s.n) return s;
-    s.mean = sum / s.n;
+    if (!s.nv) return s;
+    s.mean = sum / s.nv;
     for (long long k = 0; k < g->seeds; k++) {
         const lg__rec *r = lg__recs_find(rs, model, lg__cell_depth(g, pi), lg__cell_layers(g, lj, pi), g->norm[ni],
                                          g->residual[ri], g->missing_s[xi], g->base_seed + (uint64_t)k);
-        if (r) sq += (r->acc[metric] - s.mean) * (r->acc[metric] - s.mean);
+        if (r && !isnan(r->acc[metric])) sq += (r->acc[metric] - s.mean) * (r->acc[metric] - s.mean);
     }
-    s.std = s.n > 1 ? sqrt(sq / (s.n - 1)) : 0;
+    s.std = s.nv > 1 ? sqrt(sq / (s.nv - 1)) : 0;
     return s;
 }
 
@@ -690,8 +811,11 @@ static void lg__write_summary(FILE *f, const void *ctx) {
             char more[64] = ""; /* how many of the runs exploded or stopped early */
             if (st.exploded) snprintf(more, sizeof more, ", %d exploded", st.exploded);
             if (st.stopped) snprintf(more + strlen(more), sizeof more - strlen(more), ", %d stopped", st.stopped);
-            if (st.n > 1) fprintf(f, " %.3f ± %.3f (n=%d%s) |", st.mean, st.std, st.n, more);
-            else if (st.n == 1) fprintf(f, " %.3f (n=1%s) |", st.mean, more); /* no spread from one run */
+            if (st.nv && st.nv < st.n) /* some runs without the metric's split (a hand-joined runs.csv) */
+                snprintf(more + strlen(more), sizeof more - strlen(more), ", %d n/a", st.n - st.nv);
+            if (st.nv > 1) fprintf(f, " %.3f ± %.3f (n=%d%s) |", st.mean, st.std, st.n, more);
+            else if (st.nv == 1) fprintf(f, " %.3f (n=%d%s) |", st.mean, st.n, more); /* no spread from one run */
+            else if (st.n) fprintf(f, " n/a (n=%d%s) |", st.n, more);
             else fprintf(f, " – (n=0) |");
         }
         fputc('\n', f);
@@ -707,10 +831,10 @@ static void lg__write_summary(FILE *f, const void *ctx) {
             s->noval ? "train" : "val.", s->noval ? "train" : "val.");
     LG__FOR_SERIES(g) {
         int best = -1;
-        lg__stat bv = {0, 0, 0, NAN, NAN};
+        lg__stat bv = {0, 0, 0, 0, NAN, NAN};
         for (int pi = 0; pi < lg__npoints(g); pi++) {
             lg__stat v = lg__cell_stat(g, s->rs, LG__ACC_BEST_VAL, mi, ri, xi, ni, lj, pi, s->epochs);
-            if (v.n > 0 && (best < 0 || v.mean > bv.mean)) best = pi, bv = v; /* the first on ties */
+            if (v.nv > 0 && (best < 0 || v.mean > bv.mean)) best = pi, bv = v; /* the first on ties */
         }
         lg__series_label(g, mi, ri, xi, ni, lj, label, sizeof label);
         if (best < 0) {
@@ -719,8 +843,9 @@ static void lg__write_summary(FILE *f, const void *ctx) {
         }
         lg__stat t = lg__cell_stat(g, s->rs, LG__ACC_TEST_AT_BEST_VAL, mi, ri, xi, ni, lj, best, s->epochs);
         fprintf(f, "| %s | %d | %.3f |", label, g->xdepth ? g->depths[best] : g->layers[best], bv.mean);
-        if (t.n > 1) fprintf(f, " %.3f ± %.3f (n=%d) |\n", t.mean, t.std, t.n);
-        else fprintf(f, " %.3f (n=1) |\n", t.mean);
+        if (t.nv > 1) fprintf(f, " %.3f ± %.3f (n=%d) |\n", t.mean, t.std, t.nv);
+        else if (t.nv == 1) fprintf(f, " %.3f (n=1) |\n", t.mean);
+        else fprintf(f, " n/a (no test split) |\n");
     }
 }
 
@@ -795,14 +920,14 @@ static void lg__write_svg(FILE *f, const void *ctx) {
             for (int li = 0; li < np; li++) {
                 lg__stat st = lg__cell_stat(g, s->rs, s->metric, mi, ri, xi, ni, lj, li, s->epochs);
                 xs[li] = LG__X(xv[li]);
-                ys[li] = st.n ? LG__Y(fmin(1, fmax(0, st.mean))) : NAN;
+                ys[li] = st.nv ? LG__Y(fmin(1, fmax(0, st.mean))) : NAN;
             }
             char attrs[96];
             snprintf(attrs, sizeof attrs, "class=\"series\"%s", dash);
             lg_svg_polyline(f, xs, ys, (size_t)np, col, 2, attrs);
             for (int li = 0; li < np; li++) {
                 lg__stat st = lg__cell_stat(g, s->rs, s->metric, mi, ri, xi, ni, lj, li, s->epochs);
-                if (!st.n) continue;
+                if (!st.nv) continue;
                 double x = xs[li], lo = LG__Y(fmax(0, st.mean - st.std)), hi = LG__Y(fmin(1, st.mean + st.std));
                 lg_svg_line(f, x, lo, x, hi, col, 1.5, "class=\"errbar\"");
                 lg_svg_line(f, x - 4, lo, x + 4, lo, col, 1.5, "class=\"errbar-cap\"");
@@ -900,16 +1025,17 @@ static void lg__print_json(const char *dir, const lg__study *s) {
         lg_json_string(stdout, g->norm[ni]);
         printf(",\"residual\":%d,\"missing\":%s,\"n\":%d,\"exploded\":%d,\"stopped\":%d,", g->residual[ri],
                g->missing_s[xi], st.n, st.exploded, st.stopped);
-        if (st.n) {
-            lg__stat bv = lg__cell_stat(g, s->rs, LG__ACC_BEST_VAL, mi, ri, xi, ni, lj, pi, s->epochs);
-            lg__stat tb = lg__cell_stat(g, s->rs, LG__ACC_TEST_AT_BEST_VAL, mi, ri, xi, ni, lj, pi, s->epochs);
-            printf("\"mean\":%.6f,\"std\":%.6f,\"best_val_mean\":%.6f,\"test_at_best_val_mean\":%.6f,"
-                   "\"test_at_best_val_std\":%.6f}",
-                   st.mean, st.std, bv.mean, tb.mean, tb.std);
-        } else {
-            printf("\"mean\":null,\"std\":null,\"best_val_mean\":null,\"test_at_best_val_mean\":null,"
-                   "\"test_at_best_val_std\":null}");
+        /* null for no runs, or no value (an accuracy of a split the data set does not have) */
+        const lg__stat bv = lg__cell_stat(g, s->rs, LG__ACC_BEST_VAL, mi, ri, xi, ni, lj, pi, s->epochs);
+        const lg__stat tb = lg__cell_stat(g, s->rs, LG__ACC_TEST_AT_BEST_VAL, mi, ri, xi, ni, lj, pi, s->epochs);
+        const char *const key[5] = {"mean", "std", "best_val_mean", "test_at_best_val_mean", "test_at_best_val_std"};
+        const double val[5] = {st.mean, st.std, bv.mean, tb.mean, tb.std};
+        for (int k = 0; k < 5; k++) {
+            printf("%s\"%s\":", k ? "," : "", key[k]);
+            if (isnan(val[k])) fputs("null", stdout);
+            else printf("%.6f", val[k]);
         }
+        putchar('}');
         first = 0;
     }
     printf("]}\n");
@@ -1101,7 +1227,8 @@ static int lg__settings_check(const char *cmd, const char *dir, const lg__grid *
         size_t rlen = 0;
         /* (missing or not a regular file: no runs here; lg__runs_open says why, below) */
         if (lg__file_open_regular(runs, NULL, &rf, &rlen) == LG_OK) { /* a runs.csv of either format with a row after its header (a foreign one: lg__runs_open's error) */
-            if (fgets(head, sizeof head, rf) && (!strcmp(head, lg__csv_header) || !strcmp(head, lg__csv_header_v0)))
+            if (fgets(head, sizeof head, rf) && (!strcmp(head, lg__csv_header) || !strcmp(head, lg__csv_header_v1) ||
+                                                   !strcmp(head, lg__csv_header_v0)))
                 for (int ch; !rows && (ch = fgetc(rf)) != EOF;) rows = ch != '\n'; /* a row, not blank lines */
             fclose(rf);
         }
@@ -1465,10 +1592,17 @@ static int lg__cell_run(const char *cmd, const lg__depth_args *a, const lg__cell
      * next one stop before its first epoch, with the signal's status) */
     if (*interrupted) return rc ? rc : LG_EXIT_FAIL;
     if (rc != LG_EXIT_OK && rc != LG_EXIT_EXPLODED) return rc;
-    int n = snprintf(row, cap, "%s,%d,%d,%s,%d,%s,%llu,%ld,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%ld,%.6g,%.4f\n", model, depth,
-                     layers, g->norm[c->ni], g->residual[c->ri], g->missing_s[c->xi], (unsigned long long)seed,
-                     s.epochs_run, s.train_acc, s.val_acc, s.test_acc, s.best_val_acc, s.test_acc_at_best_val,
-                     s.exploded, s.exploded ? s.first_explosion_epoch : -1L, s.max_layer_grad_norm, s.epoch_ms_median);
+    /* the fields that may have no value (lg__csv_header) */
+    char va[16] = "", ta[16] = "", tb[16] = "", fe[24] = "", el[16] = "", be[24] = "";
+    if (s.best_epoch > 0) snprintf(be, sizeof be, "%ld", s.best_epoch);
+    if ((*ds)->n_val > 0) snprintf(va, sizeof va, "%.6f", s.val_acc);
+    if ((*ds)->n_test > 0) snprintf(ta, sizeof ta, "%.6f", s.test_acc), snprintf(tb, sizeof tb, "%.6f", s.test_acc_at_best_val);
+    if (s.exploded) snprintf(fe, sizeof fe, "%ld", s.first_explosion_epoch), snprintf(el, sizeof el, "%d", s.explosion_layer);
+    int n = snprintf(row, cap, "%s,%d,%d,%s,%d,%s,%llu,%ld,%.6f,%s,%s,%.6f,%s,%d,%s,%.6g,%.4f,%s,%.6f,%s,%.3f,%d,%s\n",
+                     model, depth, layers, g->norm[c->ni], g->residual[c->ri], g->missing_s[c->xi],
+                     (unsigned long long)seed, s.epochs_run, s.train_acc, va, ta, s.best_val_acc, tb, s.exploded, fe,
+                     s.max_layer_grad_norm, s.epoch_ms_median, be,
+                     s.train_acc_at_best_val, el, s.epochs_ms_total / 1000, omp_get_max_threads(), lg_version());
     if (n < 0 || (size_t)n >= cap) { lg_cli_errorf(cmd, "runs.csv row too long"); return LG_EXIT_FAIL; }
     return rc;
 }
@@ -1515,9 +1649,11 @@ static int lg__record(const lg__recorder *w, const lg__cell *c, const char *row,
         if (r.trees) snprintf(dstr, sizeof dstr, " d=%d", r.trees);
         char vstr[24] = ""; /* " val 0.7120", none without a validation split */
         if (!w->study->noval) snprintf(vstr, sizeof vstr, " val %.4f", r.acc[1]);
-        fprintf(stderr, "[%lld/%lld] %s %s%s L=%d res=%d missing=%s seed %llu: train %.4f%s test %.4f%s (%.1f s)\n",
+        char tstr[16]; /* the test accuracy, n/a without a test split */
+        lg_cli_acc(tstr, sizeof tstr, r.acc[2], !isnan(r.acc[2]));
+        fprintf(stderr, "[%lld/%lld] %s %s%s L=%d res=%d missing=%s seed %llu: train %.4f%s test %s%s (%.1f s)\n",
                 w->study->done, w->study->total, r.model, r.norm, dstr, r.layers, r.residual, r.missing,
-                (unsigned long long)r.seed, r.acc[0], vstr, r.acc[2], r.exploded ? " EXPLODED" : "", dt);
+                (unsigned long long)r.seed, r.acc[0], vstr, tstr, r.exploded ? " EXPLODED" : "", dt);
     }
     return lg__write_outputs(w->cmd, w->dir, w->study) ? LG_EXIT_FAIL : LG_EXIT_OK;
 }
