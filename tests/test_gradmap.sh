@@ -39,6 +39,56 @@ wellformed "$tmp/two.svg"
 grep -q 'LipschitzNorm &amp; &lt;co&gt;' "$tmp/two.svg" || fail "label not XML-escaped"
 grep -q 'Fig. 2 style' "$tmp/two.svg" || fail "no title"
 
+# the explosion detector run again on a log: where train's fired (epoch and layer as its --json gives
+# them), a dashed line and a framed cell, a verdict below the panels and on stderr; none at the defaults
+run "${train_args[@]}" --explode-threshold 1e-3 --json --grad-log "$tmp/xp.csv"; expect_rc 0 "train --explode-threshold 1e-3"
+xe=$(grep -o '"first_explosion_epoch":[0-9]*' "$tmp/out" | cut -d: -f2)
+xl=$(grep -o '"explosion_layer":-\?[0-9]*' "$tmp/out" | cut -d: -f2)
+[ -n "$xe" ] && [ -n "$xl" ] || fail "train --explode-threshold 1e-3 did not explode: $(cat "$tmp/out")"
+run gradmap --log "$tmp/xp.csv" --explode-threshold 1e-3 --out "$tmp/xp.svg"; expect_rc 0 "gradmap --explode-threshold"
+no_sanitizer "gradmap --explode-threshold"
+wellformed "$tmp/xp.svg"
+grep -q "note: $tmp/xp.csv: explosion at epoch $xe: gradient norm of layer $xl " "$tmp/err" \
+  || fail "gradmap's verdict differs from train's (epoch $xe, layer $xl): $(cat "$tmp/err")"
+grep -q ">xp.csv: explosion at epoch $xe: gradient norm of layer $xl " "$tmp/xp.svg" || fail "no verdict in the SVG"
+[ "$(count 'class="explosion"' "$tmp/xp.svg")" = 1 ] && [ "$(count 'class="explosion-cell"' "$tmp/xp.svg")" = 1 ] \
+  || fail "explosion: not one marker line and one framed cell"
+run gradmap --log "$tmp/xp.csv" --out "$tmp/xp0.svg"; expect_rc 0 "gradmap at the default thresholds"
+grep -q 'xp.csv: no explosion (threshold 1000, growth 1000 over 10 epochs)' "$tmp/xp0.svg" || fail "no 'no explosion' verdict"
+grep -q 'class="explosion\(-cell\)\?"' "$tmp/xp0.svg" && fail "an explosion marked at the default thresholds"
+grep -q 'note:' "$tmp/err" && fail "a note without an explosion: $(cat "$tmp/err")"
+# growth: layer 1 grows 150x in 2 epochs at epoch 4 (150 >= threshold / growth = 100); the frame at
+# epoch 4's column of layer 1's row (the bottom row is layer 0)
+{ echo "epoch,layer,group,norm"
+  for e in 1 2 3 4 5 6; do
+    echo "$e,0,all,1"; echo "$e,1,all,$([ $e -ge 4 ] && echo 150 || echo 1)"; echo "$e,0,attention,1"; echo "$e,1,attention,1"
+  done; } >"$tmp/grow.csv"
+run gradmap --log "$tmp/grow.csv" --explode-growth 10 --explode-window 2 --out "$tmp/grow.svg"; expect_rc 0 "gradmap, growth"
+grep -q "note: $tmp/grow.csv: explosion at epoch 4: gradient norm of layer 1 grew 150x in 2 epochs (1 -> 150)" "$tmp/err" \
+  || fail "growth: $(cat "$tmp/err")"
+grep -q '<rect class="explosion-cell"[^>]* x="302" y="34" width="80" height="70"' "$tmp/grow.svg" \
+  || fail "growth: the framed cell: $(grep explosion-cell "$tmp/grow.svg")"
+grep -q '<line class="explosion"[^>]* x1="342" ' "$tmp/grow.svg" || fail "growth: the line: $(grep 'class="explosion"' "$tmp/grow.svg")"
+run gradmap --log "$tmp/grow.csv" --explode-growth 200 --explode-window 2 --out "$tmp/grow.svg"; expect_rc 0 "gradmap, growth 200"
+grep -q 'no explosion (threshold 1000, growth 200 over 2 epochs)' "$tmp/grow.svg" || fail "growth 200: $(grep verdict "$tmp/grow.svg")"
+# a log the detector cannot be run on: a norm missing, or no 'all' rows: said, the map drawn
+grep -v '^3,1,all,' "$tmp/grow.csv" >"$tmp/gap.csv"
+run gradmap --log "$tmp/gap.csv" --out "$tmp/gap.svg"; expect_rc 0 "gradmap, a norm missing"
+grep -q "note: $tmp/gap.csv: the explosion detector not run: the log has no 'all' norm of epoch 3, layer 1" "$tmp/err" \
+  || fail "a norm missing: $(cat "$tmp/err")"
+grep -q 'class="explosion"' "$tmp/gap.svg" && fail "a norm missing: an explosion marked"
+grep -v ',all,' "$tmp/grow.csv" >"$tmp/att.csv"
+run gradmap --log "$tmp/att.csv" --out "$tmp/att.svg"; expect_rc 0 "gradmap, no 'all' rows"
+grep -q "the explosion detector not run: the log has no 'all' rows" "$tmp/err" || fail "no 'all' rows: $(cat "$tmp/err")"
+{ sed -n 1,4p "$tmp/grow.csv"; echo "1,1,all,1"; sed -n '5,$p' "$tmp/grow.csv"; } >"$tmp/rep.csv"
+run gradmap --log "$tmp/rep.csv" --out "$tmp/rep.svg"; expect_rc 0 "gradmap, an 'all' norm repeated"
+grep -q "the explosion detector not run: line 5 repeats the 'all' norm of epoch 1, layer 1" "$tmp/err" \
+  || fail "a repeated 'all' norm: $(cat "$tmp/err")"
+for bad in "--explode-threshold 0" "--explode-growth 1" "--explode-window -1" "--explode-window x"; do
+  run gradmap --log "$tmp/grow.csv" --out "$tmp/x.svg" $bad; expect_rc 2 "gradmap $bad"
+  grep -q -- "${bad% *}" "$tmp/err" || fail "gradmap $bad: message does not name the option: $(cat "$tmp/err")"
+done
+
 # --group all: the other rows
 run gradmap --log "$tmp/plain.csv" --group all --out "$tmp/all.svg"; expect_rc 0 "gradmap --group all"
 wellformed "$tmp/all.svg"

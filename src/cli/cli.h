@@ -153,6 +153,12 @@ int lg_cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t *
 int lg_cli_parse_double(const char *cmd, const char *opt, const char *s, double lo, double hi,
                         double *out);
 
+/* An option of the explosion detector, into its field of tc: opt is
+ * "--explode-threshold" (> 0), "--explode-growth" (> 1) or "--explode-window"
+ * (0..100000 epochs); the ranges train and gradmap share. On failure prints
+ * an error naming opt and returns -1. */
+int lg_cli_parse_explode(const char *cmd, const char *opt, const char *s, lg_train_config *tc);
+
 /* A byte count: a number > 0 with an optional K, M, G or T (powers of 1024,
  * an optional B after it); on failure prints an error naming opt, returns -1. */
 int lg_cli_parse_size(const char *cmd, const char *opt, const char *s, double *out);

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/svg.h"
+#include "train/optim.h"
 
 static const char lg__gradmap_help[] =
     "Usage: lipgnn gradmap --log FILE [--log FILE2] --out OUT.svg [OPTIONS]\n"
@@ -24,6 +25,14 @@ static const char lg__gradmap_help[] =
     "  --title T           a title above the figure\n"
     "  --label L           the title of a panel (default: the file's base name); as many\n"
     "                      as --log\n"
+    "  --explode-threshold X, --explode-growth X, --explode-window W\n"
+    "                      the explosion detector's settings, as given to 'train'\n"
+    "                      (defaults 1000, 1000, 10). It is run again on each log's 'all'\n"
+    "                      norms, from the log's first epoch, and where it fires the\n"
+    "                      epoch is marked by a dashed line and the layer's cell by a\n"
+    "                      frame; below the panels, each log's verdict (also on stderr).\n"
+    "                      The log has no loss: an explosion 'train' found in a\n"
+    "                      non-finite loss alone is not seen here\n"
     "  -h, --help          this help\n";
 
 enum { LG__MAX_LOGS = 2, LG__MAX_COLS = 400, LG__MAX_LAYER = 9999, LG__MAX_EPOCH = 100000000, LG__LINE = 256 };
@@ -51,9 +60,20 @@ typedef struct lg__panel {
     long cols;            /* columns                                       */
     double *val;          /* layers x cols maxima (row-major, layer major) */
     unsigned char *state; /* layers x cols LG__* states                    */
+    lg__row *det;         /* the 'all' rows, the detector's norms, when the
+                             chosen group is another (else rows are)       */
+    size_t ndet, detcap;  /* count and capacity of det                     */
+    int xstate;           /* LG__X_*: what the detector found               */
+    long xepoch;          /* LG__X_FIRED: the epoch it fired at             */
+    int xlayer;           /* ... and the layer it named (-1: none)          */
+    char xwhy[256];       /* its reason, or why it could not be run         */
 } lg__panel;
 
+/* What replaying the detector over a log found (lg__panel_replay). */
+enum { LG__X_NONE = 0, LG__X_FIRED = 1, LG__X_UNKNOWN = 2 };
+
 static void lg__panel_free(lg__panel *p) {
+    free(p->det);
     free(p->rows);
     free(p->val);
     free(p->state);
@@ -165,15 +185,19 @@ static int lg__panel_read(const char *cmd, lg__panel *p, const char *group) {
             LG__BAD_LINE("%s:%ld: group '%s' is not 'attention' or 'all'", path, line, fld[2]);
         if (lg__parse_norm(fld[3], &norm))
             LG__BAD_LINE("%s:%ld: norm '%s' is not a number >= 0, inf or nan", path, line, fld[3]);
-        if (strcmp(fld[2], group)) { other++; continue; }
-        if (p->nrows == p->cap) {
-            size_t cap = p->cap ? 2 * p->cap : 256;
-            lg__row *r = realloc(p->rows, cap * sizeof *r);
+        const int chosen = !strcmp(fld[2], group);
+        if (!chosen) other++;
+        if (!chosen && strcmp(fld[2], "all")) continue; /* (the 'all' rows are kept for the detector) */
+        lg__row **rows = chosen ? &p->rows : &p->det;
+        size_t *nr = chosen ? &p->nrows : &p->ndet, *cp = chosen ? &p->cap : &p->detcap;
+        if (*nr == *cp) {
+            size_t cap = *cp ? 2 * *cp : 256;
+            lg__row *r = realloc(*rows, cap * sizeof *r);
             if (!r) { lg_cli_errorf(cmd, "%s: out of memory", path); rc = LG_EXIT_FAIL; goto done; }
-            p->rows = r;
-            p->cap = cap;
+            *rows = r;
+            *cp = cap;
         }
-        p->rows[p->nrows++] = (lg__row){epoch, layer, norm, line};
+        (*rows)[(*nr)++] = (lg__row){epoch, layer, norm, line};
     }
     if (ferror(f)) {
         lg_cli_errorf(cmd, "%s: read error: %s", path, strerror(errno));
@@ -211,6 +235,82 @@ static int lg__panel_read(const char *cmd, lg__panel *p, const char *group) {
     }
 done:
     fclose(f);
+    return rc;
+}
+
+static int lg__row_cmp_epoch(const void *a, const void *b) {
+    const lg__row *x = a, *y = b;
+    if (x->epoch != y->epoch) return x->epoch < y->epoch ? -1 : 1;
+    if (x->layer != y->layer) return x->layer < y->layer ? -1 : 1;
+    return x->line < y->line ? -1 : (x->line > y->line);
+}
+
+/* Runs train's explosion detector (lg__explode_observe, with tc's settings)
+ * again over p's 'all' rows (group: the chosen one), epoch by epoch from the log's first, with a
+ * finite loss (the log has none): sets p->xstate, xepoch, xlayer and xwhy.
+ * The log must hold every layer at every epoch from its first to its last,
+ * once (else LG__X_UNKNOWN, xwhy saying where it does not). The norms are
+ * those of the log, printed with 9 significant digits: a norm within that
+ * of the threshold may be judged otherwise than in the run. Returns an exit
+ * status (a message printed). O(rows log rows). */
+static int lg__panel_replay(const char *cmd, lg__panel *p, const char *group, const lg_train_config *tc) {
+    const int all = !strcmp(group, "all"); /* the chosen rows are the detector's */
+    const lg__row *src = all ? p->rows : p->det;
+    const size_t n = all ? p->nrows : p->ndet;
+    p->xstate = LG__X_UNKNOWN;
+    p->xepoch = -1;
+    p->xlayer = -1;
+    if (n == 0) {
+        snprintf(p->xwhy, sizeof p->xwhy, "the log has no 'all' rows, the norms the detector watches");
+        return LG_EXIT_OK;
+    }
+    lg__row *r = malloc(n * sizeof *r);
+    if (!r) { lg_cli_errorf(cmd, "%s: out of memory", p->path); return LG_EXIT_FAIL; }
+    memcpy(r, src, n * sizeof *r);
+    qsort(r, n, sizeof *r, lg__row_cmp_epoch);
+    long e0 = r[0].epoch, L = 0;
+    for (size_t i = 0; i < n; i++)
+        if (r[i].layer + 1 > L) L = r[i].layer + 1;
+    int rc = LG_EXIT_OK;
+    double *norms = NULL;
+    lg_explode d;
+    memset(&d, 0, sizeof d);
+    for (size_t i = 0; i < n; i++) { /* row i must be epoch e0 + i / L, layer i % L */
+        const long e = e0 + (long)(i / (size_t)L), l = (long)(i % (size_t)L);
+        if (r[i].epoch != e || r[i].layer != l) {
+            if (i && r[i].epoch == r[i - 1].epoch && r[i].layer == r[i - 1].layer)
+                snprintf(p->xwhy, sizeof p->xwhy, "line %ld repeats the 'all' norm of epoch %ld, layer %ld",
+                         r[i].line, r[i].epoch, r[i].layer);
+            else snprintf(p->xwhy, sizeof p->xwhy, "the log has no 'all' norm of epoch %ld, layer %ld", e, l);
+            goto done;
+        }
+    }
+    if (n % (size_t)L) {
+        snprintf(p->xwhy, sizeof p->xwhy, "the log has no 'all' norm of epoch %ld, layer %ld",
+                 r[n - 1].epoch, r[n - 1].layer + 1);
+        goto done;
+    }
+    const lg_explode_opts o = {tc->explode_threshold, tc->explode_growth, tc->explode_window};
+    if (!(norms = malloc((size_t)L * sizeof *norms)) || lg__explode_init(&d, (int)L, &o) != LG_OK) {
+        lg_cli_errorf(cmd, "%s: %s", p->path, norms ? lg_last_error() : "out of memory");
+        rc = LG_EXIT_FAIL;
+        goto done;
+    }
+    p->xstate = LG__X_NONE;
+    for (size_t i = 0; i < n; i += (size_t)L) {
+        for (long l = 0; l < L; l++) norms[l] = r[i + (size_t)l].norm;
+        if (lg__explode_observe(&d, r[i].epoch, 0, -1, norms)) {
+            p->xstate = LG__X_FIRED;
+            p->xepoch = d.epoch;
+            p->xlayer = d.layer;
+            snprintf(p->xwhy, sizeof p->xwhy, "%s", d.reason);
+            break;
+        }
+    }
+done:
+    lg__explode_destroy(&d);
+    free(norms);
+    free(r);
     return rc;
 }
 
@@ -281,6 +381,15 @@ static void lg__draw_panel(FILE *f, const lg__panel *p, double x, double y, doub
             lg_svg_rect(f, x + c * cw, y + (p->layers - 1 - l) * ch, cw, ch, fill, "class=\"cell\"");
         }
     lg_svg_group_end(f);
+    if (p->xstate == LG__X_FIRED && p->xepoch >= p->emin && p->xepoch <= p->emax) {
+        /* where the detector fired: a dashed line over its epoch's column, a frame round the layer's cell */
+        const long c = (p->xepoch - p->emin) / p->bin;
+        const double xx = x + ((double)c + 0.5) * cw;
+        lg_svg_line(f, xx, y, xx, y + ph, "#000000", 1.5, "class=\"explosion\" stroke-dasharray=\"4 3\"");
+        if (p->xlayer >= 0 && p->xlayer < p->layers)
+            lg_svg_rect(f, x + (double)c * cw, y + (double)(p->layers - 1 - p->xlayer) * ch, cw, ch, NULL,
+                        "class=\"explosion-cell\" stroke=\"#000000\" stroke-width=\"2\"");
+    }
     /* layer axis: labels at the middle of the rows */
     long ls = lg__nice_step(p->layers, 12);
     for (long l = 0; l < p->layers; l += ls) {
@@ -346,8 +455,12 @@ int lg_cmd_gradmap(int argc, char **argv) {
         {"log", required_argument, 0, 'l'},   {"out", required_argument, 0, 'o'},
         {"group", required_argument, 0, 'g'}, {"title", required_argument, 0, 't'},
         {"label", required_argument, 0, 'L'}, {"help", no_argument, 0, 'h'},
+        {"explode-threshold", required_argument, 0, 'X'}, {"explode-growth", required_argument, 0, 'X'},
+        {"explode-window", required_argument, 0, 'X'},
         {0, 0, 0, 0},
     };
+    lg_train_config tc; /* the detector's settings: train's defaults */
+    lg_train_config_default(&tc);
     const char *logs[LG__MAX_LOGS], *labels[LG__MAX_LOGS], *out = NULL, *group = "attention", *title = NULL;
     int nlogs = 0, nlabels = 0, c, idx;
     optind = 0; /* glibc: a full restart (1 would keep a half-read "-xy" group of an earlier parse) */
@@ -372,6 +485,12 @@ int lg_cmd_gradmap(int argc, char **argv) {
             group = optarg;
             break;
         case 't': title = optarg; break;
+        case 'X': {
+            char opt[32];
+            snprintf(opt, sizeof opt, "--%s", opts[idx].name);
+            if (lg_cli_parse_explode(cmd, opt, optarg, &tc)) return LG_EXIT_USAGE;
+            break;
+        }
         default: /* '?': lg_cli_getopt printed the error */
             return LG_EXIT_USAGE;
         }
@@ -397,6 +516,7 @@ int lg_cmd_gradmap(int argc, char **argv) {
         pan[i].path = logs[i];
         pan[i].label = nlabels ? labels[i] : lg__base(logs[i]);
         if ((rc = lg__panel_read(cmd, &pan[i], group))) goto done;
+        if ((rc = lg__panel_replay(cmd, &pan[i], group, &tc))) goto done;
     }
     /* shared colour scale: log10 of the finite positive norms of all files */
     double lo = INFINITY, hi = -INFINITY;
@@ -426,7 +546,7 @@ int lg_cmd_gradmap(int argc, char **argv) {
     if (ph < 140) ph = 140;
     if (ph > 480) ph = 480;
     double top = (title ? 34 : 8) + 26, bar_x = nlogs * (LG__LEFT + LG__PW + LG__GAP);
-    double width = bar_x + LG__BARW + 86, height = top + ph + 44 + 26;
+    double width = bar_x + LG__BARW + 86, height = top + ph + 44 + 26 + 18 * nlogs;
     if (!(f = fopen(out, "w"))) {
         lg_cli_errorf(cmd, "%s: cannot write: %s", out, strerror(errno));
         rc = LG_EXIT_USAGE;
@@ -453,6 +573,23 @@ int lg_cmd_gradmap(int argc, char **argv) {
     }
     if (pan[0].bin > 1 || (nlogs > 1 && pan[1].bin > 1))
         lg_svg_text(f, lx + 360, ly + 10, 11, "start", NULL, "cells: max over epoch bins");
+    lg_svg_group_end(f);
+    /* each log's explosion verdict, a line each */
+    char thr[32], gro[32], msg[400], line[1024];
+    lg_cli_shortest(thr, sizeof thr, tc.explode_threshold);
+    lg_cli_shortest(gro, sizeof gro, tc.explode_growth);
+    lg_svg_group_begin(f, "class=\"explosions\"");
+    for (int i = 0; i < nlogs; i++) {
+        const lg__panel *p = &pan[i];
+        if (p->xstate == LG__X_FIRED) snprintf(msg, sizeof msg, "explosion at epoch %ld: %s", p->xepoch, p->xwhy);
+        else if (p->xstate == LG__X_NONE)
+            snprintf(msg, sizeof msg, "no explosion (threshold %s, growth %s over %d epochs)", thr, gro,
+                     tc.explode_window);
+        else snprintf(msg, sizeof msg, "the explosion detector not run: %s", p->xwhy);
+        snprintf(line, sizeof line, "%s: %s", p->label, msg);
+        lg_svg_text(f, lx, ly + 30 + 18 * i, 11, "start", "class=\"explosion-verdict\"", line);
+        if (p->xstate != LG__X_NONE) fprintf(stderr, "lipgnn %s: note: %s: %s\n", cmd, p->path, msg);
+    }
     lg_svg_group_end(f);
     lg_svg_end(f);
     if (ferror(f) | fclose(f)) {

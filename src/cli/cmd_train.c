@@ -156,7 +156,6 @@ const struct option *lg_cli_train_option_table(void) { return lg__train_options;
 int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o) {
     int c, idx;
     long long v;
-    double d;
     memset(o, 0, sizeof *o);
     lg_model_kind kind = LG_MODEL_GAT;
     opterr = 0;
@@ -240,9 +239,7 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
         case O_MISSING: if (lg_cli_parse_double(cmd, opt, optarg, 0, 1, &o->tc.missing)) return -1; break;
         case O_THREADS: if (lg_cli_parse_ll(cmd, opt, optarg, 1, 1024, &v)) return -1; o->threads = (int)v; break;
         case O_GRADLOG: o->grad_log = optarg; break;
-        case O_XTHR: if (lg_cli_parse_double(cmd, opt, optarg, 1e-30, 1e300, &o->tc.explode_threshold)) return -1; break;
-        case O_XGROW: if (lg_cli_parse_double(cmd, opt, optarg, 1.000001, 1e300, &d)) return -1; o->tc.explode_growth = d; break;
-        case O_XWIN: if (lg_cli_parse_ll(cmd, opt, optarg, 0, 100000, &v)) return -1; o->tc.explode_window = (int)v; break;
+        case O_XTHR: case O_XGROW: case O_XWIN: if (lg_cli_parse_explode(cmd, opt, optarg, &o->tc)) return -1; break;
         case O_XSTOP: o->tc.stop_on_explosion = 1; break;
         case O_LOG: o->log = optarg; break;
         case O_SAVE: o->save = optarg; break;

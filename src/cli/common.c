@@ -282,6 +282,15 @@ int lg_cli_parse_double(const char *cmd, const char *opt, const char *s, double 
     return 0;
 }
 
+int lg_cli_parse_explode(const char *cmd, const char *opt, const char *s, lg_train_config *tc) {
+    long long v;
+    if (!strcmp(opt, "--explode-threshold")) return lg_cli_parse_double(cmd, opt, s, 1e-30, 1e300, &tc->explode_threshold);
+    if (!strcmp(opt, "--explode-growth")) return lg_cli_parse_double(cmd, opt, s, 1.000001, 1e300, &tc->explode_growth);
+    if (lg_cli_parse_ll(cmd, opt, s, 0, 100000, &v)) return -1; /* --explode-window */
+    tc->explode_window = (int)v;
+    return 0;
+}
+
 const char lg_cli_data_help[] =
     "Data (exactly one of --data, --dataset, --trees, --sbm):\n"
     "  --data DIR          a data-set directory (graph.mtx or edges.txt, features.mtx,\n"
