@@ -344,6 +344,12 @@ rm -rf "$tmp/blank"; cp -r "$out" "$tmp/blank"
 cp "$tmp/runs1.csv" "$tmp/blank/runs.csv"; printf '\n\n' >>"$tmp/blank/runs.csv"
 run "${args[@]}" --out "$tmp/blank"; expect_rc 0 "depth-study, runs.csv ending in blank lines"
 grep -q "8 already in .*0 to do" "$tmp/err" || fail "blank lines: $(cat "$tmp/err")"
+# a runs.csv of blank lines only (emptied in an editor): as an empty one, where it was refused as foreign
+rm -rf "$tmp/blank2"; mkdir -p "$tmp/blank2"; printf '\n\r\n\n' >"$tmp/blank2/runs.csv"
+run depth-study --trees 2 --trees-count 40 --layers 1 --norms none --seeds 1 --epochs 3 --hidden 8 --out "$tmp/blank2"
+expect_rc 0 "depth-study, runs.csv of blank lines"
+[ "$(head -1 "$tmp/blank2/runs.csv")" = "$header" ] && [ "$(rows "$tmp/blank2/runs.csv")" = 1 ] \
+  || fail "runs.csv of blank lines: $(cat "$tmp/blank2/runs.csv")"
 # a row repeating another's run (two files concatenated): noted, the first kept
 rm -rf "$tmp/dup"; cp -r "$out" "$tmp/dup"
 sed -n 3p "$tmp/runs1.csv" | sed 's/^\(\([^,]*,\)\{8\}\)[^,]*/\10.999999/' >>"$tmp/dup/runs.csv"

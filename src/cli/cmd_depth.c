@@ -590,6 +590,8 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
     if (len > 0) {
         if (len < hl && memchr(buf, '\n', len) == NULL && !strncmp(buf, lg__csv_header, len)) {
             keep = 0; /* a truncated header: rewrite it */
+        } else if (strspn(buf, "\r\n") == len) {
+            keep = 0; /* blank lines only (an editor's save of an emptied file): as an empty file */
         } else if (len < hl || strncmp(buf, lg__csv_header, hl)) {
             char *nl = memchr(buf, '\n', len);
             int shown = (int)(nl ? (size_t)(nl - buf) : (len < 400 ? len : 400));
