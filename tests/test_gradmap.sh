@@ -108,6 +108,14 @@ wellformed "$tmp/long.svg"
 cells=$(count 'class="cell"' "$tmp/long.svg")
 [ "$cells" -le $((3 * 400)) ] && [ "$cells" -ge $((3 * 200)) ] || fail "1000 epochs: $cells cells, expected 3 x (200..400)"
 grep -q 'class="cell"[^>]*fill="#e31a1c"' "$tmp/long.svg" || fail "inf/nan not drawn red"
+# each cell's tooltip: its layer, its epochs (bins of 3 here) and the value drawn (a bin's maximum)
+grep -q '<title>layer 0, epochs 1-3: max 0.5</title>' "$tmp/long.svg" || fail "no tooltip of a binned cell"
+grep -q '<title>layer 0, epochs 4-6: inf or nan</title>' "$tmp/long.svg" || fail "no tooltip of an inf cell"
+grep -q '<title>layer 1, epochs 1-3: 0</title>' "$tmp/long.svg" || fail "no tooltip of a zero cell"
+grep -q '<title>layer 1, epochs 4-6: max 0.002</title>' "$tmp/long.svg" || fail "no tooltip of the next bin"
+grep -q '<title>layer 2, epochs 998-1000: max 100</title>' "$tmp/long.svg" || fail "no tooltip of the last bin"
+[ "$(count '<title>' "$tmp/one.svg")" = $((L * E)) ] || fail "one log: not a tooltip a cell"
+grep -q '<title>layer 0, epoch 1: [0-9.e+-]*</title>' "$tmp/one.svg" || fail "one log: no tooltip of layer 0, epoch 1"
 grep -q 'class="cell"[^>]*fill="#bdbdbd"' "$tmp/long.svg" || fail "zero not drawn grey"
 
 # a byte-order mark before the header (a spreadsheet's save) and blank lines (an editor's last

@@ -17,7 +17,8 @@ static const char lg__gradmap_help[] =
     "layers on the y axis (layer 0 at the bottom), epochs on the x axis, colour =\n"
     "log10(norm). With two logs (e.g. without and with --norm lipschitz) the two panels\n"
     "share one colour scale. Zero norms are grey, inf/nan red. With more than 400 epochs\n"
-    "a cell shows the maximum over a bin of epochs.\n"
+    "a cell shows the maximum over a bin of epochs. Each cell's tooltip (its <title>,\n"
+    "shown on hover by browsers) gives its layer, epochs and value.\n"
     "\n"
     "  --log FILE          a grad-log CSV (header epoch,layer,group,norm); once or twice\n"
     "  --out FILE          the SVG to write\n"
@@ -378,7 +379,15 @@ static void lg__draw_panel(FILE *f, const lg__panel *p, double x, double y, doub
                 lg_svg_viridis((log10(p->val[i]) - lo) / (hi - lo), col);
                 fill = col;
             }
-            lg_svg_rect(f, x + c * cw, y + (p->layers - 1 - l) * ch, cw, ch, fill, "class=\"cell\"");
+            /* its tooltip: the layer, the epoch (or the bin's first and last) and the value drawn */
+            const long ea = p->emin + c * p->bin, eb = ea + p->bin - 1 < p->emax ? ea + p->bin - 1 : p->emax;
+            char tip[128], ep[64];
+            if (eb > ea) snprintf(ep, sizeof ep, "epochs %ld-%ld", ea, eb);
+            else snprintf(ep, sizeof ep, "epoch %ld", ea);
+            if (p->state[i] == LG__ZERO) snprintf(tip, sizeof tip, "layer %ld, %s: 0", l, ep);
+            else if (p->state[i] == LG__BAD) snprintf(tip, sizeof tip, "layer %ld, %s: inf or nan", l, ep);
+            else snprintf(tip, sizeof tip, "layer %ld, %s: %s%.4g", l, ep, p->bin > 1 ? "max " : "", p->val[i]);
+            lg_svg_rect_title(f, x + c * cw, y + (p->layers - 1 - l) * ch, cw, ch, fill, "class=\"cell\"", tip);
         }
     lg_svg_group_end(f);
     if (p->xstate == LG__X_FIRED && p->xepoch >= p->emin && p->xepoch <= p->emax) {

@@ -87,6 +87,11 @@ void lg_svg_group_begin(FILE *f, const char *attrs) {
 void lg_svg_group_end(FILE *f) { fputs("</g>\n", f); }
 
 void lg_svg_rect(FILE *f, double x, double y, double w, double h, const char *fill, const char *attrs) {
+    lg_svg_rect_title(f, x, y, w, h, fill, attrs, NULL);
+}
+
+void lg_svg_rect_title(FILE *f, double x, double y, double w, double h, const char *fill, const char *attrs,
+                       const char *title) {
     fputs("<rect", f);
     lg__attrs(f, attrs);
     fputs(" x=\"", f);
@@ -99,7 +104,13 @@ void lg_svg_rect(FILE *f, double x, double y, double w, double h, const char *fi
     lg_svg_num(f, h < 0 ? 0 : h);
     fputs("\" fill=\"", f);
     lg_svg_escape(f, fill ? fill : "none");
-    fputs("\"/>\n", f);
+    if (!title) {
+        fputs("\"/>\n", f);
+        return;
+    }
+    fputs("\"><title>", f);
+    lg_svg_escape(f, title);
+    fputs("</title></rect>\n", f);
 }
 
 void lg_svg_line(FILE *f, double x1, double y1, double x2, double y2, const char *stroke, double width,

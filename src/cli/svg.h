@@ -26,6 +26,11 @@ void lg_svg_group_end(FILE *f);
 /* A rectangle; fill NULL = "none". */
 void lg_svg_rect(FILE *f, double x, double y, double w, double h, const char *fill, const char *attrs);
 
+/* The same with a tooltip: title (escaped) as the rectangle's <title>, which
+ * viewers show on hover; NULL: none, as lg_svg_rect. */
+void lg_svg_rect_title(FILE *f, double x, double y, double w, double h, const char *fill, const char *attrs,
+                       const char *title);
+
 /* A line segment of the given stroke colour and width. */
 void lg_svg_line(FILE *f, double x1, double y1, double x2, double y2, const char *stroke, double width,
                  const char *attrs);
