@@ -113,7 +113,7 @@ grep -q '<title>layer 0, epochs 1-3: max 0.5</title>' "$tmp/long.svg" || fail "n
 grep -q '<title>layer 0, epochs 4-6: inf or nan</title>' "$tmp/long.svg" || fail "no tooltip of an inf cell"
 grep -q '<title>layer 1, epochs 1-3: 0</title>' "$tmp/long.svg" || fail "no tooltip of a zero cell"
 grep -q '<title>layer 1, epochs 4-6: max 0.002</title>' "$tmp/long.svg" || fail "no tooltip of the next bin"
-grep -q '<title>layer 2, epochs 998-1000: max 100</title>' "$tmp/long.svg" || fail "no tooltip of the last bin"
+grep -q '<title>layer 2, epoch 1000: 100</title>' "$tmp/long.svg" || fail "no tooltip of the last bin, of one epoch"
 [ "$(count '<title>' "$tmp/one.svg")" = $((L * E)) ] || fail "one log: not a tooltip a cell"
 grep -q '<title>layer 0, epoch 1: [0-9.e+-]*</title>' "$tmp/one.svg" || fail "one log: no tooltip of layer 0, epoch 1"
 grep -q 'class="cell"[^>]*fill="#bdbdbd"' "$tmp/long.svg" || fail "zero not drawn grey"

@@ -386,7 +386,7 @@ static void lg__draw_panel(FILE *f, const lg__panel *p, double x, double y, doub
             else snprintf(ep, sizeof ep, "epoch %ld", ea);
             if (p->state[i] == LG__ZERO) snprintf(tip, sizeof tip, "layer %ld, %s: 0", l, ep);
             else if (p->state[i] == LG__BAD) snprintf(tip, sizeof tip, "layer %ld, %s: inf or nan", l, ep);
-            else snprintf(tip, sizeof tip, "layer %ld, %s: %s%.4g", l, ep, p->bin > 1 ? "max " : "", p->val[i]);
+            else snprintf(tip, sizeof tip, "layer %ld, %s: %s%.4g", l, ep, eb > ea ? "max " : "", p->val[i]);
             lg_svg_rect_title(f, x + c * cw, y + (p->layers - 1 - l) * ch, cw, ch, fill, "class=\"cell\"", tip);
         }
     lg_svg_group_end(f);
