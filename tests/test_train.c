@@ -1210,6 +1210,90 @@ static void test_act_rms(void **state) {
     lg_dataset_free(tr);
 }
 
+/* lg_trainer_params: the block's layout as train.h states it (the input
+ * linear, the layers' ranges end to end, the output linear), the grad log's
+ * 'all' norm of each layer as the norm of its range of the gradients;
+ * lg_trainer_set_params: a trainer given another's parameters runs the same
+ * epoch, bit for bit, and bad arguments change nothing. */
+static void test_params(void **state) {
+    (void)state;
+    lg_dataset *ds = lg_test_random_dataset(50, 7, 3, 1, 32);
+    lg_model_config mc;
+    lg_train_config tc;
+    small_config(&mc, &tc);
+    mc.dropout = 0, mc.att_dropout = 0; /* the seed then sets the parameters alone */
+    lg_trainer *a = NULL, *b = NULL, *c = NULL;
+    assert_ok(lg_trainer_init(&a, &mc, &tc, ds));
+    const float *p = NULL, *g = NULL;
+    lg_idx n = 0, off = 0, len = 0;
+    assert_ok(lg_trainer_params(a, &p, &g, &n));
+    assert_non_null(p);
+    assert_non_null(g);
+    lg_train_summary s;
+    lg_trainer_summary(a, &s);
+    assert_int_equal(n, s.n_params);
+    const int L = lg_trainer_layers(a);
+    const lg_idx F = ds->features->d, H = lg_trainer_hidden_width(a), C = lg_trainer_classes(a);
+    lg_idx end = F * mc.hidden + mc.hidden; /* after the input linear's W and b */
+    for (int l = 0; l < L; l++) {
+        assert_ok(lg_trainer_layer_params(a, l, &off, &len));
+        assert_int_equal(off, end);
+        assert_true(len > 0);
+        end = off + len;
+    }
+    assert_int_equal(n, end + H * C + C); /* the output linear's W and b */
+    float *p0 = malloc(sizeof(float) * (size_t)n);
+    assert_non_null(p0);
+    memcpy(p0, p, sizeof(float) * (size_t)n);
+    lg_epoch_stats st;
+    assert_ok(lg_trainer_epoch(a, &st));
+    assert_ok(lg_trainer_params(a, &p, &g, &n));
+    for (int l = 0; l < L; l++) {
+        assert_ok(lg_trainer_layer_params(a, l, &off, &len));
+        double q = 0;
+        for (lg_idx k = off; k < off + len; k++) q += (double)g[k] * g[k];
+        assert_true(st.grad_norm[l] > 0 && fabs(sqrt(q) - st.grad_norm[l]) <= 1e-6 * st.grad_norm[l]);
+    }
+    const double la = st.train_loss_step;
+    /* another seed's parameters give another first epoch; a's parameters the same one */
+    tc.seed = 43;
+    assert_ok(lg_trainer_init(&b, &mc, &tc, ds));
+    assert_ok(lg_trainer_init(&c, &mc, &tc, ds));
+    assert_ok(lg_trainer_epoch(c, &st));
+    assert_true(st.train_loss_step != la);
+    float *bad = malloc(sizeof(float) * (size_t)n);
+    assert_non_null(bad);
+    memcpy(bad, p0, sizeof(float) * (size_t)n);
+    bad[n / 2] = NAN;
+    const float *pb = NULL;
+    lg_idx nb = 0;
+    assert_ok(lg_trainer_params(b, &pb, NULL, &nb));
+    const float before = pb[n / 2];
+    assert_int_equal(lg_trainer_set_params(b, bad, n), LG_EINVAL);
+    assert_true(pb[n / 2] == before && pb[0] != p0[0]); /* unchanged, and not a's */
+    assert_int_equal(lg_trainer_set_params(b, p0, n - 1), LG_EINVAL);
+    assert_int_equal(lg_trainer_set_params(b, NULL, n), LG_EINVAL);
+    assert_int_equal(lg_trainer_set_params(NULL, p0, n), LG_EINVAL);
+    assert_ok(lg_trainer_set_params(b, p0, n));
+    assert_memory_equal(pb, p0, sizeof(float) * (size_t)n);
+    assert_ok(lg_trainer_epoch(b, &st));
+    assert_true(st.train_loss_step == la);
+    /* bad arguments */
+    assert_int_equal(lg_trainer_params(NULL, &p, &g, &n), LG_EINVAL);
+    assert_int_equal(lg_trainer_params(a, NULL, &g, &n), LG_EINVAL);
+    assert_int_equal(lg_trainer_params(a, &p, &g, NULL), LG_EINVAL);
+    assert_int_equal(lg_trainer_layer_params(a, -1, &off, &len), LG_EINVAL);
+    assert_int_equal(lg_trainer_layer_params(a, L, &off, &len), LG_EINVAL);
+    assert_int_equal(lg_trainer_layer_params(a, 0, NULL, &len), LG_EINVAL);
+    assert_int_equal(lg_trainer_layer_params(NULL, 0, &off, &len), LG_EINVAL);
+    free(bad);
+    free(p0);
+    lg_trainer_free(a);
+    lg_trainer_free(b);
+    lg_trainer_free(c);
+    lg_dataset_free(ds);
+}
+
 /* The trainer reads the data set's features in place (nothing copied) unless
  * it changes their values (row normalisation, the missing-vector setting): it
  * then copies the values only, keeps the structure, and leaves the data set
@@ -1791,7 +1875,8 @@ int main(void) {
         cmocka_unit_test(test_model_gradients), cmocka_unit_test(test_model_no_dropout),
         cmocka_unit_test(test_deterministic), cmocka_unit_test(test_init_checks_dataset), cmocka_unit_test(test_api_misuse),
         cmocka_unit_test(test_resume_bit_identical), cmocka_unit_test(test_missing_features),
-        cmocka_unit_test(test_configs), cmocka_unit_test(test_init_pytorch), cmocka_unit_test(test_memory_estimate), cmocka_unit_test(test_features_borrowed), cmocka_unit_test(test_act_rms), cmocka_unit_test(test_symmetric_graph_shared),
+        cmocka_unit_test(test_configs), cmocka_unit_test(test_init_pytorch), cmocka_unit_test(test_memory_estimate), cmocka_unit_test(test_features_borrowed), cmocka_unit_test(test_act_rms),
+        cmocka_unit_test(test_params), cmocka_unit_test(test_symmetric_graph_shared),
         cmocka_unit_test(test_out_of_memory), cmocka_unit_test(test_restored_values),
         cmocka_unit_test(test_nonfinite_located),
         cmocka_unit_test(test_nonfinite_output),

@@ -295,6 +295,35 @@ lg_status lg_trainer_predict(lg_trainer *t, float *logp, float *hidden);
 lg_idx lg_trainer_classes(const lg_trainer *t);
 lg_idx lg_trainer_hidden_width(const lg_trainer *t);
 
+/* The model's parameters: one block of *n floats, and *grads (if grads is not
+ * NULL) the gradients of the last training step in the same layout (those of
+ * its last mini-batch with --batch-size; the loss's, plus with a layer weight
+ * decay its difference to the weight decay: what Adam took, without the
+ * weight decay Adam adds itself), read-only views valid until the
+ * next call that trains, loads or sets them, or lg_trainer_free. The block,
+ * in order: the input linear layer's weight (features x hidden, row-major:
+ * X W) and bias (hidden), in the models that have one (all but gat-classic
+ * and gcn); each attention layer's block (lg_trainer_layer_params: the
+ * layout of its kind, lg_gat_layout_get, lg_gt_layout_get, ...; a cosine
+ * layer's then its norm's gain, bias and alpha, width each; then with
+ * --norm layernorm the LayerNorm's gain and bias, width each); the output
+ * layer's weight (width x classes) and bias (classes), in the same models as
+ * the input one. This is the layout of checkpoints and of the PyTorch peer.
+ * LG_EINVAL for NULL t, params or n. O(1). */
+lg_status lg_trainer_params(const lg_trainer *t, const float **params, const float **grads, lg_idx *n);
+
+/* The range [*off, *off + *len) of attention layer l's block in
+ * lg_trainer_params' (the layer's parameters and its LayerNorm's); the
+ * gradient norm of the --grad-log 'all' group is the norm of this range.
+ * LG_EINVAL for NULL or l outside [0, lg_trainer_layers). O(1). */
+lg_status lg_trainer_layer_params(const lg_trainer *t, int l, lg_idx *off, lg_idx *len);
+
+/* Replaces the model's parameters by the n values of params (lg_trainer_params'
+ * layout; copied), e.g. weights made elsewhere. Adam's moments and step count
+ * are kept. LG_EINVAL for NULL, n other than the model's, or a value that is
+ * not finite (the model is then unchanged). O(n). */
+lg_status lg_trainer_set_params(lg_trainer *t, const float *params, lg_idx n);
+
 /* Number of attention layers and heads of layer l, and the attention weights
  * (nnz x heads, edge-major over the model's graph) of layer l after the last
  * forward pass. The model's graph (with the self-loops it added) is returned by

@@ -1151,6 +1151,34 @@ lg_status lg_trainer_predict(lg_trainer *t, float *logp, float *hidden) {
 lg_idx lg_trainer_classes(const lg_trainer *t) { return t ? t->ds->n_classes : 0; }
 lg_idx lg_trainer_hidden_width(const lg_trainer *t) { return t ? lg__model_hidden_width_f32(t->model) : 0; }
 int lg_trainer_layers(const lg_trainer *t) { return t ? t->L : 0; }
+
+lg_status lg_trainer_params(const lg_trainer *t, const float **params, const float **grads, lg_idx *n) {
+    if (!t || !params || !n) return lg__error(LG_EINVAL, "lg_trainer_params: t, params or n is NULL");
+    *params = lg__model_params_f32(t->model);
+    if (grads) *grads = lg__model_grads_f32(t->model);
+    *n = lg__model_nparams_f32(t->model);
+    return LG_OK;
+}
+
+lg_status lg_trainer_layer_params(const lg_trainer *t, int l, lg_idx *off, lg_idx *len) {
+    if (!t || !off || !len) return lg__error(LG_EINVAL, "lg_trainer_layer_params: t, off or len is NULL");
+    if (l < 0 || l >= t->L) return lg__error(LG_EINVAL, "lg_trainer_layer_params: layer %d of %d", l, t->L);
+    const lg__layer_range r = lg__model_layer_range_f32(t->model, l);
+    *off = r.off;
+    *len = r.len;
+    return LG_OK;
+}
+
+lg_status lg_trainer_set_params(lg_trainer *t, const float *params, lg_idx n) {
+    if (!t || !params) return lg__error(LG_EINVAL, "lg_trainer_set_params: t or params is NULL");
+    const lg_idx np = lg__model_nparams_f32(t->model);
+    if (n != np) return lg__error(LG_EINVAL, "lg_trainer_set_params: %lld values for a model of %lld", (long long)n,
+                                  (long long)np);
+    const size_t bad = lg__bad_float(params, (size_t)n, 0);
+    if (bad < (size_t)n) return lg__error(LG_EINVAL, "lg_trainer_set_params: value %zu is not finite", bad);
+    memcpy(lg__model_params_f32(t->model), params, sizeof(float) * (size_t)n);
+    return LG_OK;
+}
 lg_idx lg_trainer_layer_heads(const lg_trainer *t, int l) {
     return (t && l >= 0 && l < t->L) ? lg__model_layer_heads_f32(t->model, l) : 0;
 }
