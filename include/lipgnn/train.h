@@ -299,8 +299,9 @@ lg_idx lg_trainer_hidden_width(const lg_trainer *t);
  * NULL) the gradients of the last training step in the same layout (those of
  * its last mini-batch with --batch-size; the loss's, plus with a layer weight
  * decay its difference to the weight decay: what Adam took, without the
- * weight decay Adam adds itself), read-only views valid until the
- * next call that trains, loads or sets them, or lg_trainer_free. The block,
+ * weight decay Adam adds itself): read-only views of the trainer's own
+ * buffers, valid until lg_trainer_free, whose values change as it trains, loads
+ * a checkpoint or is given parameters. The block,
  * in order: the input linear layer's weight (features x hidden, row-major:
  * X W) and bias (hidden), in the models that have one (all but gat-classic
  * and gcn); each attention layer's block (lg_trainer_layer_params: the
