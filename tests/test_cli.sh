@@ -909,6 +909,92 @@ checkpoint_v0)
   head -c 60 "$dir/data/ckpt-v0/gat.ckpt" >"$tmp/cut.ckpt"
   run predict --trees 2 --trees-count 4 --resume "$tmp/cut.ckpt" --out "$tmp/p.csv"; expect_rc 2 "a cut checkpoint"
   ;;
+data_source)
+  # a checkpoint records its run's data options: predict, train --resume and lipschitz given none
+  # use them, say so, and give what the explicit option gives; one given that differs is used, with
+  # a note naming both; a checkpoint written before they were recorded needs one, and the error says so
+  mkdir -p "$tmp/d/tiny" "$tmp/elsewhere"; cp "$dir/data/tiny"/* "$tmp/d/tiny/"
+  abs=$(cd -P "$tmp/d/tiny" && pwd -P)
+  (cd "$tmp/d" && "$bin" train --data tiny --layers 2 --hidden 4 --epochs 3 --save "$tmp/a.ckpt" >/dev/null 2>&1) ||
+    fail "train --data tiny (a relative path)"
+  grep -aq "lipgnn data options 1" "$tmp/a.ckpt" || fail "the checkpoint holds no data options"
+  # (from another directory: --data by the absolute path it had)
+  (cd "$tmp/elsewhere" && run predict --resume "$tmp/a.ckpt" --out "$tmp/p1.csv"); expect_rc 0 "predict, the checkpoint's data"
+  grep -qx "lipgnn predict: data: --data $abs (from the checkpoint, where it was given as tiny)" "$tmp/err" ||
+    fail "predict, the checkpoint's data: $(cat "$tmp/err")"
+  run predict --resume "$tmp/a.ckpt" --data "$tmp/d/tiny" --out "$tmp/p2.csv"; expect_rc 0 "predict --data, as recorded"
+  cmp -s "$tmp/p1.csv" "$tmp/p2.csv" || fail "predict without a data option predicts otherwise than with --data"
+  grep -q "data:\|note:" "$tmp/err" && fail "predict --data, the recorded directory: $(cat "$tmp/err")"
+  [ "$(sed 1d "$tmp/p1.csv" | wc -l)" = 6 ] || fail "predict, the checkpoint's data: $(cat "$tmp/p1.csv")"
+  # --dataset NAME naming the recorded directory is that directory: no note, either way round
+  LIPGNN_DATA="$tmp/d" run predict --resume "$tmp/a.ckpt" --dataset tiny --out "$tmp/p2.csv"; expect_rc 0 "predict --dataset, as recorded"
+  grep -q "note:" "$tmp/err" && fail "predict --dataset naming the recorded directory: $(cat "$tmp/err")"
+  LIPGNN_DATA="$tmp/d" run train --dataset tiny --layers 2 --hidden 4 --epochs 1 --save "$tmp/ds.ckpt"; expect_rc 0 "train --dataset"
+  LIPGNN_DATA="$tmp/d" run predict --resume "$tmp/ds.ckpt" --data "$tmp/d/tiny" --out "$tmp/p2.csv" ; expect_rc 0 "predict --data, the recorded --dataset"
+  grep -q "note:" "$tmp/err" && fail "predict --data naming the recorded --dataset's directory: $(cat "$tmp/err")"
+  LIPGNN_DATA="$tmp/d" run predict --resume "$tmp/ds.ckpt" --out "$tmp/p2.csv"; expect_rc 0 "predict, the recorded --dataset"
+  grep -qx "lipgnn predict: data: --dataset tiny (from the checkpoint)" "$tmp/err" || fail "predict, the recorded --dataset: $(cat "$tmp/err")"
+  # the directory moved: the recorded one is gone (the loader's error); the one given is used, with a note
+  mv "$tmp/d/tiny" "$tmp/d/moved"
+  run predict --resume "$tmp/a.ckpt" --out "$tmp/p3.csv"; expect_rc 2 "predict, the recorded directory gone"
+  grep -q "^lipgnn predict: data: --data $abs (from the checkpoint" "$tmp/err" && grep -q "$abs" <(sed 1d "$tmp/err") ||
+    fail "predict, the recorded directory gone: $(cat "$tmp/err")"
+  run predict --resume "$tmp/a.ckpt" --data "$tmp/d/moved" --out "$tmp/p3.csv"; expect_rc 0 "predict --data, moved"
+  grep -qx "lipgnn predict: note: using --data $tmp/d/moved as given; $tmp/a.ckpt records that it was trained on --data $abs" \
+    "$tmp/err" || fail "predict --data, moved: no note naming both: $(cat "$tmp/err")"
+  cmp -s "$tmp/p1.csv" "$tmp/p3.csv" || fail "predict --data, moved: other predictions"
+  # TREES: the count and the seed recorded; predict and train --resume (the TREES setting with it)
+  run train --trees 2 --trees-count 30 --seed 5 --epochs 2 --save "$tmp/t.ckpt"; expect_rc 0 "train --trees --seed 5"
+  run predict --resume "$tmp/t.ckpt" --json; expect_rc 0 "predict, the checkpoint's TREES"
+  grep -qx "lipgnn predict: data: --trees 2 --trees-count 30 --seed 5 (from the checkpoint)" "$tmp/err" ||
+    fail "predict, the checkpoint's TREES: $(cat "$tmp/err")"
+  cp "$tmp/out" "$tmp/t1.json"
+  run predict --resume "$tmp/t.ckpt" --trees 2 --trees-count 30 --json; expect_rc 0 "predict --trees, as recorded"
+  cmp -s "$tmp/out" "$tmp/t1.json" || fail "predict --trees: $(cat "$tmp/out") against $(cat "$tmp/t1.json")"
+  grep -q "note:" "$tmp/err" && fail "predict --trees as recorded: a note: $(cat "$tmp/err")"
+  run predict --resume "$tmp/t.ckpt" --trees 2 --trees-count 40; expect_rc 2 "predict, another --trees-count"
+  grep -qx "lipgnn predict: note: using --trees 2 --trees-count 40 --seed 5 as given; $tmp/t.ckpt records that it was trained on --trees 2 --trees-count 30 --seed 5" \
+    "$tmp/err" || fail "predict, another --trees-count: no note naming both: $(cat "$tmp/err")"
+  grep -q "checkpoint of another data set" "$tmp/err" || fail "predict, another --trees-count: $(cat "$tmp/err")"
+  strip() { sed -E 's/"(epoch_ms_median|epochs_total_s)":[0-9.e+-]+//g' "$1"; }
+  run train --resume "$tmp/t.ckpt" --epochs 4 --json; expect_rc 0 "train --resume, the checkpoint's TREES"
+  grep -qx "lipgnn train: data: --trees 2 --trees-count 30 --seed 5 (from the checkpoint)" "$tmp/err" ||
+    fail "train --resume, the checkpoint's TREES: $(cat "$tmp/err")"
+  tail -1 "$tmp/out" >"$tmp/r1.json"
+  grep -q '"layers":3,"hidden":32,.*"seed":5,"batch_size":1024' "$tmp/r1.json" || fail "train --resume: not the TREES setting: $(cat "$tmp/r1.json")"
+  run train --resume "$tmp/t.ckpt" --epochs 4 --trees 2 --trees-count 30 --seed 5 --json; expect_rc 0 "train --resume --trees"
+  tail -1 "$tmp/out" >"$tmp/r2.json"
+  [ "$(strip "$tmp/r1.json")" = "$(strip "$tmp/r2.json")" ] || fail "train --resume without a data option trains otherwise"
+  run train --resume "$tmp/t.ckpt" --epochs 3 --quiet; expect_rc 0 "train --resume --quiet"
+  grep -q "data:" "$tmp/err" && fail "train --resume --quiet: $(cat "$tmp/err")"
+  # given --trees but not the checkpoint's --seed: the note, then the seed named as what differs
+  run train --resume "$tmp/t.ckpt" --epochs 3 --trees 2 --trees-count 30; expect_rc 2 "train --resume, seed 0"
+  grep -q "note: using --trees 2 --trees-count 30 --seed 0 as given; .* --seed 5$" "$tmp/err" &&
+    grep -q "checkpoint made with --seed 5" "$tmp/err" || fail "train --resume, seed 0: $(cat "$tmp/err")"
+  # lipschitz, on a full-batch model
+  run train --sbm 200 --layers 2 --hidden 4 --epochs 1 --save "$tmp/s.ckpt"; expect_rc 0 "train --sbm 200"
+  run lipschitz --model "$tmp/s.ckpt" --iters 2 --starts 0 --json; expect_rc 0 "lipschitz, the checkpoint's data"
+  grep -qx "lipgnn lipschitz: data: --sbm 200,800 --seed 0 (from the checkpoint)" "$tmp/err" ||
+    fail "lipschitz, the checkpoint's data: $(cat "$tmp/err")"
+  # checkpoints from before the record (the first format; and the last without it): a data option
+  # is needed, and the error says why; with one they load as before
+  for ck in "$dir/data/ckpt-v0/gat.ckpt" "$dir/data/ckpt-nodata/tiny.ckpt"; do
+    for c in predict "train --epochs 5"; do
+      # shellcheck disable=SC2086
+      run $c --resume "$ck"; expect_rc 2 "$c, $(basename "$ck") without a data option"
+      grep -q "no data set: give --data DIR, --dataset NAME, --trees DEPTH or --sbm N\[,M\] ($ck predates checkpoints that record the data they were trained on)" \
+        "$tmp/err" || fail "$c, $(basename "$ck"): $(cat "$tmp/err")"
+    done
+  done
+  run predict --resume "$dir/data/ckpt-nodata/tiny.ckpt" --data "$dir/data/tiny"; expect_rc 0 "predict an older checkpoint --data"
+  grep -q "^lipgnn predict: tiny after 3 epochs" "$tmp/err" || fail "predict an older checkpoint: $(cat "$tmp/err")"
+  grep -q "note:" "$tmp/err" && fail "predict an older checkpoint: a note: $(cat "$tmp/err")"
+  run train --resume "$dir/data/ckpt-nodata/tiny.ckpt" --data "$dir/data/tiny" --layers 2 --hidden 4 --epochs 4
+  expect_rc 0 "train --resume an older checkpoint --data"
+  # a checkpoint that cannot be read: its own error, not "no data set"
+  run predict --resume "$tmp/none.ckpt"; expect_rc 2 "predict, no checkpoint"
+  grep -q "none.ckpt: cannot open" "$tmp/err" || fail "predict, no checkpoint: $(cat "$tmp/err")"
+  ;;
 demo)
   run demo --help; expect_rc 0 "demo --help"
   run demo --trees 2 --trees-count 40 --layers 3 --epochs 4

@@ -25,7 +25,10 @@ run --help; grep -q "lipschitz" "$tmp/out" || fail "lipgnn --help does not list 
 
 # errors: each with status 2 and a message saying what is wrong
 run lipschitz "${data[@]}"; expect_rc 2 "no --model"; grep -q -- "--model FILE is required" "$tmp/err" || fail "no --model: $(cat "$tmp/err")"
-run lipschitz --model "$tmp/lip.ckpt"; expect_rc 2 "no data"; grep -q "no data set" "$tmp/err" || fail "no data: $(cat "$tmp/err")"
+# no data option: the data the checkpoint records (an older checkpoint's error: test_cli.sh data_source)
+run lipschitz --model "$tmp/lip.ckpt" --iters 2 --starts 0 --json; expect_rc 0 "no data option"
+grep -qx "lipgnn lipschitz: data: --trees 3 --trees-count 60 --seed 0 (from the checkpoint)" "$tmp/err" ||
+  fail "no data option: $(cat "$tmp/err")"
 run lipschitz --model "$tmp/missing.ckpt" "${data[@]}"; expect_rc 2 "missing checkpoint"
 grep -q "missing.ckpt: cannot open" "$tmp/err" || fail "missing checkpoint: $(cat "$tmp/err")"
 head -c 300 "$tmp/lip.ckpt" >"$tmp/cut.ckpt"
@@ -33,6 +36,8 @@ run lipschitz --model "$tmp/cut.ckpt" "${data[@]}"; expect_rc 2 "truncated check
 grep -q "cut.ckpt" "$tmp/err" || fail "truncated checkpoint: $(cat "$tmp/err")"
 run lipschitz --model "$tmp/lip.ckpt" --data "$dir/data/tiny"; expect_rc 2 "graph that does not match"
 grep -q "another data set" "$tmp/err" || fail "other graph: $(cat "$tmp/err")"
+grep -q "note: using --data $dir/data/tiny as given; $tmp/lip.ckpt records that it was trained on --trees 3 --trees-count 60 --seed 0$" \
+  "$tmp/err" || fail "other graph: no note naming both: $(cat "$tmp/err")"
 run lipschitz --model "$tmp/lip.ckpt" --trees 3 --trees-count 61; expect_rc 2 "other TREES"
 run lipschitz --model "$tmp/lip.ckpt" "${data[@]}" --iters 0; expect_rc 2 "--iters 0"
 run lipschitz --model "$tmp/lip.ckpt" "${data[@]}" --starts x; expect_rc 2 "--starts x"

@@ -1869,8 +1869,145 @@ static void test_eval_subset(void **state) {
     lg_dataset_free(ds);
 }
 
+/* A checkpoint with its sections as lg__ckpt_load read them from src, and one
+ * more (tag, bytes), written to dst: what a later lipgnn's section looks like
+ * to this one. */
+static void add_section(const char *src, const char *dst, uint32_t tag, const void *bytes, uint64_t n) {
+    lg_ckpt *c = NULL;
+    assert_ok(lg__ckpt_load(&c, src));
+    lg_ckpt_section *s = malloc(sizeof *s * (c->count + 1));
+    assert_non_null(s);
+    memcpy(s, c->sections, sizeof *s * c->count);
+    s[c->count] = (lg_ckpt_section){tag, n, bytes};
+    assert_ok(lg__ckpt_save(dst, s, c->count + 1, -1));
+    free(s);
+    lg__ckpt_free(c);
+}
+
+static lg_status note_attempt(void *ctx, long k) {
+    (void)k;
+    lg_status st = lg_trainer_set_note(ctx, "a note");
+    lg_trainer_set_note(ctx, NULL); /* (frees it: no allocation left live) */
+    return st;
+}
+
+/* lg_trainer_set_note / lg_checkpoint_note: the note round trip, its errors,
+ * a checkpoint without one (saved without a note, as every checkpoint before
+ * notes), a note that lg_trainer_load neither restores nor needs, and a
+ * section unknown to this lipgnn (a later one's) skipped as a lipgnn before
+ * notes skips the note's. */
+static void test_checkpoint_note(void **state) {
+    (void)state;
+    lg_dataset *ds = lg_test_random_dataset(30, 5, 3, 0, 21);
+    lg_model_config mc;
+    lg_train_config tc;
+    small_config(&mc, &tc);
+    char path[] = "/tmp/lg_note_XXXXXX", other[64];
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    snprintf(other, sizeof other, "%s.more", path);
+    lg_trainer *t = run(ds, &mc, &tc, 2, NULL);
+    char buf[64];
+    size_t len = 99;
+    /* none set: the checkpoint has none */
+    assert_ok(lg_trainer_save(t, path));
+    memset(buf, 'x', sizeof buf);
+    assert_int_equal(lg_checkpoint_note(path, buf, sizeof buf, &len), LG_ENOTFOUND);
+    assert_string_equal(buf, "");
+    assert_int_equal(len, 0);
+    assert_non_null(strstr(lg_last_error(), "has no note"));
+    {
+        lg_ckpt *c = NULL;
+        assert_ok(lg__ckpt_load(&c, path));
+        assert_int_equal(c->count, 10); /* the sections of a checkpoint before notes, no more */
+        lg__ckpt_free(c);
+    }
+    /* a note: read back whole, with its length; the buffer's size at its edge */
+    const char *note = "lipgnn data options 1\n--data d\n--seed 7\n";
+    const size_t nl = strlen(note);
+    assert_ok(lg_trainer_set_note(t, note));
+    assert_ok(lg_trainer_save(t, path));
+    assert_ok(lg_checkpoint_note(path, buf, sizeof buf, &len));
+    assert_string_equal(buf, note);
+    assert_int_equal(len, nl);
+    assert_ok(lg_checkpoint_note(path, buf, nl + 1, NULL));
+    assert_string_equal(buf, note);
+    memset(buf, 'x', sizeof buf);
+    assert_int_equal(lg_checkpoint_note(path, buf, nl, &len), LG_ERANGE); /* no room for its NUL */
+    assert_string_equal(buf, "");
+    assert_int_equal(len, nl);
+    len = 0;
+    assert_int_equal(lg_checkpoint_note(path, NULL, 0, &len), LG_ERANGE); /* its length alone */
+    assert_int_equal(len, nl);
+    /* bad arguments */
+    assert_int_equal(lg_checkpoint_note(NULL, buf, sizeof buf, &len), LG_EINVAL);
+    assert_int_equal(lg_checkpoint_note(path, NULL, 8, &len), LG_EINVAL);
+    assert_int_equal(lg_trainer_set_note(NULL, "x"), LG_EINVAL);
+    char *huge = malloc(LG_NOTE_MAX + 2);
+    assert_non_null(huge);
+    memset(huge, 'a', LG_NOTE_MAX + 1);
+    huge[LG_NOTE_MAX + 1] = '\0';
+    assert_int_equal(lg_trainer_set_note(t, huge), LG_EINVAL);
+    huge[LG_NOTE_MAX] = '\0'; /* the longest */
+    assert_ok(lg_trainer_set_note(t, huge));
+    free(huge);
+    assert_ok(lg_trainer_set_note(t, note));
+    /* not a checkpoint, or none there: the load's errors, buf emptied */
+    strcpy(buf, "x");
+    assert_int_not_equal(lg_checkpoint_note("/nonexistent/x.ckpt", buf, sizeof buf, &len), LG_OK);
+    assert_string_equal(buf, "");
+    /* a note of the caller's: lg_trainer_load leaves t's as it is, and loads
+     * with or without one alike */
+    lg_trainer *b = NULL;
+    assert_ok(lg_trainer_init(&b, &mc, &tc, ds));
+    assert_ok(lg_trainer_set_note(b, "mine"));
+    assert_ok(lg_trainer_load(b, path));
+    assert_int_equal(lg_trainer_epochs_done(b), 2);
+    assert_ok(lg_trainer_save(b, other));
+    assert_ok(lg_checkpoint_note(other, buf, sizeof buf, NULL));
+    assert_string_equal(buf, "mine");
+    /* NULL and "" clear it: the next checkpoint has none */
+    assert_ok(lg_trainer_set_note(b, ""));
+    assert_ok(lg_trainer_save(b, other));
+    assert_int_equal(lg_checkpoint_note(other, buf, sizeof buf, NULL), LG_ENOTFOUND);
+    assert_ok(lg_trainer_set_note(b, "again"));
+    assert_ok(lg_trainer_set_note(b, NULL));
+    assert_ok(lg_trainer_save(b, other));
+    assert_int_equal(lg_checkpoint_note(other, buf, sizeof buf, NULL), LG_ENOTFOUND);
+    lg_trainer_free(b);
+    /* a section this lipgnn does not know (a later lipgnn's) is skipped: the
+     * checkpoint loads and continues as without it */
+    add_section(path, other, 77, "later", 5);
+    b = NULL;
+    assert_ok(lg_trainer_init(&b, &mc, &tc, ds));
+    assert_ok(lg_trainer_load(b, other));
+    assert_int_equal(lg_trainer_epochs_done(b), 2);
+    lg_epoch_stats ea, eb;
+    assert_ok(lg_trainer_epoch(t, &ea));
+    assert_ok(lg_trainer_epoch(b, &eb));
+    assert_memory_equal(&ea.train_loss_step, &eb.train_loss_step, sizeof ea.train_loss_step);
+    assert_ok(lg_checkpoint_note(other, buf, sizeof buf, NULL));
+    assert_string_equal(buf, note);
+    lg_trainer_free(b);
+    /* a crafted note: a NUL byte inside is refused */
+    patch_section(path, 10 /* the note */, 3, "", 1);
+    assert_int_equal(lg_checkpoint_note(path, buf, sizeof buf, &len), LG_EPARSE);
+    assert_non_null(strstr(lg_last_error(), "NUL byte"));
+    assert_string_equal(buf, "");
+    /* out of memory: LG_ENOMEM, nothing left allocated (t's note freed first:
+     * it was not counted) */
+    assert_ok(lg_trainer_set_note(t, NULL));
+    assert_int_equal(lg_test_alloc_sweep(note_attempt, t, 10), 1);
+    lg_trainer_free(t);
+    unlink(path);
+    unlink(other);
+    lg_dataset_free(ds);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_checkpoint_note),
         cmocka_unit_test(test_trainer_eval_rows), cmocka_unit_test(test_eval_subset),
         cmocka_unit_test(test_model_gradients), cmocka_unit_test(test_model_no_dropout),
         cmocka_unit_test(test_deterministic), cmocka_unit_test(test_init_checks_dataset), cmocka_unit_test(test_api_misuse),

@@ -255,7 +255,8 @@ long lg_trainer_best_epoch(const lg_trainer *t);
 void lg_trainer_summary(const lg_trainer *t, lg_train_summary *s);
 
 /* Saves everything a bit-identical continuation needs (configuration,
- * parameters, Adam moments, scheduler, best-so-far and detector state) to path,
+ * parameters, Adam moments, scheduler, best-so-far and detector state), and
+ * t's note if it has one (lg_trainer_set_note), to path,
  * atomically, in lipgnn's versioned, checksummed format: into a new file
  * beside it, synced and renamed onto it. A symbolic link is followed to its
  * file; LG_EIO, with path left as it is, when path is not a regular file (a
@@ -283,6 +284,33 @@ lg_status lg_trainer_load(lg_trainer *t, const char *path);
 /* Reads the model and training configurations stored in a checkpoint (to
  * rebuild a trainer for it, e.g. `lipgnn predict`). */
 lg_status lg_checkpoint_config(const char *path, lg_model_config *mc, lg_train_config *tc);
+
+/* The longest note lg_trainer_set_note takes, in bytes (without its NUL). */
+#define LG_NOTE_MAX 65536
+
+/* A text of the caller's that every later lg_trainer_save of t writes into the
+ * checkpoint, for lg_checkpoint_note to read back, e.g. where the data set came
+ * from (`lipgnn train` keeps its data options there, which predict and train
+ * --resume take when given none). The trainer neither reads nor checks it:
+ * it is not part of what lg_trainer_load restores or compares, and
+ * lg_trainer_load leaves t's note as it is. note is copied; NULL or "": no
+ * note (the checkpoint then has none). LG_EINVAL for a NULL t or a note longer
+ * than LG_NOTE_MAX bytes, LG_ENOMEM; t's note is unchanged then. A lipgnn
+ * that predates notes reads a checkpoint with one as before (it skips the
+ * section it does not know). O(strlen(note)). */
+lg_status lg_trainer_set_note(lg_trainer *t, const char *note);
+
+/* The note of the checkpoint at path (lg_trainer_set_note) into buf, with its
+ * NUL; *len (when len is not NULL) its length without the NUL, also when buf
+ * is too small, so that a caller can pass cap 0 (buf may then be NULL) to
+ * learn it. The file is read and verified as by lg_checkpoint_config: LG_EIO,
+ * LG_EPARSE for one missing, damaged or not a checkpoint. LG_ENOTFOUND when
+ * the checkpoint has no note (none was set, or it was written before
+ * checkpoints held notes); LG_ERANGE when the note and its NUL do not fit in
+ * cap bytes; LG_EPARSE for a note holding a NUL byte or longer than
+ * LG_NOTE_MAX (a crafted file); LG_EINVAL for a NULL path, or a NULL buf with
+ * cap > 0. Whenever it is not LG_OK, buf (when cap > 0) holds "". */
+lg_status lg_checkpoint_note(const char *path, char *buf, size_t cap, size_t *len);
 
 /* Evaluation pass (no dropout): writes the log-probabilities (n x classes) and
  * the last hidden representation (n x lg_trainer_hidden_width) when not NULL

@@ -214,8 +214,46 @@ int lg_cli_data_check(const char *cmd, const lg_cli_data *d);
  * library's message and returns the exit status to use. */
 int lg_cli_data_load(const char *cmd, const lg_cli_data *d, double max_memory, lg_dataset **out);
 
-/* The help lines of the data options. */
+/* The data options of d as a command line gives them, into buf (cap bytes),
+ * which it returns: "--dataset cora", "--trees 3 --trees-count 200 --seed 5"
+ * (the seed with --trees and --sbm, whose data it makes, and with the others
+ * when it is not 0), "--sbm 400,1600 --seed 0" (the edges made explicit). */
+const char *lg_cli_data_describe(char *buf, size_t cap, const lg_cli_data *d);
+
+/* Bytes enough for lg_cli_data_note's text of any data options (two paths of
+ * 4096 bytes, an escaped byte in four of them). */
+#define LG_CLI_NOTE_CAP 16384
+
+/* The text train keeps in its checkpoints (lg_trainer_set_note) to say where
+ * their data came from, into buf (cap bytes): a first line naming it, then
+ * one data option a line as lg_cli_data_describe lists them, with the seed
+ * always ("--data tests/data/tiny", "--seed 0"), and after --data DIR a line
+ * "abs PATH" with its absolute path (realpath) when it has one; a value's
+ * bytes below 0x20, 0x7f and '%' as %XX. Read back, option by option, by
+ * lg_cli_data_option. 0, or -1 when it does not fit. */
+int lg_cli_data_note(const lg_cli_data *d, char *buf, size_t cap);
+
+/* The data set of a command that reads the checkpoint ckpt (predict, train
+ * --resume). When d names none (and no --trees-count), the one recorded in
+ * ckpt (lg_cli_data_note) is put in *d, --data by the absolute path it had,
+ * with its seed unless keep_seed (d's is kept then: --seed given, or predict's
+ * choice of the checkpoint's training seed), and said on stderr
+ * unless quiet: "lipgnn CMD: data: --dataset cora (from the checkpoint)";
+ * d's strings then point into note (cap bytes, LG_CLI_NOTE_CAP), which must
+ * outlive it. When d names one, it stays; a note names both when the
+ * checkpoint records another (kind, values, the seed where it makes the
+ * data, --data by its absolute path), unless quiet. Returns 0, or -1 after a
+ * message when d names none and ckpt records none (written before
+ * checkpoints recorded their data, or not by lipgnn train) or cannot be read.
+ * Two data options given: 0, for lg_cli_data_check to refuse. */
+int lg_cli_data_from_checkpoint(const char *cmd, lg_cli_data *d, int keep_seed, const char *ckpt, char *note,
+                                size_t cap, int quiet);
+
+/* The help lines of the data options: under the heading of a command that
+ * needs one, and of one that reads a checkpoint, --resume FILE, which may
+ * take the data options it records (predict, train). */
 extern const char lg_cli_data_help[];
+extern const char lg_cli_data_help_resume[];
 
 /* The exit status for a library status (data errors -> 2, others -> 1). */
 int lg_cli_exit_for(lg_status st);
@@ -274,13 +312,18 @@ typedef struct lg_train_opts {
     double max_memory;  /* --max-memory in bytes (0: the machine's memory)    */
     const char *label;  /* the run's name in its messages ("run LABEL: ..."; a
                            depth study's cell), or NULL                         */
+    char data_note[LG_CLI_NOTE_CAP]; /* --resume without a data option: the
+                           checkpoint's data options, data's strings point
+                           into it (lg_cli_data_from_checkpoint)             */
     char unused[160];   /* options given that this model ignores ("--alpha: only
                            gcnii has it"), or "": train and demo refuse them,
                            depth-study (several models) notes them              */
 } lg_train_opts;
 
 /* Parses the options of `lipgnn train` (argv[0] is the command name) into o:
- * the defaults of the chosen --model, then the options given. Returns -1 after
+ * the defaults of the chosen --model, then the options given; with --resume
+ * FILE and no data option, the data options FILE records (read from it:
+ * lg_cli_data_from_checkpoint, into o->data_note). Returns -1 after
  * printing an error, 1 after printing the help, 0 on success. Uses getopt_long
  * (global state: restarted with optind = 0, so nothing of an earlier parse
  * carries over). */

@@ -13,7 +13,8 @@
 #include "cli/svg.h"
 
 static const char lg__lip_help[] =
-    "Usage: lipgnn lipschitz --model FILE (--data DIR | --dataset NAME | --trees DEPTH | --sbm N[,M]) [OPTIONS]\n"
+    "Usage: lipgnn lipschitz --model FILE [--data DIR | --dataset NAME | --trees DEPTH | --sbm N[,M]]\n"
+    "                        [OPTIONS]\n"
     "Estimates each layer's Lipschitz constant of a trained model on its graph, beside the\n"
     "layer's theoretical upper bound (LipschitzNorm paper, Corollaries 1 and 2), and their\n"
     "products over the layers. The map of layer l: its input features (all nodes) to its\n"
@@ -43,7 +44,9 @@ static const char lg__lip_help[] =
     "                      or the control group's limit when smaller: SLURM's --mem)\n"
     "  -h, --help          this help\n"
     "\n"
-    "Data (exactly one; the data the checkpoint was trained on):\n"
+    "Data (at most one; the data the checkpoint was trained on; none: the data options\n"
+    "the checkpoint records, said on stderr, which checkpoints written before lipgnn\n"
+    "recorded them lack; one given that differs from them is used, with a note):\n"
     "  --data DIR          a data-set directory\n"
     "  --dataset NAME      the directory NAME under $LIPGNN_DATA (e.g. cora)\n"
     "  --trees DEPTH       the synthetic TREES problem (a full-batch model: --batch-size 0)\n"
@@ -257,7 +260,6 @@ int lg_cmd_lipschitz(int argc, char **argv) {
     if (optind < argc) { lg_cli_errorf(cmd, "unexpected argument '%s'", argv[optind]); return LG_EXIT_USAGE; }
     if (!model) { lg_cli_errorf(cmd, "--model FILE is required (a checkpoint of 'lipgnn train --save')"); return LG_EXIT_USAGE; }
     if (outdir && (csv || svg)) { lg_cli_errorf(cmd, "give --out DIR or --csv/--svg FILE, not both"); return LG_EXIT_USAGE; }
-    if (lg_cli_data_check(cmd, &d)) return LG_EXIT_USAGE;
     char csvbuf[4096], svgbuf[4096];
     if (outdir) {
         if (mkdir(outdir, 0777) != 0 && errno != EEXIST) {
@@ -284,6 +286,10 @@ int lg_cmd_lipschitz(int argc, char **argv) {
     lg_status st = lg_checkpoint_config(model, &mc, &tc);
     if (st != LG_OK) { lg_cli_errorf(cmd, "%s", lg_last_error()); return lg_cli_exit_for(st); }
     d.seed = tc.seed; /* --trees: the trees the model was trained on */
+    char data_note[LG_CLI_NOTE_CAP]; /* the checkpoint's data options, which d may point into */
+    if (lg_cli_data_from_checkpoint(cmd, &d, 1, model, data_note, sizeof data_note, quiet) ||
+        lg_cli_data_check(cmd, &d))
+        return LG_EXIT_USAGE;
     lg_dataset *ds = NULL;
     int rc = lg_cli_data_load(cmd, &d, max_memory, &ds);
     if (rc) return rc;

@@ -9,9 +9,15 @@
 #include "cli/cli.h"
 
 static const char lg__predict_help[] =
-    "Usage: lipgnn predict --resume FILE (--data DIR | --dataset NAME | --trees DEPTH | --sbm N[,M]) [OPTIONS]\n"
+    "Usage: lipgnn predict --resume FILE [--data DIR | --dataset NAME | --trees DEPTH | --sbm N[,M]]\n"
+    "                      [OPTIONS]\n"
     "Evaluates a checkpoint written by 'lipgnn train --save' on the data it was trained\n"
-    "on, and exports what the model computes. The model is rebuilt from the checkpoint.\n"
+    "on, and exports what the model computes. The model is rebuilt from the checkpoint,\n"
+    "and so is the data set when no data option is given: the checkpoint records the\n"
+    "data options of its training (--data by its absolute path), and predict says on\n"
+    "stderr which it uses. A data option given is used instead (a data set moved), with\n"
+    "a note when it differs from the recorded one. Checkpoints written before lipgnn\n"
+    "recorded them need a data option.\n"
     "\n"
     "  --resume FILE       the checkpoint\n"
     "  --out FILE          predictions as CSV: node,class,p_0,...,p_{C-1},label,split (the\n"
@@ -53,7 +59,7 @@ int lg_cmd_predict(int argc, char **argv) {
     opterr = 0;
     while ((c = lg_cli_getopt(cmd, argc, argv, opts, &idx, NULL)) != -1) {
         switch (c) {
-        case 'h': fputs(lg__predict_help, stdout); fputs(lg_cli_data_help, stdout); return LG_EXIT_OK;
+        case 'h': fputs(lg__predict_help, stdout); fputs(lg_cli_data_help_resume, stdout); return LG_EXIT_OK;
         case 'd':
             if (lg_cli_data_option(cmd, &d, opts[idx].name, optarg) < 0) return LG_EXIT_USAGE;
             seed_given |= !strcmp(opts[idx].name, "seed");
@@ -71,7 +77,6 @@ int lg_cmd_predict(int argc, char **argv) {
     }
     if (optind < argc) { lg_cli_errorf(cmd, "unexpected argument '%s'", argv[optind]); return LG_EXIT_USAGE; }
     if (!resume) { lg_cli_errorf(cmd, "--resume FILE is required"); return LG_EXIT_USAGE; }
-    if (lg_cli_data_check(cmd, &d)) return LG_EXIT_USAGE;
     {
         const char *opt[4] = {"--out", "--embeddings", "--attention", "--resume"}, *path[4] = {out, emb, att, resume};
         if (lg_cli_check_clobber(cmd, 4, 3, opt, path)) return LG_EXIT_USAGE;
@@ -89,6 +94,10 @@ int lg_cmd_predict(int argc, char **argv) {
         return LG_EXIT_USAGE;
     }
     if (!seed_given) d.seed = tc.seed; /* --trees, --sbm: the data the model was trained on, as lipschitz */
+    char data_note[LG_CLI_NOTE_CAP]; /* the checkpoint's data options, which d may point into */
+    if (lg_cli_data_from_checkpoint(cmd, &d, 1, resume, data_note, sizeof data_note, 0) ||
+        lg_cli_data_check(cmd, &d))
+        return LG_EXIT_USAGE;
     lg_dataset *ds = NULL;
     int rc = lg_cli_data_load(cmd, &d, max_memory, &ds);
     if (rc) return rc;

@@ -14,6 +14,7 @@
 
 static const char lg__train_help[] =
     "Usage: lipgnn train (--data DIR | --dataset NAME | --trees DEPTH | --sbm N[,M]) [OPTIONS]\n"
+    "       lipgnn train --resume FILE [DATA] [OPTIONS]\n"
     "Trains a deep attention model or a baseline GNN (Adam; full batch, or mini-batches\n"
     "of graphs for TREES) and reports accuracies, per-layer gradient norms and gradient\n"
     "explosions.\n"
@@ -98,7 +99,12 @@ static const char lg__train_help[] =
     "  --resume FILE        continue from a checkpoint (same model options, data, --seed,\n"
     "                       --missing, --batch-size, --explode-window; --epochs, --lr,\n"
     "                       --weight-decay, --patience, --plateau, --explode-threshold and\n"
-    "                       --explode-growth may change)\n"
+    "                       --explode-growth may change). Without a data option, the data\n"
+    "                       and --seed the checkpoint records (every checkpoint records\n"
+    "                       its run's data options, --data by its absolute path; said on\n"
+    "                       stderr); one given is used instead, with a note when it\n"
+    "                       differs. Checkpoints written before lipgnn recorded them need\n"
+    "                       a data option\n"
     "  --json               print one JSON object (the last line of stdout) instead of the\n"
     "                       text summary (notes stay on stderr)\n"
     "  --verbose            one line per epoch on stderr (also when not on a terminal)\n"
@@ -164,7 +170,7 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
     while ((c = lg_cli_getopt(cmd, argc, argv, lg__train_options, &idx, extra)) != -1) {
         if (c == 'h') {
             fputs(lg__train_help, stdout);
-            fputs(lg_cli_data_help, stdout);
+            fputs(lg_cli_data_help_resume, stdout);
             return 1;
         }
         if (c == '?') return -1; /* (lg_cli_getopt printed the error) */
@@ -182,6 +188,7 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
     if (kind == LG_MODEL_GCN || kind == LG_MODEL_GCNII) o->tc.lr = 0.01; /* Kipf & Welling; Chen et al. */
     if (kind == LG_MODEL_GCNII) o->tc.layer_weight_decay = 0.01;         /* Chen et al.: 0.01 on the convolutions */
     int given[O_BATCH + 1] = {0}; /* options given, by id */
+    int seed_given = 0;
     optind = 0; /* glibc: a full restart (1 would keep a half-read "-xy" group of an earlier parse) */
     while ((c = getopt_long(argc, argv, "h", lg__train_options, &idx)) != -1) {
         const char *name = lg__train_options[idx].name;
@@ -191,6 +198,7 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
         switch (c) {
         case O_DATA:
             if (lg_cli_data_option(cmd, &o->data, name, optarg) < 0) return -1;
+            seed_given |= !strcmp(name, "seed");
             break;
         case O_MODEL: break;
         case O_LAYERS: if (lg_cli_parse_ll(cmd, opt, optarg, 1, 1000, &v)) return -1; o->mc.layers = (int)v; break;
@@ -258,6 +266,10 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
         default: break;
         }
     }
+    /* --resume without a data option: the checkpoint's (before the TREES setting below) */
+    if (o->resume && lg_cli_data_from_checkpoint(cmd, &o->data, seed_given, o->resume, o->data_note,
+                                                 sizeof o->data_note, o->quiet))
+        return -1;
     o->tc.seed = o->data.seed;
     if (lg_cli_data_check(cmd, &o->data)) return -1;
     { /* (--save onto --resume is a run continued in place: allowed) */
@@ -429,6 +441,12 @@ int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_data
         fflush(stderr);
     }
     lg_status st = lg_trainer_init(&t, &o->mc, &o->tc, ds);
+    if (st == LG_OK) { /* the data options, in every checkpoint of the run: predict and --resume take them */
+        char note[LG_CLI_NOTE_CAP];
+        if (lg_cli_data_note(&o->data, note, sizeof note) == 0) st = lg_trainer_set_note(t, note);
+        else if ((o->save || o->save_best) && !o->quiet)
+            fprintf(stderr, "lipgnn %s: note: the data options are too long to be recorded in the checkpoint\n", cmd);
+    }
     lg_model_config ck_mc;
     lg_train_config ck_tc;
     const int ck_lr = st == LG_OK && o->resume && lg_checkpoint_config(o->resume, &ck_mc, &ck_tc) == LG_OK;

@@ -1,4 +1,5 @@
 /* Option parsing helpers and data-set loading shared by the subcommands. */
+#define _DEFAULT_SOURCE /* realpath */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -291,20 +292,27 @@ int lg_cli_parse_explode(const char *cmd, const char *opt, const char *s, lg_tra
     return 0;
 }
 
-const char lg_cli_data_help[] =
-    "Data (exactly one of --data, --dataset, --trees, --sbm):\n"
-    "  --data DIR          a data-set directory (graph.mtx or edges.txt, features.mtx,\n"
-    "                      labels.txt, train.txt, val.txt, test.txt)\n"
-    "  --dataset NAME      the directory NAME under $LIPGNN_DATA (e.g. cora, pubmed)\n"
-    "  --trees DEPTH       the synthetic TREES problem of depth 2..10 (built in)\n"
-    "  --trees-count N     number of trees (default 5000)\n"
-    "  --sbm N[,M]         a synthetic stochastic block model made with igraph (built in):\n"
-    "                      N nodes in 8 classes, about M undirected edges (default 4N:\n"
-    "                      2M directed ones), 80% of them\n"
-    "                      within classes, 128 sparse class-dependent features, 20\n"
-    "                      training nodes a class, 500 validation, 1000 test (fewer\n"
-    "                      for small N)\n"
-    "  --seed S            seed of everything random (default 0)\n";
+/* The data options' help lines, under lg_cli_data_help's and
+ * lg_cli_data_help_resume's headings. */
+#define LG__CLI_DATA_OPTIONS_HELP \
+    "  --data DIR          a data-set directory (graph.mtx or edges.txt, features.mtx,\n" \
+    "                      labels.txt, train.txt, val.txt, test.txt)\n" \
+    "  --dataset NAME      the directory NAME under $LIPGNN_DATA (e.g. cora, pubmed)\n" \
+    "  --trees DEPTH       the synthetic TREES problem of depth 2..10 (built in)\n" \
+    "  --trees-count N     number of trees (default 5000)\n" \
+    "  --sbm N[,M]         a synthetic stochastic block model made with igraph (built in):\n" \
+    "                      N nodes in 8 classes, about M undirected edges (default 4N:\n" \
+    "                      2M directed ones), 80% of them\n" \
+    "                      within classes, 128 sparse class-dependent features, 20\n" \
+    "                      training nodes a class, 500 validation, 1000 test (fewer\n" \
+    "                      for small N)\n" \
+    "  --seed S            seed of everything random (default 0)\n"
+
+const char lg_cli_data_help[] = "Data (exactly one of --data, --dataset, --trees, --sbm):\n" LG__CLI_DATA_OPTIONS_HELP;
+
+const char lg_cli_data_help_resume[] =
+    "Data (exactly one of --data, --dataset, --trees, --sbm; with --resume FILE, none:\n"
+    "the data options FILE records, with its --seed unless given):\n" LG__CLI_DATA_OPTIONS_HELP;
 
 int lg_cli_data_option(const char *cmd, lg_cli_data *d, const char *name, const char *value) {
     long long v;
@@ -347,6 +355,207 @@ int lg_cli_data_check(const char *cmd, const lg_cli_data *d) {
     if (d->trees_count && !d->trees) {
         lg_cli_errorf(cmd, "--trees-count goes with --trees");
         return -1;
+    }
+    return 0;
+}
+
+/* The options that give d, as a command line would (name without "--",
+ * value): at most 4, into name and value (the numbers' text into num);
+ * returns their count. The seed comes with --trees and --sbm, whose data it
+ * makes, and with the others when seed_always or when it is not 0. The one
+ * list of the data options that lg_cli_data_note and lg_cli_data_describe
+ * write, and lg_cli_data_option reads back. */
+static int lg__cli_data_args(const lg_cli_data *d, int seed_always, const char *name[4], const char *value[4],
+                             char num[4][48]) {
+    int n = 0;
+    if (d->data) name[n] = "data", value[n++] = d->data;
+    if (d->dataset) name[n] = "dataset", value[n++] = d->dataset;
+    if (d->trees) {
+        snprintf(num[n], sizeof num[n], "%d", d->trees);
+        name[n] = "trees", value[n] = num[n], n++;
+        if (d->trees_count) {
+            snprintf(num[n], sizeof num[n], "%lld", d->trees_count);
+            name[n] = "trees-count", value[n] = num[n], n++;
+        }
+    }
+    if (d->sbm_nodes) {
+        snprintf(num[n], sizeof num[n], "%lld,%lld", d->sbm_nodes, d->sbm_edges);
+        name[n] = "sbm", value[n] = num[n], n++;
+    }
+    if (seed_always || d->trees || d->sbm_nodes || d->seed) {
+        snprintf(num[n], sizeof num[n], "%llu", (unsigned long long)d->seed);
+        name[n] = "seed", value[n] = num[n], n++;
+    }
+    return n;
+}
+
+const char *lg_cli_data_describe(char *buf, size_t cap, const lg_cli_data *d) {
+    const char *name[4], *value[4];
+    char num[4][48];
+    const int n = lg__cli_data_args(d, 0, name, value, num);
+    size_t used = 0;
+    if (cap) buf[0] = '\0';
+    for (int k = 0; k < n && used < cap; k++) {
+        const int w = snprintf(buf + used, cap - used, "%s--%s %s", k ? " " : "", name[k], value[k]);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    return buf;
+}
+
+/* The first line of lg_cli_data_note's text: what it is, and its layout's version. */
+static const char lg__note_head[] = "lipgnn data options 1";
+
+/* Appends "key value\n" to buf (used of cap bytes), the value's bytes below
+ * 0x20, 0x7f and '%' as %XX: 0, or -1 when it does not fit. */
+static int lg__note_line(char *buf, size_t cap, size_t *used, const char *key, const char *value) {
+    int w = snprintf(buf + *used, cap - *used, "%s ", key);
+    if (w < 0 || (size_t)w >= cap - *used) return -1;
+    *used += (size_t)w;
+    for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
+        const int esc = *p < 0x20 || *p == 0x7f || *p == '%';
+        if (cap - *used < (esc ? 4u : 2u)) return -1;
+        if (esc) *used += (size_t)snprintf(buf + *used, 4, "%%%02X", *p);
+        else buf[(*used)++] = (char)*p;
+    }
+    if (cap - *used < 2) return -1;
+    buf[(*used)++] = '\n';
+    buf[*used] = '\0';
+    return 0;
+}
+
+int lg_cli_data_note(const lg_cli_data *d, char *buf, size_t cap) {
+    const char *name[4], *value[4];
+    char num[4][48], opt[16];
+    const int n = lg__cli_data_args(d, 1, name, value, num);
+    int w = snprintf(buf, cap, "%s\n", lg__note_head);
+    if (w < 0 || (size_t)w >= cap) return -1;
+    size_t used = (size_t)w;
+    for (int k = 0; k < n; k++) {
+        snprintf(opt, sizeof opt, "--%s", name[k]);
+        if (lg__note_line(buf, cap, &used, opt, value[k])) return -1;
+    }
+    if (d->data) { /* where it is, should the run that reads it be elsewhere */
+        char *abs = realpath(d->data, NULL);
+        const int rc = abs ? lg__note_line(buf, cap, &used, "abs", abs) : 0;
+        free(abs);
+        if (rc) return -1;
+    }
+    return 0;
+}
+
+/* Decodes lg__note_line's %XX in s, in place: 0, or -1 for a bad escape or a
+ * NUL byte. */
+static int lg__note_unescape(char *s) {
+    char *o = s;
+    for (const char *p = s; *p; p++) {
+        if (*p != '%') { *o++ = *p; continue; }
+        unsigned v = 0;
+        for (int k = 1; k <= 2; k++) {
+            const char c = p[k];
+            const int x = c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+            if (x < 0) return -1;
+            v = v * 16 + (unsigned)x;
+        }
+        if (!v) return -1;
+        *o++ = (char)v;
+        p += 2;
+    }
+    *o = '\0';
+    return 0;
+}
+
+/* Reads lg_cli_data_note's text (in note, decoded in place: d's strings
+ * point into it) into *d, and *abs (NULL when not recorded), each option
+ * through lg_cli_data_option. 0, or -1 when the text is not such a note or
+ * a value is bad (a message printed for a bad value only). */
+static int lg__cli_data_from_note(const char *cmd, char *note, lg_cli_data *d, const char **abs) {
+    memset(d, 0, sizeof *d);
+    *abs = NULL;
+    const size_t hl = strlen(lg__note_head);
+    if (strncmp(note, lg__note_head, hl) || note[hl] != '\n') return -1;
+    for (char *line = note + hl + 1; *line;) {
+        char *end = strchr(line, '\n'), *sp = strchr(line, ' ');
+        if (!end || !sp || sp > end) return -1;
+        *end = *sp = '\0';
+        char *value = sp + 1;
+        if (lg__note_unescape(value)) return -1;
+        if (!strcmp(line, "abs")) *abs = value;
+        else if (strncmp(line, "--", 2) || lg_cli_data_option(cmd, d, line + 2, value) != 1) return -1;
+        line = end + 1;
+    }
+    return (d->data != NULL) + (d->dataset != NULL) + (d->trees != 0) + (d->sbm_nodes != 0) == 1 ? 0 : -1;
+}
+
+/* The absolute path of the directory d names (--data, or --dataset under
+ * $LIPGNN_DATA), malloc'd, or NULL (none there, or d is synthetic). */
+static char *lg__cli_data_dir(const lg_cli_data *d) {
+    char path[4096];
+    if (d->dataset && lg_dataset_resolve(d->dataset, path, sizeof path) != LG_OK) return NULL;
+    return d->data || d->dataset ? realpath(d->data ? d->data : path, NULL) : NULL;
+}
+
+/* 1 when the data set a and b name differ: their kind, values, or seed where
+ * it makes the data; --data by the absolute path (b's recorded one, babs),
+ * which may be the directory a --dataset names. */
+static int lg__cli_data_differ(const lg_cli_data *a, const lg_cli_data *b, const char *babs) {
+    if ((a->data || a->dataset) && (b->data || b->dataset)) {
+        if (a->dataset && b->dataset) return strcmp(a->dataset, b->dataset) != 0;
+        char *aabs = lg__cli_data_dir(a), *bdir = b->dataset ? lg__cli_data_dir(b) : NULL;
+        const char *bb = b->dataset ? bdir : babs;
+        /* (without both absolute paths: --data as given against --data as recorded) */
+        const int differ = aabs && bb ? strcmp(aabs, bb) != 0 : !a->data || !b->data || strcmp(a->data, b->data) != 0;
+        free(aabs);
+        free(bdir);
+        return differ;
+    }
+    if (!a->data != !b->data || !a->dataset != !b->dataset || a->trees != b->trees ||
+        a->sbm_nodes != b->sbm_nodes || a->sbm_edges != b->sbm_edges)
+        return 1;
+    lg_trees_opts o; /* --trees-count not given: the generator's count */
+    lg_trees_opts_default(&o);
+    return a->seed != b->seed ||
+           (a->trees && (a->trees_count ? a->trees_count : o.count) != (b->trees_count ? b->trees_count : o.count));
+}
+
+int lg_cli_data_from_checkpoint(const char *cmd, lg_cli_data *d, int keep_seed, const char *ckpt, char *note,
+                                size_t cap, int quiet) {
+    const int given = (d->data != NULL) + (d->dataset != NULL) + (d->trees != 0) + (d->sbm_nodes != 0);
+    if (given > 1 || (!given && d->trees_count)) return 0; /* lg_cli_data_check's to say */
+    lg_status st = lg_checkpoint_note(ckpt, note, cap, NULL);
+    lg_cli_data rec;
+    const char *abs = NULL;
+    const int recorded = st == LG_OK && lg__cli_data_from_note(cmd, note, &rec, &abs) == 0;
+    char what[4200], was[4200];
+    if (given) { /* the one given is used; a note when it is not the one recorded */
+        if (recorded && lg__cli_data_differ(d, &rec, abs) && !quiet) {
+            if (abs && rec.data) rec.data = abs;
+            fprintf(stderr, "lipgnn %s: note: using %s as given; %s records that it was trained on %s\n", cmd,
+                    lg_cli_data_describe(what, sizeof what, d), ckpt, lg_cli_data_describe(was, sizeof was, &rec));
+        }
+        return 0;
+    }
+    if (!recorded) {
+        if (st == LG_ENOTFOUND || st == LG_OK)
+            lg_cli_errorf(cmd, "no data set: give --data DIR, --dataset NAME, --trees DEPTH or --sbm N[,M] "
+                          "(%s %s)", ckpt, st == LG_OK ? "has a note, but not the data options lipgnn train records"
+                                                       : "predates checkpoints that record the data they were "
+                                                         "trained on");
+        else if (st == LG_ERANGE)
+            lg_cli_errorf(cmd, "no data set: give --data DIR, --dataset NAME, --trees DEPTH or --sbm N[,M] (the "
+                          "note of %s is longer than lipgnn train writes)", ckpt);
+        else
+            lg_cli_errorf(cmd, "%s", lg_last_error());
+        return -1;
+    }
+    const char *as_given = rec.data;
+    if (abs && rec.data) rec.data = abs; /* the directory it was, whatever the directory of this run */
+    if (keep_seed) rec.seed = d->seed;
+    rec.progress = d->progress;
+    *d = rec;
+    if (!quiet) {
+        fprintf(stderr, "lipgnn %s: data: %s (from the checkpoint", cmd, lg_cli_data_describe(what, sizeof what, d));
+        if (as_given && strcmp(as_given, d->data)) fprintf(stderr, ", where it was given as %s", as_given);
+        fputs(")\n", stderr);
     }
     return 0;
 }

@@ -283,6 +283,7 @@ struct lg_trainer {
     lg_progress_fn progress;     /* called after each batch (or NULL)            */
     void *progress_ctx;
     long done, total;            /* batches of this epoch: done, in all          */
+    char *note;                  /* lg_trainer_set_note's text, or NULL: none    */
     lg_idx *evrows, nev;         /* whole graph: the splits' rows, increasing and
                                     each once, whose log-probabilities the
                                     evaluation's forward computes (TREES as one
@@ -382,6 +383,7 @@ void lg_trainer_free(lg_trainer *t) {
     lg__batcher_destroy(&t->bat);
     lg__free(t->bnorm);
     lg__free(t->batt);
+    lg__free(t->note);
     lg__free(t);
 }
 
@@ -827,7 +829,13 @@ enum {
     LG__CK_M2 = 6,     /* Adam second moments                        */
     LG__CK_STATE = 7,  /* lg__train_state bytes                      */
     LG__CK_DETECT = 8, /* detector: seen, fired, and its history     */
-    LG__CK_MAXNORM = 9 /* per-layer maxima                            */
+    LG__CK_MAXNORM = 9, /* per-layer maxima                           */
+    LG__CK_NOTE = 10    /* the caller's note (lg_trainer_set_note): its
+                           bytes, without the terminating NUL; absent
+                           when none was set, and in every checkpoint
+                           written before notes. lg_trainer_load never
+                           reads it, and a lipgnn that predates it skips
+                           it as any tag it does not look for        */
 };
 
 /* What identifies the data a checkpoint was trained on. */
@@ -869,7 +877,7 @@ lg_status lg_trainer_save(const lg_trainer *t, const char *path) {
     int64_t seen = t->det.seen, fired = t->det.fired;
     int64_t det_head[2] = {seen, fired};
     size_t hist = sizeof(double) * (size_t)(t->det.o.window + 1) * (size_t)(t->L ? t->L : 1);
-    lg_ckpt_section s[10] = {
+    lg_ckpt_section s[11] = {
         {LG__CK_MODEL, sizeof t->mc, &t->mc},
         {LG__CK_TRAIN, sizeof t->tc, &t->tc},
         {LG__CK_DATA, sizeof fp, &fp},
@@ -880,14 +888,58 @@ lg_status lg_trainer_save(const lg_trainer *t, const char *path) {
         {LG__CK_DETECT, sizeof det_head, det_head},
         {LG__CK_DETECT + 100, hist, t->det.hist},
         {LG__CK_MAXNORM, sizeof(double) * 2 * (uint64_t)t->L, NULL},
+        {LG__CK_NOTE, t->note ? strlen(t->note) : 0, t->note},
     };
     double *mx = lg__malloc_array((size_t)(2 * t->L + 1), sizeof(double));
     if (!mx) return lg__nomem("checkpoint");
     memcpy(mx, t->max_norm, sizeof(double) * (size_t)t->L);
     memcpy(mx + t->L, t->max_att, sizeof(double) * (size_t)t->L);
     s[9].data = mx;
-    lg_status st = lg__ckpt_save(path, s, 10, -1);
+    lg_status st = lg__ckpt_save(path, s, t->note ? 11 : 10, -1);
     lg__free(mx);
+    return st;
+}
+
+lg_status lg_trainer_set_note(lg_trainer *t, const char *note) {
+    if (!t) return lg__error(LG_EINVAL, "lg_trainer_set_note: t is NULL");
+    const size_t len = note ? strnlen(note, LG_NOTE_MAX + 1) : 0;
+    if (len > LG_NOTE_MAX)
+        return lg__error(LG_EINVAL, "lg_trainer_set_note: a note of more than %d bytes", LG_NOTE_MAX);
+    char *copy = NULL;
+    if (len) {
+        if (!(copy = lg__malloc(len + 1))) return lg__nomem("checkpoint note");
+        memcpy(copy, note, len + 1);
+    }
+    lg__free(t->note);
+    t->note = copy;
+    return LG_OK;
+}
+
+lg_status lg_checkpoint_note(const char *path, char *buf, size_t cap, size_t *len) {
+    if (len) *len = 0;
+    if (!path || (!buf && cap)) return lg__error(LG_EINVAL, "lg_checkpoint_note: path or buf is NULL");
+    if (buf) buf[0] = '\0';
+    lg_ckpt *c = NULL;
+    LG_CHECK(lg__ckpt_load(&c, path));
+    lg_status st = LG_OK;
+    const lg_ckpt_section *s = lg__ckpt_find(c, LG__CK_NOTE);
+    if (!s) {
+        st = lg__error(LG_ENOTFOUND, "%s: the checkpoint has no note (none was set, or it was written before "
+                       "checkpoints held notes)", path);
+    } else if (s->length > LG_NOTE_MAX || memchr(s->data, 0, s->length)) {
+        st = lg__error(LG_EPARSE, "%s: checkpoint note of %llu bytes %s (a damaged or crafted file)", path,
+                       (unsigned long long)s->length, s->length > LG_NOTE_MAX ? "is too long" : "holds a NUL byte");
+    } else {
+        if (len) *len = (size_t)s->length;
+        if (s->length >= cap)
+            st = lg__error(LG_ERANGE, "%s: the checkpoint's note has %llu bytes, the buffer room for %zu and a NUL", path,
+                           (unsigned long long)s->length, cap ? cap - 1 : 0);
+        else {
+            memcpy(buf, s->data, s->length);
+            buf[s->length] = '\0';
+        }
+    }
+    lg__ckpt_free(c);
     return st;
 }
 

@@ -1,8 +1,8 @@
 /*
  * libFuzzer harness of the checkpoint reader (src/train/checkpoint.c) and of
  * what `lipgnn predict --resume` and `train --resume` do with a checkpoint:
- * read its configurations, build the model it describes (when the estimate is
- * small), restore it, and run an epoch and a prediction.
+ * read its note and configurations, build the model it describes (when the
+ * estimate is small), restore it, and run an epoch and a prediction.
  *
  * Input: one mode byte, then the file. Mode bit 0 set: the harness rewrites the
  * file's last 8 bytes with the right checksum first, so that the fuzzer gets
@@ -69,6 +69,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     } else {
         LG_FUZZ_REQUIRE(c == NULL && lg_last_error()[0] != 0);
     }
+
+    /* its note (train's data options, which predict and train --resume take
+     * when given none): text of the length said, or an error and "" */
+    char note[256];
+    size_t nlen = 0;
+    st = lg_checkpoint_note(path, note, sizeof note, &nlen);
+    if (st == LG_OK) LG_FUZZ_REQUIRE(nlen < sizeof note && strlen(note) == nlen);
+    else LG_FUZZ_REQUIRE(note[0] == 0 && lg_last_error()[0] != 0 && (st != LG_ERANGE || nlen >= sizeof note));
 
     /* what predict and train --resume do with it */
     lg_model_config mc;
