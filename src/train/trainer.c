@@ -918,7 +918,7 @@ lg_status lg_trainer_set_note(lg_trainer *t, const char *note) {
 lg_status lg_checkpoint_note(const char *path, char *buf, size_t cap, size_t *len) {
     if (len) *len = 0;
     if (!path || (!buf && cap)) return lg__error(LG_EINVAL, "lg_checkpoint_note: path or buf is NULL");
-    if (buf) buf[0] = '\0';
+    if (buf && cap) buf[0] = '\0';
     lg_ckpt *c = NULL;
     LG_CHECK(lg__ckpt_load(&c, path));
     lg_status st = LG_OK;
