@@ -11,7 +11,7 @@ complete_lines() {
   [ -z "$(tail -c 1 "$1")" ] || fail "$1: last line has no newline"
   awk -F, 'NF != 23 { bad = 1 } END { exit bad }' "$1" || fail "$1: a line without 23 fields"
 }
-# the key and results of each row, without the timing columns (epoch_ms_median, run_s)
+# the key and results of each row, without the timing columns (epoch_ms_median, epochs_total_s)
 results() { cut -d, -f1-16,18-20,22-23 "$1" | sort; }
 # the same of the columns the second format had (the others are empty in an upgraded row)
 results2() { cut -d, -f1-16 "$1" | sort; }
@@ -23,7 +23,7 @@ to_v1() {
 }
 to_v0() { to_v1 "$1" | cut -d, -f1,3-; }
 
-header="model,trees,layers,norm,residual,missing,seed,epochs_run,train_acc,val_acc,test_acc,best_val_acc,test_acc_at_best_val,exploded,first_explosion_epoch,max_layer_grad_norm,epoch_ms_median,best_epoch,train_acc_at_best_val,explosion_layer,run_s,threads,lipgnn_version"
+header="model,trees,layers,norm,residual,missing,seed,epochs_run,train_acc,val_acc,test_acc,best_val_acc,test_acc_at_best_val,exploded,first_explosion_epoch,max_layer_grad_norm,epoch_ms_median,best_epoch,train_acc_at_best_val,explosion_layer,epochs_total_s,threads,lipgnn_version"
 out=$tmp/study
 args=(depth-study --trees 2 --trees-count 40 --layers 1,2 --norms none,lipschitz --seeds 2 --epochs 3 --hidden 8)
 
@@ -49,7 +49,7 @@ done; done; done
 grep -q "8 to do" "$tmp/err" || fail "first run does not say '8 to do': $(head -3 "$tmp/err")"
 # the fields of a row: TREES has no validation split, so val_acc is empty (it was 0.000000); no run
 # exploded, so first_explosion_epoch and explosion_layer are empty (it was -1); best_epoch is one of
-# the 3 epochs, train_acc_at_best_val an accuracy, run_s a time, threads and the version lipgnn's
+# the 3 epochs, train_acc_at_best_val an accuracy, epochs_total_s a time, threads and the version lipgnn's
 ver=$("$bin" --version | head -1 | cut -d' ' -f2)
 awk -F, -v ver="$ver" 'NR > 1 && !($10 == "" && $15 == "" && $20 == "" && $18 >= 1 && $18 <= 3 &&
     $19 ~ /^[01]\.[0-9][0-9][0-9][0-9][0-9][0-9]$/ && $21 ~ /^[0-9]+\.[0-9][0-9][0-9]$/ && $22 >= 1 && $23 == ver) { bad = 1; print > "/dev/stderr" }
@@ -216,19 +216,36 @@ grep -q '"selection":"val"' "$tmp/out" || fail "--json on tiny: no selection val
 awk -F, 'NR > 1 && $10 !~ /^[01]\.[0-9][0-9][0-9][0-9][0-9][0-9]$/ { bad = 1 } END { exit bad }' "$vout/runs.csv" \
   || fail "a validation split: val_acc not written: $(sed -n 2p "$vout/runs.csv")"
 # no test split: test_acc and test_acc_at_best_val empty, n/a in summary.md and the run lines, null in
-# --json (they were 0, an accuracy never reached)
+# --json (they were 0, an accuracy never reached); the metric the validation accuracy, said (the
+# default, test, would have none), and --metric test refused
 mkdir -p "$tmp/notest"; cp "$2/data/tiny/"* "$tmp/notest/"; : >"$tmp/notest/test.txt"
 run depth-study --data "$tmp/notest" --layers 1,2 --hidden 4 --seeds 2 --epochs 2 --out "$tmp/notest-study" --verbose --json
 expect_rc 0 "depth-study without a test split"
+grep -q "note: notest has no test split: the metric is the validation accuracy (--metric val)" "$tmp/err" \
+  || fail "no test split: no note of the metric: $(head -3 "$tmp/err")"
 awk -F, 'NR > 1 && !($11 == "" && $13 == "" && $10 != "") { bad = 1 } END { exit bad }' "$tmp/notest-study/runs.csv" \
   || fail "no test split: runs.csv $(sed -n 2p "$tmp/notest-study/runs.csv")"
-grep -q '^| 1 | n/a (n=2) | n/a (n=2) |$' "$tmp/notest-study/summary.md" || fail "no test split: summary.md $(grep '^| 1 |' "$tmp/notest-study/summary.md")"
+grep -q '^val accuracy at the last epoch' "$tmp/notest-study/summary.md" || fail "no test split: summary.md not of val"
+grep -q '^| 1 | [0-9.]* ± [0-9.]* (n=2) | [0-9.]* ± [0-9.]* (n=2) |$' "$tmp/notest-study/summary.md" \
+  || fail "no test split: summary.md $(grep '^| 1 |' "$tmp/notest-study/summary.md")"
 grep -q '^| gat none | [12] | [0-9.]* | n/a (no test split) |$' "$tmp/notest-study/summary.md" \
   || fail "no test split: selection $(grep '^| gat none |' "$tmp/notest-study/summary.md")"
-grep -q '"mean":null,"std":null,"best_val_mean":[0-9.]*,"test_at_best_val_mean":null' "$tmp/out" \
+grep -q '"mean":[0-9.]*,"std":[0-9.]*,"best_val_mean":[0-9.]*,"test_at_best_val_mean":null' "$tmp/out" \
   || fail "no test split: --json $(tail -1 "$tmp/out")"
 grep -q '^\[1/8\] gat none L=1 res=0 missing=0 seed 0: train [0-9.]* val [0-9.]* test n/a (' "$tmp/err" \
   || fail "no test split: run line $(grep '^\[1/8\]' "$tmp/err")"
+run depth-study --data "$tmp/notest" --layers 1 --hidden 4 --seeds 1 --epochs 2 --metric test --out "$tmp/notest-study2"
+expect_rc 2 "depth-study --metric test without a test split"
+grep -q -- "--metric test: notest has no test split (give --metric val or train)" "$tmp/err" || fail "--metric test: $(cat "$tmp/err")"
+# a row of a hand-joined runs.csv without the test accuracy its cell's other run has: the mean is the
+# other's, and the cell says one run is n/a
+rm -rf "$tmp/mixed"; cp -r "$vout" "$tmp/mixed"
+grep '^gat,0,1,none,0,0,0,' "$vout/runs.csv" | awk -F, -v OFS=, '{ $7 = 1; $11 = ""; print }' >>"$tmp/mixed/runs.csv"
+t0=$(grep '^gat,0,1,none,0,0,0,' "$vout/runs.csv" | cut -d, -f11)
+run depth-study --data "$2/data/tiny" --layers 1 --norms none --hidden 4 --seeds 2 --epochs 2 --out "$tmp/mixed"
+expect_rc 0 "depth-study, a row without its test accuracy"
+grep -q "^| 1 | $(printf '%.3f' "$t0") (n=2, 1 n/a) |\$" "$tmp/mixed/summary.md" \
+  || fail "a row without its test accuracy: $(grep '^| 1 |' "$tmp/mixed/summary.md") (test_acc of the other: $t0)"
 run "${args[@]}" --out "$out" --json; expect_rc 0 "depth-study --json (TREES)"
 grep -q '"selection":"train"' "$tmp/out" || fail "--json on TREES: no selection train: $(tail -1 "$tmp/out")"
 # two models, a residual list, --metric, --grad-logs
@@ -282,7 +299,7 @@ mkdir -p "$tmp/old"
 to_v0 "$tmp/runs1.csv" >"$tmp/old/runs.csv"
 printf 'gat,2,none' >>"$tmp/old/runs.csv" # an interrupted write, dropped
 run "${args[@]}" --out "$tmp/old"; expect_rc 0 "depth-study on a first-format runs.csv"
-grep -q "upgraded from the format without the trees column (8 runs)" "$tmp/err" || fail "old runs.csv: no upgrade message: $(head -c 300 "$tmp/err")"
+grep -q "upgraded from the format without the trees column (8 runs; the columns after epoch_ms_median" "$tmp/err" || fail "old runs.csv: no upgrade message: $(head -c 300 "$tmp/err")"
 grep -q "8 already in .*0 to do" "$tmp/err" || fail "old runs.csv: its runs were not kept: $(head -3 "$tmp/err")"
 [ "$(head -1 "$tmp/old/runs.csv")" = "$header" ] || fail "old runs.csv: header not upgraded"
 awk -F, 'NR > 1 && $2 != 2 { bad = 1 } END { exit bad }' "$tmp/old/runs.csv" || fail "old runs.csv: trees column not the study's depth 2"
@@ -299,7 +316,7 @@ mkdir -p "$tmp/old3"
 to_v0 "$tmp/runs1.csv" | sed '3s/^\(\([^,]*,\)\{7\}\)[^,]*/\1x/' >"$tmp/old3/runs.csv"
 cp "$tmp/old3/runs.csv" "$tmp/old3.csv"
 run "${args[@]}" --out "$tmp/old3"; expect_rc 2 "depth-study on a first-format runs.csv with a malformed row"
-grep -q "runs.csv:3: malformed row .*as upgraded from the first format.*the file is unchanged" "$tmp/err" \
+grep -q "runs.csv:3: malformed row .*as upgraded from the first format, with the trees column and those after epoch_ms_median added; the file is unchanged" "$tmp/err" \
   || fail "old runs.csv, malformed row: $(cat "$tmp/err")"
 cmp -s "$tmp/old3/runs.csv" "$tmp/old3.csv" || fail "old runs.csv with a malformed row: the file was rewritten"
 # a first-format runs.csv with blank lines: upgraded with them (they were written as NUL bytes,
@@ -307,7 +324,7 @@ cmp -s "$tmp/old3/runs.csv" "$tmp/old3.csv" || fail "old runs.csv with a malform
 mkdir -p "$tmp/old4"
 { to_v0 "$tmp/runs1.csv" | sed -n 1,3p; echo; to_v0 "$tmp/runs1.csv" | sed -n '4,$p'; echo; } >"$tmp/old4/runs.csv"
 run "${args[@]}" --out "$tmp/old4"; expect_rc 0 "depth-study on a first-format runs.csv with blank lines"
-grep -q "upgraded from the format without the trees column (8 runs)" "$tmp/err" || fail "old runs.csv with blank lines: $(cat "$tmp/err")"
+grep -q "upgraded from the format without the trees column (8 runs; the columns after epoch_ms_median" "$tmp/err" || fail "old runs.csv with blank lines: $(cat "$tmp/err")"
 tr -d '\n' <"$tmp/old4/runs.csv" | tr -d '[:print:]' | grep -q . && fail "old runs.csv with blank lines: control bytes written"
 run "${args[@]}" --out "$tmp/old4"; expect_rc 0 "depth-study again on the upgraded file"
 grep -q "8 already in .*0 to do" "$tmp/err" || fail "upgraded file with blank lines, again: $(cat "$tmp/err")"
@@ -344,6 +361,23 @@ rm -rf "$tmp/blank"; cp -r "$out" "$tmp/blank"
 cp "$tmp/runs1.csv" "$tmp/blank/runs.csv"; printf '\n\n' >>"$tmp/blank/runs.csv"
 run "${args[@]}" --out "$tmp/blank"; expect_rc 0 "depth-study, runs.csv ending in blank lines"
 grep -q "8 already in .*0 to do" "$tmp/err" || fail "blank lines: $(cat "$tmp/err")"
+# a NUL byte: refused, naming its line, the file unchanged (in a second-format file the upgrade's line
+# scan stopped at it, and the rows after it were dropped and run again)
+for fmt in 3 2; do
+  rm -rf "$tmp/nul"; mkdir -p "$tmp/nul"
+  if [ $fmt = 3 ]; then cp "$tmp/runs1.csv" "$tmp/nul.csv"; else to_v1 "$tmp/runs1.csv" >"$tmp/nul.csv"; fi
+  { sed -n 1,3p "$tmp/nul.csv"; sed -n 4p "$tmp/nul.csv" | sed 's/,/,\x00/'; sed -n '5,$p' "$tmp/nul.csv"; } >"$tmp/nul/runs.csv"
+  cp "$tmp/nul/runs.csv" "$tmp/nul.before"
+  run "${args[@]}" --out "$tmp/nul"; expect_rc 2 "depth-study, a NUL byte in a format-$fmt runs.csv"
+  grep -q "runs.csv:4: a NUL byte .*the file is unchanged" "$tmp/err" || fail "NUL byte (format $fmt): $(cat "$tmp/err")"
+  cmp -s "$tmp/nul/runs.csv" "$tmp/nul.before" || fail "NUL byte (format $fmt): the file was changed"
+done
+# a row ending in CR: the message shows it as '?' and says why (a raw CR moved the cursor)
+rm -rf "$tmp/cr"; mkdir -p "$tmp/cr"; { sed -n 1,2p "$tmp/runs1.csv"; sed -n 3p "$tmp/runs1.csv" | sed 's/$/\r/'; } >"$tmp/cr/runs.csv"
+run "${args[@]}" --out "$tmp/cr"; expect_rc 2 "depth-study, a row ending in CR"
+grep -q "runs.csv:3: malformed row '[^']*?' (a field missing, extra or out of range; it holds a CR" "$tmp/err" \
+  || fail "a row ending in CR: $(cat -v "$tmp/err")"
+grep -q "$(printf '\r')" "$tmp/err" && fail "a row ending in CR: the CR printed raw"
 # a runs.csv of blank lines only (emptied in an editor): as an empty one, where it was refused as foreign
 rm -rf "$tmp/blank2"; mkdir -p "$tmp/blank2"; printf '\n\r\n\n' >"$tmp/blank2/runs.csv"
 run depth-study --trees 2 --trees-count 40 --layers 1 --norms none --seeds 1 --epochs 3 --hidden 8 --out "$tmp/blank2"

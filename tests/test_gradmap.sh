@@ -71,6 +71,27 @@ grep -q '<rect class="explosion-cell"[^>]* x="302" y="34" width="80" height="70"
 grep -q '<line class="explosion"[^>]* x1="342" ' "$tmp/grow.svg" || fail "growth: the line: $(grep 'class="explosion"' "$tmp/grow.svg")"
 run gradmap --log "$tmp/grow.csv" --explode-growth 200 --explode-window 2 --out "$tmp/grow.svg"; expect_rc 0 "gradmap, growth 200"
 grep -q 'no explosion (threshold 1000, growth 200 over 2 epochs)' "$tmp/grow.svg" || fail "growth 200: $(grep verdict "$tmp/grow.svg")"
+# a resumed run's log (its first epoch after 1): replayed from there, and said; growth at epoch 4
+# against epoch 2 is then not seen, that at epoch 5 against epoch 3 is
+grep -v '^[12],' "$tmp/grow.csv" >"$tmp/resumed.csv"
+run gradmap --log "$tmp/resumed.csv" --explode-growth 10 --explode-window 2 --out "$tmp/resumed.svg"
+expect_rc 0 "gradmap, a log from epoch 3"
+grep -q "note: $tmp/resumed.csv: explosion at epoch 5: gradient norm of layer 1 grew 150x in 2 epochs (1 -> 150) (replayed from epoch 3, the log's first: the epochs before are not seen)" \
+  "$tmp/err" || fail "a log from epoch 3: $(cat "$tmp/err")"
+run gradmap --log "$tmp/grow.csv" --explode-window 0 --out "$tmp/w0.svg"; expect_rc 0 "gradmap --explode-window 0"
+grep -q 'no explosion (threshold 1000, no growth check: window 0)' "$tmp/w0.svg" || fail "window 0: $(grep verdict "$tmp/w0.svg")"
+# the figure is as wide as its longest verdict (it was cut at the colour bar's edge)
+run gradmap --log "$tmp/grow.csv" --label "$(printf 'L%.0s' $(seq 1 150))" --explode-growth 10 --explode-window 2 \
+    --out "$tmp/wide.svg"
+expect_rc 0 "gradmap, a long label"
+w=$(grep -o '<svg[^>]* width="[0-9.]*"' "$tmp/wide.svg" | grep -o 'width="[0-9.]*"' | grep -o '[0-9.]*')
+n=$(grep -o '>L*: explosion at epoch 4[^<]*<' "$tmp/wide.svg" | wc -c)
+[ -n "$w" ] && [ "$n" -gt 150 ] && awk -v w="$w" -v n="$n" 'BEGIN { exit !(w >= 62 + 6 * n) }' \
+  || fail "a long verdict: width $w for $n characters"
+# an abbreviation of the explode options is refused as ambiguous, as train does
+run gradmap --log "$tmp/grow.csv" --out "$tmp/x.svg" --explode 5; expect_rc 2 "gradmap --explode 5"
+run train --trees 2 --trees-count 20 --epochs 1 --explode 5; expect_rc 2 "train --explode 5"
+
 # a log the detector cannot be run on: a norm missing, or no 'all' rows: said, the map drawn
 grep -v '^3,1,all,' "$tmp/grow.csv" >"$tmp/gap.csv"
 run gradmap --log "$tmp/gap.csv" --out "$tmp/gap.svg"; expect_rc 0 "gradmap, a norm missing"

@@ -107,12 +107,12 @@ enum { LG__MAX_LIST = 256, LG__KEY = 64, LG__NFIELDS = 23, LG__NFIELDS_V1 = 17, 
  * first_explosion_epoch and explosion_layer (-1: the loss) when the detector
  * did not fire, and the columns after epoch_ms_median in the rows of a file
  * upgraded from an earlier format (lg__runs_upgrade_v1), which did not
- * record them. run_s is the wall time of the run's epochs (training and
+ * record them. epochs_total_s is the wall time of the run's epochs (training and
  * evaluation), threads its thread count. */
 static const char lg__csv_header[] =
     "model,trees,layers,norm,residual,missing,seed,epochs_run,train_acc,val_acc,test_acc,best_val_acc,"
     "test_acc_at_best_val,exploded,first_explosion_epoch,max_layer_grad_norm,epoch_ms_median,best_epoch,"
-    "train_acc_at_best_val,explosion_layer,run_s,threads,lipgnn_version\n";
+    "train_acc_at_best_val,explosion_layer,epochs_total_s,threads,lipgnn_version\n";
 
 /* The header of the second format, without the columns after
  * epoch_ms_median (and with -1 and 0 where empty fields are now): such a file
@@ -419,7 +419,7 @@ static int lg__parse_rec(char *line, lg__rec *r) {
     if (lg__field_int(f1[16], 0, LLONG_MAX, 1)) return -1;                   /* best_epoch            */
     if (*f1[17] && lg__field_acc(f1[17], &v)) return -1;                      /* train_acc_at_best_val */
     if (lg__field_int(f1[18], -1, INT_MAX, 1)) return -1;                     /* explosion_layer       */
-    if (*f1[19] && ((v = strtod(f1[19], &end)), *end || !(v >= 0) || !isfinite(v))) return -1; /* run_s */
+    if (*f1[19] && ((v = strtod(f1[19], &end)), *end || !(v >= 0) || !isfinite(v))) return -1; /* epochs_total_s */
     if (lg__field_int(f1[20], 1, INT_MAX, 1)) return -1;                      /* threads               */
     for (const char *c = f1[21]; *c; c++)                                     /* lipgnn_version        */
         if (!isalnum((unsigned char)*c) && !strchr(".+-_~", *c)) return -1;
@@ -579,6 +579,15 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
         fclose(f);
         if (err) { free(buf); lg_cli_errorf(cmd, "%s: read error: %s", path, strerror(err)); return NULL; }
         buf[len] = 0;
+        const char *nul = memchr(buf, 0, len);
+        if (nul) { /* refused before anything reads or upgrades it: the line scans stop at a NUL */
+            long ln = 1;
+            for (const char *q = buf; q < nul; q++) ln += *q == '\n';
+            lg_cli_errorf(cmd, "%s:%ld: a NUL byte (not a depth-study runs.csv, or a damaged one; the file is unchanged)",
+                          path, ln);
+            free(buf);
+            return NULL;
+        }
         /* the first format becomes the second, the second the current one */
         const int up0 = lg__runs_upgrade(cmd, path, old_depth, &buf, &len);
         const int up1 = up0 < 0 ? -1 : lg__runs_upgrade_v1(cmd, &buf, &len);
@@ -632,9 +641,14 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
                 const int bad = lg__parse_rec(row, &r);
                 free(row);
                 if (bad) {
-                    lg_cli_errorf(cmd, "%s:%ld: malformed row '%.*s' (a field missing, extra or out of range)%s",
-                                  path, lineno, rl < 120 ? rl : 120, p, upgraded == 1 ? " (as upgraded from the first format, with the trees "
-                                  "column added; the file is unchanged)" : upgraded == 2 ? " (as upgraded from the format "
+                    char shown[121]; /* the row's start, control bytes as '?' (a \r moved the cursor) */
+                    const int sl = rl < 120 ? rl : 120;
+                    for (int k = 0; k < sl; k++)
+                        shown[k] = (unsigned char)p[k] < 0x20 || p[k] == 0x7f ? '?' : p[k];
+                    const int cr = memchr(p, '\r', (size_t)rl) != NULL;
+                    lg_cli_errorf(cmd, "%s:%ld: malformed row '%.*s' (a field missing, extra or out of range%s)%s",
+                                  path, lineno, sl, shown, cr ? "; it holds a CR (\\r): lines must end in LF alone" : "", upgraded == 1 ? " (as upgraded from the first format, with the trees "
+                                  "column and those after epoch_ms_median added; the file is unchanged)" : upgraded == 2 ? " (as upgraded from the format "
                                   "without the columns after epoch_ms_median; the file is unchanged)" : "");
                     free(buf);
                     return NULL;
@@ -665,11 +679,11 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
             return NULL;
         }
         if (upgraded == 1)
-            fprintf(stderr, "lipgnn %s: %s: upgraded from the format without the trees column (%zu runs)\n", cmd, path,
-                    rs->n);
+            fprintf(stderr, "lipgnn %s: %s: upgraded from the format without the trees column (%zu runs; the columns "
+                    "after epoch_ms_median, which it had not either, are empty in their rows)\n", cmd, path, rs->n);
         else
             fprintf(stderr, "lipgnn %s: %s: upgraded from the format without the columns best_epoch, "
-                    "train_acc_at_best_val, explosion_layer, run_s, threads and lipgnn_version (%zu runs; those are "
+                    "train_acc_at_best_val, explosion_layer, epochs_total_s, threads and lipgnn_version (%zu runs; those are "
                     "empty in their rows)\n", cmd, path, rs->n);
         len = keep;
     }
@@ -2129,9 +2143,18 @@ int lg_cmd_depth_study(int argc, char **argv) {
     if (status) goto done;
     int ds_depth = opts[0].data.trees; /* the depth of the TREES in ds (0: not TREES) */
     status = LG_EXIT_USAGE;
+    if (metric < 0 && !opts[0].data.trees && ds->n_test == 0) { /* the default, test, would have no values */
+        metric = ds->n_val > 0 ? 1 : 0;
+        fprintf(stderr, "lipgnn %s: note: %s has no test split: the metric is the %s accuracy (--metric %s)\n", cmd,
+                lg__name(ds->name), metric ? "validation" : "training", metric ? "val" : "train");
+    }
     if (metric < 0) metric = opts[0].data.trees ? 0 : 2;
     if (metric == 1 && ds->n_val == 0) {
-        lg_cli_errorf(cmd, "--metric val: %s has no validation split", ds->name);
+        lg_cli_errorf(cmd, "--metric val: %s has no validation split", lg__name(ds->name));
+        goto done;
+    }
+    if (metric == 2 && ds->n_test == 0) {
+        lg_cli_errorf(cmd, "--metric test: %s has no test split (give --metric val or train)", lg__name(ds->name));
         goto done;
     }
     if (lg__mkdirs(cmd, dir)) goto done;

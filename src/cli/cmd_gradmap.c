@@ -31,9 +31,14 @@ static const char lg__gradmap_help[] =
     "                      (defaults 1000, 1000, 10). It is run again on each log's 'all'\n"
     "                      norms, from the log's first epoch, and where it fires the\n"
     "                      epoch is marked by a dashed line and the layer's cell by a\n"
-    "                      frame; below the panels, each log's verdict (also on stderr).\n"
-    "                      The log has no loss: an explosion 'train' found in a\n"
-    "                      non-finite loss alone is not seen here\n"
+    "                      frame; below the panels, each log's verdict (on stderr too\n"
+    "                      when it fired, or could not run). The log has no loss: an\n"
+    "                      explosion 'train' found in a non-finite loss alone is not\n"
+    "                      seen here, and where the norms are not finite either the\n"
+    "                      replay names the first such layer, not the one whose output\n"
+    "                      first was. A log that starts after epoch 1 (train --resume)\n"
+    "                      is replayed without the epochs before, which the run's\n"
+    "                      detector had seen: the verdict says so\n"
     "  -h, --help          this help\n";
 
 enum { LG__MAX_LOGS = 2, LG__MAX_COLS = 400, LG__MAX_LAYER = 9999, LG__MAX_EPOCH = 100000000, LG__LINE = 256 };
@@ -65,6 +70,7 @@ typedef struct lg__panel {
                              chosen group is another (else rows are)       */
     size_t ndet, detcap;  /* count and capacity of det                     */
     int xstate;           /* LG__X_*: what the detector found               */
+    long xfirst;          /* the first epoch it saw (> 1: a resumed run's log) */
     long xepoch;          /* LG__X_FIRED: the epoch it fired at             */
     int xlayer;           /* ... and the layer it named (-1: none)          */
     char xwhy[256];       /* its reason, or why it could not be run         */
@@ -270,6 +276,7 @@ static int lg__panel_replay(const char *cmd, lg__panel *p, const char *group, co
     memcpy(r, src, n * sizeof *r);
     qsort(r, n, sizeof *r, lg__row_cmp_epoch);
     long e0 = r[0].epoch, L = 0;
+    p->xfirst = e0;
     for (size_t i = 0; i < n; i++)
         if (r[i].layer + 1 > L) L = r[i].layer + 1;
     int rc = LG_EXIT_OK;
@@ -464,8 +471,9 @@ int lg_cmd_gradmap(int argc, char **argv) {
         {"log", required_argument, 0, 'l'},   {"out", required_argument, 0, 'o'},
         {"group", required_argument, 0, 'g'}, {"title", required_argument, 0, 't'},
         {"label", required_argument, 0, 'L'}, {"help", no_argument, 0, 'h'},
-        {"explode-threshold", required_argument, 0, 'X'}, {"explode-growth", required_argument, 0, 'X'},
-        {"explode-window", required_argument, 0, 'X'},
+        /* (distinct values: getopt_long takes an abbreviation shared by options of one value for the first) */
+        {"explode-threshold", required_argument, 0, 'X'}, {"explode-growth", required_argument, 0, 'Y'},
+        {"explode-window", required_argument, 0, 'Z'},
         {0, 0, 0, 0},
     };
     lg_train_config tc; /* the detector's settings: train's defaults */
@@ -494,7 +502,7 @@ int lg_cmd_gradmap(int argc, char **argv) {
             group = optarg;
             break;
         case 't': title = optarg; break;
-        case 'X': {
+        case 'X': case 'Y': case 'Z': {
             char opt[32];
             snprintf(opt, sizeof opt, "--%s", opts[idx].name);
             if (lg_cli_parse_explode(cmd, opt, optarg, &tc)) return LG_EXIT_USAGE;
@@ -550,12 +558,41 @@ int lg_cmd_gradmap(int argc, char **argv) {
     }
     if (!(lo <= hi)) { lo = -1; hi = 1; }      /* no finite positive norm */
     if (hi - lo < 1e-6) { lo -= 0.5; hi += 0.5; }
+    /* each log's explosion verdict (lg__panel_replay), below the panels and,
+     * when it fired or could not run, on stderr */
+    char verdict[LG__MAX_LOGS][1024];
+    size_t vmax = 0; /* the longest, in characters */
+    {
+        char thr[32], gro[32], win[64], msg[512];
+        lg_cli_shortest(thr, sizeof thr, tc.explode_threshold);
+        lg_cli_shortest(gro, sizeof gro, tc.explode_growth);
+        if (tc.explode_window > 0) snprintf(win, sizeof win, ", growth %s over %d epochs", gro, tc.explode_window);
+        else snprintf(win, sizeof win, ", no growth check: window 0");
+        for (int i = 0; i < nlogs; i++) {
+            const lg__panel *p = &pan[i];
+            char from[112] = "";
+            if (p->xstate != LG__X_UNKNOWN && p->xfirst > 1) /* a resumed run's log */
+                snprintf(from, sizeof from, " (replayed from epoch %ld, the log's first: the epochs before are not seen)",
+                         p->xfirst);
+            if (p->xstate == LG__X_FIRED)
+                snprintf(msg, sizeof msg, "explosion at epoch %ld: %s%s", p->xepoch, p->xwhy, from);
+            else if (p->xstate == LG__X_NONE)
+                snprintf(msg, sizeof msg, "no explosion (threshold %s%s)%s", thr, win, from);
+            else snprintf(msg, sizeof msg, "the explosion detector not run: %s", p->xwhy);
+            snprintf(verdict[i], sizeof verdict[i], "%s: %s", p->label, msg);
+            size_t nc = 0; /* UTF-8 characters */
+            for (const char *q = verdict[i]; *q; q++) nc += ((unsigned char)*q & 0xC0) != 0x80;
+            if (nc > vmax) vmax = nc;
+            if (p->xstate != LG__X_NONE || *from) fprintf(stderr, "lipgnn %s: note: %s: %s\n", cmd, p->path, msg);
+        }
+    }
     /* layout */
     double ph = maxlayers * 18.0;
     if (ph < 140) ph = 140;
     if (ph > 480) ph = 480;
     double top = (title ? 34 : 8) + 26, bar_x = nlogs * (LG__LEFT + LG__PW + LG__GAP);
     double width = bar_x + LG__BARW + 86, height = top + ph + 44 + 26 + 18 * nlogs;
+    if (LG__LEFT + 6.5 * (double)vmax + 16 > width) width = LG__LEFT + 6.5 * (double)vmax + 16; /* 11 px text: <= 6.5 px a character */
     if (!(f = fopen(out, "w"))) {
         lg_cli_errorf(cmd, "%s: cannot write: %s", out, strerror(errno));
         rc = LG_EXIT_USAGE;
@@ -584,21 +621,9 @@ int lg_cmd_gradmap(int argc, char **argv) {
         lg_svg_text(f, lx + 360, ly + 10, 11, "start", NULL, "cells: max over epoch bins");
     lg_svg_group_end(f);
     /* each log's explosion verdict, a line each */
-    char thr[32], gro[32], msg[400], line[1024];
-    lg_cli_shortest(thr, sizeof thr, tc.explode_threshold);
-    lg_cli_shortest(gro, sizeof gro, tc.explode_growth);
     lg_svg_group_begin(f, "class=\"explosions\"");
-    for (int i = 0; i < nlogs; i++) {
-        const lg__panel *p = &pan[i];
-        if (p->xstate == LG__X_FIRED) snprintf(msg, sizeof msg, "explosion at epoch %ld: %s", p->xepoch, p->xwhy);
-        else if (p->xstate == LG__X_NONE)
-            snprintf(msg, sizeof msg, "no explosion (threshold %s, growth %s over %d epochs)", thr, gro,
-                     tc.explode_window);
-        else snprintf(msg, sizeof msg, "the explosion detector not run: %s", p->xwhy);
-        snprintf(line, sizeof line, "%s: %s", p->label, msg);
-        lg_svg_text(f, lx, ly + 30 + 18 * i, 11, "start", "class=\"explosion-verdict\"", line);
-        if (p->xstate != LG__X_NONE) fprintf(stderr, "lipgnn %s: note: %s: %s\n", cmd, p->path, msg);
-    }
+    for (int i = 0; i < nlogs; i++)
+        lg_svg_text(f, lx, ly + 30 + 18 * i, 11, "start", "class=\"explosion-verdict\"", verdict[i]);
     lg_svg_group_end(f);
     lg_svg_end(f);
     if (ferror(f) | fclose(f)) {
