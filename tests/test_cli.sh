@@ -625,8 +625,14 @@ PY
   grep -q "^lipgnn train: gradient explosion at epoch 1" "$tmp/err" || fail "explosion not reported: $(cat "$tmp/err")"
   [ "$(grep -c "gradient explosion" "$tmp/err")" = 1 ] || fail "explosion reported more than once"
   head -1 "$tmp/g.csv" | grep -q "^epoch,layer,group,norm$" || fail "grad log header"
-  [ "$(wc -l < "$tmp/g.csv")" = 7 ] || fail "grad log: $(wc -l < "$tmp/g.csv") lines, expected 1 + 3 layers x 2 groups"
+  [ "$(wc -l < "$tmp/g.csv")" = 9 ] || fail "grad log: $(wc -l < "$tmp/g.csv") lines, expected 1 + 3 layers x 2 groups + 2"
+  # the input and output linear layers' rows: layer -1 and the layer count, their own groups
+  grep -q '^1,-1,input,[0-9.e+-]*$' "$tmp/g.csv" && grep -q '^1,3,output,[0-9.e+-]*$' "$tmp/g.csv" \
+    || fail "grad log without the linear layers' rows: $(cat "$tmp/g.csv")"
   grep -q '"exploded":true' "$tmp/out" || fail "summary lacks the explosion"
+  run train --data "$tiny" --model gat-classic --hidden 8 --epochs 1 --grad-log "$tmp/gc.csv"
+  expect_rc 0 "train gat-classic --grad-log"
+  grep -q 'input\|output' "$tmp/gc.csv" && fail "gat-classic (no linear layers): their rows in the grad log"
   # memory: the estimates are checked before anything is allocated, the data
   # set's before it is read (1 MiB at least: the allocator's margin), then the model's
   run train --data "$tiny" --layers 3 --hidden 8 --epochs 1 --max-memory 1K
@@ -740,7 +746,7 @@ PY
   [ "$(strip "$tmp/t1.json")" = "$(strip "$tmp/t2.json")" ] || fail "batch training: same seed, different results"
   run train --trees 2 --trees-count 60 --epochs 2 --batch-size 7 --norm lipschitz --json --save "$tmp/b.ckpt" --grad-log "$tmp/bg.csv"
   expect_rc 0 "batch train --save"
-  [ "$(wc -l < "$tmp/bg.csv")" = 13 ] || fail "batch grad log: $(wc -l < "$tmp/bg.csv") lines, expected 1 + 2 epochs x 3 layers x 2"
+  [ "$(wc -l < "$tmp/bg.csv")" = 17 ] || fail "batch grad log: $(wc -l < "$tmp/bg.csv") lines, expected 1 + 2 epochs x (3 layers x 2 + 2)"
   run "${tr[@]}" --resume "$tmp/b.ckpt"; expect_rc 0 "batch train --resume"; tail -1 "$tmp/out" > "$tmp/t3.json"
   [ "$(strip "$tmp/t1.json")" = "$(strip "$tmp/t3.json")" ] || fail "batch training: resumed run differs from the straight one"
   run train --trees 2 --trees-count 60 --epochs 4 --batch-size 8 --norm lipschitz --resume "$tmp/b.ckpt"

@@ -10,7 +10,7 @@ train_args=(train --trees 3 --trees-count 100 --layers $L --hidden 8 --epochs $E
 run "${train_args[@]}" --grad-log "$tmp/plain.csv"; expect_rc 0 "train (no norm)"
 run "${train_args[@]}" --norm lipschitz --grad-log "$tmp/lip.csv"; expect_rc 0 "train --norm lipschitz"
 [ "$(head -1 "$tmp/plain.csv")" = "epoch,layer,group,norm" ] || fail "grad-log header: $(head -1 "$tmp/plain.csv")"
-[ "$(($(wc -l <"$tmp/plain.csv") - 1))" = $((E * L * 2)) ] || fail "grad-log rows: $(wc -l <"$tmp/plain.csv")"
+[ "$(($(wc -l <"$tmp/plain.csv") - 1))" = $((E * (L * 2 + 2))) ] || fail "grad-log rows: $(wc -l <"$tmp/plain.csv")"
 
 run gradmap --help; expect_rc 0 "gradmap --help"; grep -q -- "--log FILE" "$tmp/out" || fail "gradmap --help lacks --log"
 run --help; grep -q "gradmap" "$tmp/out" || fail "lipgnn --help does not list gradmap"
@@ -92,6 +92,18 @@ n=$(grep -o '>L*: explosion at epoch 4[^<]*<' "$tmp/wide.svg" | wc -c)
 run gradmap --log "$tmp/grow.csv" --out "$tmp/x.svg" --explode 5; expect_rc 2 "gradmap --explode 5"
 run train --trees 2 --trees-count 20 --epochs 1 --explode 5; expect_rc 2 "train --explode 5"
 
+# the linear layers' rows: the input one must be layer -1; another group is refused
+printf 'epoch,layer,group,norm\n1,0,all,1\n1,0,input,1\n' >"$tmp/in0.csv"
+run gradmap --log "$tmp/in0.csv" --out "$tmp/x.svg"; expect_rc 2 "gradmap, an input row of layer 0"
+grep -q "in0.csv:3: the input layer's row has layer '0', not -1" "$tmp/err" || fail "input row of layer 0: $(cat "$tmp/err")"
+printf 'epoch,layer,group,norm\n1,0,all,1\n1,-1,all,1\n' >"$tmp/neg.csv"
+run gradmap --log "$tmp/neg.csv" --out "$tmp/x.svg"; expect_rc 2 "gradmap, layer -1 of group all"
+# the detector on a log with the linear layers' rows: they are not its layers (the frame is at the
+# attention layer it names, one row above the input row)
+run gradmap --log "$tmp/xp.csv" --group all --explode-threshold 1e-3 --out "$tmp/xpa.svg"; expect_rc 0 "gradmap --group all --explode-threshold"
+grep -q "note: $tmp/xp.csv: explosion at epoch $xe: gradient norm of layer $xl " "$tmp/err" \
+  || fail "--group all: the verdict differs from train's (epoch $xe, layer $xl): $(cat "$tmp/err")"
+
 # a log the detector cannot be run on: a norm missing, or no 'all' rows: said, the map drawn
 grep -v '^3,1,all,' "$tmp/grow.csv" >"$tmp/gap.csv"
 run gradmap --log "$tmp/gap.csv" --out "$tmp/gap.svg"; expect_rc 0 "gradmap, a norm missing"
@@ -113,7 +125,16 @@ done
 # --group all: the other rows
 run gradmap --log "$tmp/plain.csv" --group all --out "$tmp/all.svg"; expect_rc 0 "gradmap --group all"
 wellformed "$tmp/all.svg"
-[ "$(count 'class="cell"' "$tmp/all.svg")" = $((L * E)) ] || fail "--group all: $(count 'class="cell"' "$tmp/all.svg") cells"
+# with the input and output linear layers' rows, below and above the attention layers
+[ "$(count 'class="cell"' "$tmp/all.svg")" = $(((L + 2) * E)) ] || fail "--group all: $(count 'class="cell"' "$tmp/all.svg") cells"
+grep -q '<title>input layer, epoch 1: ' "$tmp/all.svg" && grep -q "<title>output layer, epoch $E: " "$tmp/all.svg" \
+  && grep -q "<title>layer $((L - 1)), epoch 1: " "$tmp/all.svg" || fail "--group all: the linear layers' tooltips"
+grep -q '>in</text>' "$tmp/all.svg" && grep -q '>out</text>' "$tmp/all.svg" || fail "--group all: no in/out labels"
+v=$(grep '^1,-1,input,' "$tmp/plain.csv" | cut -d, -f4)
+grep -q "<title>input layer, epoch 1: $(printf '%.4g' "$v")</title>" "$tmp/all.svg" || fail "--group all: the input row's value ($v)"
+# the input row is the bottom one, the output row the top one
+grep -q "<rect class=\"cell\" x=\"62\" y=\"34\" [^>]*><title>output layer, epoch 1: " "$tmp/all.svg" \
+  || fail "--group all: the output layer is not the top row: $(grep -m1 'output layer, epoch 1:' "$tmp/all.svg")"
 grep -q 'gradient norm (all)' "$tmp/all.svg" || fail "--group all: colour bar not titled"
 cmp -s "$tmp/one.svg" "$tmp/all.svg" && fail "--group all draws the same as attention"
 

@@ -1254,6 +1254,25 @@ static void test_params(void **state) {
         for (lg_idx k = off; k < off + len; k++) q += (double)g[k] * g[k];
         assert_true(st.grad_norm[l] > 0 && fabs(sqrt(q) - st.grad_norm[l]) <= 1e-6 * st.grad_norm[l]);
     }
+    /* the linear layers' norms: of the block before layer 0's and after the last layer's */
+    {
+        lg_idx o0 = 0, l0 = 0, ol = 0, ll = 0;
+        assert_ok(lg_trainer_layer_params(a, 0, &o0, &l0));
+        assert_ok(lg_trainer_layer_params(a, L - 1, &ol, &ll));
+        double q0 = 0, q1 = 0;
+        for (lg_idx k = 0; k < o0; k++) q0 += (double)g[k] * g[k];
+        for (lg_idx k = ol + ll; k < n; k++) q1 += (double)g[k] * g[k];
+        assert_true(st.io_grad_norm[0] > 0 && fabs(sqrt(q0) - st.io_grad_norm[0]) <= 1e-6 * st.io_grad_norm[0]);
+        assert_true(st.io_grad_norm[1] > 0 && fabs(sqrt(q1) - st.io_grad_norm[1]) <= 1e-6 * st.io_grad_norm[1]);
+        lg_model_config mk;
+        lg_model_config_default(&mk, LG_MODEL_GAT_CLASSIC); /* no linear layers: NAN */
+        lg_epoch_stats sk;
+        lg_trainer *k = NULL;
+        assert_ok(lg_trainer_init(&k, &mk, &tc, ds));
+        assert_ok(lg_trainer_epoch(k, &sk));
+        assert_true(isnan(sk.io_grad_norm[0]) && isnan(sk.io_grad_norm[1]));
+        lg_trainer_free(k);
+    }
     const double la = st.train_loss_step;
     /* another seed's parameters give another first epoch; a's parameters the same one */
     tc.seed = 43;

@@ -163,6 +163,10 @@ typedef struct lg_epoch_stats {
     int layers;              /* entries of the arrays below                        */
     const double *att_grad_norm; /* per layer: L2 norm of the attention parameters' gradient */
     const double *grad_norm;     /* per layer: L2 norm of all its parameters' gradient */
+    double io_grad_norm[2];      /* the input and the output linear layers': L2 norm of
+                                    their weight's and bias's gradient, as grad_norm (NAN
+                                    in models without them: gat-classic, gcn); the
+                                    explosion detector does not watch them */
     int exploded_now;        /* 1 if the detector fired at this epoch              */
 } lg_epoch_stats;
 

@@ -14,7 +14,9 @@
 static const char lg__gradmap_help[] =
     "Usage: lipgnn gradmap --log FILE [--log FILE2] --out OUT.svg [OPTIONS]\n"
     "Draws the gradient norms logged by 'lipgnn train --grad-log FILE' as a heat-map:\n"
-    "layers on the y axis (layer 0 at the bottom), epochs on the x axis, colour =\n"
+    "layers on the y axis (layer 0 at the bottom; with --group all, the input and\n"
+    "output linear layers below and above, where the log has them), epochs on the x\n"
+    "axis, colour =\n"
     "log10(norm). With two logs (e.g. without and with --norm lipschitz) the two panels\n"
     "share one colour scale. Zero norms are grey, inf/nan red. With more than 400 epochs\n"
     "a cell shows the maximum over a bin of epochs. Each cell's tooltip (its <title>,\n"
@@ -41,7 +43,8 @@ static const char lg__gradmap_help[] =
     "                      detector had seen: the verdict says so\n"
     "  -h, --help          this help\n";
 
-enum { LG__MAX_LOGS = 2, LG__MAX_COLS = 400, LG__MAX_LAYER = 9999, LG__MAX_EPOCH = 100000000, LG__LINE = 256 };
+enum { LG__MAX_LOGS = 2, LG__MAX_COLS = 400, LG__MAX_LAYER = 9999, LG__MAX_EPOCH = 100000000, LG__LINE = 256,
+       LG__IO_OUT = LG__MAX_LAYER + 2 /* (while reading) the output linear layer's row */ };
 
 /* Cell states, in the order a bin's maximum prefers them. */
 enum { LG__MISSING = 0, LG__ZERO = 1, LG__VALUE = 2, LG__BAD = 3 };
@@ -61,7 +64,11 @@ typedef struct lg__panel {
     lg__row *rows;        /* rows of the chosen group                      */
     size_t nrows, cap;    /* count and capacity of rows                    */
     long emin, emax;      /* epoch range                                   */
-    long layers;          /* max layer + 1                                 */
+    long layers;          /* rows drawn: max layer + 1, and 2 more with io  */
+    int io;               /* 1: the input and output linear layers' rows are
+                             drawn (group 'all' of a log that has them): row 0
+                             is the input one, row l + 1 layer l, the last row
+                             the output one                                  */
     long bin;             /* epochs per column                             */
     long cols;            /* columns                                       */
     double *val;          /* layers x cols maxima (row-major, layer major) */
@@ -182,17 +189,24 @@ static int lg__panel_read(const char *cmd, lg__panel *p, const char *group) {
             fld[k++] = s + 1;
         }
         if (k != 4) LG__BAD_LINE("%s:%ld: %d field%s, expected 4 (epoch,layer,group,norm)", path, line, k, k == 1 ? "" : "s");
-        long epoch = lg__parse_count(fld[0]), layer = lg__parse_count(fld[1]);
+        /* the input and output linear layers' rows: layer -1 and the layer count (train's grad log) */
+        const int in = !strcmp(fld[2], "input"), outl = !strcmp(fld[2], "output");
+        long epoch = lg__parse_count(fld[0]), layer = in && !strcmp(fld[1], "-1") ? -1 : lg__parse_count(fld[1]);
         double norm;
         if (epoch < 1 || epoch > LG__MAX_EPOCH)
             LG__BAD_LINE("%s:%ld: epoch '%s' is not an integer in 1..%d", path, line, fld[0], LG__MAX_EPOCH);
-        if (layer < 0 || layer > LG__MAX_LAYER)
+        if (in && layer != -1) LG__BAD_LINE("%s:%ld: the input layer's row has layer '%s', not -1", path, line, fld[1]);
+        if (!in && (layer < 0 || layer > LG__MAX_LAYER))
             LG__BAD_LINE("%s:%ld: layer '%s' is not an integer in 0..%d", path, line, fld[1], LG__MAX_LAYER);
-        if (strcmp(fld[2], "attention") && strcmp(fld[2], "all"))
-            LG__BAD_LINE("%s:%ld: group '%s' is not 'attention' or 'all'", path, line, fld[2]);
+        if (strcmp(fld[2], "attention") && strcmp(fld[2], "all") && !in && !outl)
+            LG__BAD_LINE("%s:%ld: group '%s' is not 'attention', 'all', 'input' or 'output'", path, line, fld[2]);
         if (lg__parse_norm(fld[3], &norm))
             LG__BAD_LINE("%s:%ld: norm '%s' is not a number >= 0, inf or nan", path, line, fld[3]);
-        const int chosen = !strcmp(fld[2], group);
+        if (in || outl) { /* drawn with the 'all' rows, as rows of their own (placed below) */
+            if (strcmp(group, "all")) continue;
+            layer = in ? -1 : LG__IO_OUT;
+        }
+        const int chosen = !strcmp(fld[2], group) || in || outl;
         if (!chosen) other++;
         if (!chosen && strcmp(fld[2], "all")) continue; /* (the 'all' rows are kept for the detector) */
         lg__row **rows = chosen ? &p->rows : &p->det;
@@ -214,14 +228,23 @@ static int lg__panel_read(const char *cmd, lg__panel *p, const char *group) {
     if (line == 0) LG__BAD_LINE("%s: empty file (no header)", path);
     if (p->nrows == 0)
         LG__BAD_LINE("%s: no '%s' rows (%zu row%s of the other group)", path, group, other, other == 1 ? "" : "s");
+    {   /* the input linear layer's rows become row 0, the attention layers' rows 1.., the output's the last */
+        long L = 0;
+        for (size_t i = 0; i < p->nrows; i++) {
+            p->io |= p->rows[i].layer == -1 || p->rows[i].layer == LG__IO_OUT;
+            if (p->rows[i].layer != LG__IO_OUT && p->rows[i].layer + 1 > L) L = p->rows[i].layer + 1;
+        }
+        for (size_t i = 0; i < p->nrows && p->io; i++)
+            p->rows[i].layer = p->rows[i].layer == LG__IO_OUT ? L + 1 : p->rows[i].layer + 1;
+    }
     qsort(p->rows, p->nrows, sizeof *p->rows, lg__row_cmp);
     p->emin = p->emax = p->rows[0].epoch;
     p->layers = 0;
     for (size_t i = 0; i < p->nrows; i++) {
         const lg__row *r = &p->rows[i];
         if (i && r->layer == r[-1].layer && r->epoch == r[-1].epoch)
-            LG__BAD_LINE("%s:%ld: epoch %ld, layer %ld, group %s repeats line %ld", path, r->line, r->epoch, r->layer,
-                         group, r[-1].line);
+            LG__BAD_LINE("%s:%ld: epoch %ld, layer %ld, group %s repeats line %ld", path, r->line, r->epoch,
+                         r->layer - p->io, group, r[-1].line);
         if (r->epoch < p->emin) p->emin = r->epoch;
         if (r->epoch > p->emax) p->emax = r->epoch;
         if (r->layer + 1 > p->layers) p->layers = r->layer + 1;
@@ -263,17 +286,24 @@ static int lg__row_cmp_epoch(const void *a, const void *b) {
 static int lg__panel_replay(const char *cmd, lg__panel *p, const char *group, const lg_train_config *tc) {
     const int all = !strcmp(group, "all"); /* the chosen rows are the detector's */
     const lg__row *src = all ? p->rows : p->det;
-    const size_t n = all ? p->nrows : p->ndet;
+    const size_t nsrc = all ? p->nrows : p->ndet;
     p->xstate = LG__X_UNKNOWN;
     p->xepoch = -1;
     p->xlayer = -1;
+    lg__row *r = malloc((nsrc ? nsrc : 1) * sizeof *r);
+    if (!r) { lg_cli_errorf(cmd, "%s: out of memory", p->path); return LG_EXIT_FAIL; }
+    size_t n = 0; /* the attention layers' rows (not the drawn input and output layers'), their layers from 0 */
+    for (size_t i = 0; i < nsrc; i++) {
+        const int io = all && p->io; /* rows 0 and layers - 1 are the linear layers' */
+        if (io && (src[i].layer == 0 || src[i].layer == p->layers - 1)) continue;
+        r[n] = src[i];
+        r[n++].layer -= io;
+    }
     if (n == 0) {
         snprintf(p->xwhy, sizeof p->xwhy, "the log has no 'all' rows, the norms the detector watches");
+        free(r);
         return LG_EXIT_OK;
     }
-    lg__row *r = malloc(n * sizeof *r);
-    if (!r) { lg_cli_errorf(cmd, "%s: out of memory", p->path); return LG_EXIT_FAIL; }
-    memcpy(r, src, n * sizeof *r);
     qsort(r, n, sizeof *r, lg__row_cmp_epoch);
     long e0 = r[0].epoch, L = 0;
     p->xfirst = e0;
@@ -366,6 +396,14 @@ static void lg__vtext(FILE *f, double x, double y, double size, int angle, const
 
 static const char lg__grey[] = "#bdbdbd", lg__red[] = "#e31a1c";
 
+/* The name of drawn row l of p: "layer 3", or with its linear layers'
+ * rows (p->io) "input layer" / "output layer" for the first and last. */
+static void lg__row_name(const lg__panel *p, long l, char *buf, size_t cap) {
+    if (p->io && l == 0) snprintf(buf, cap, "input layer");
+    else if (p->io && l == p->layers - 1) snprintf(buf, cap, "output layer");
+    else snprintf(buf, cap, "layer %ld", l - p->io);
+}
+
 /* Draws panel p with its plot area at (x, y), plot height ph; log10 colour
  * scale [lo, hi]. */
 static void lg__draw_panel(FILE *f, const lg__panel *p, double x, double y, double ph, double lo, double hi) {
@@ -388,12 +426,13 @@ static void lg__draw_panel(FILE *f, const lg__panel *p, double x, double y, doub
             }
             /* its tooltip: the layer, the epoch (or the bin's first and last) and the value drawn */
             const long ea = p->emin + c * p->bin, eb = ea + p->bin - 1 < p->emax ? ea + p->bin - 1 : p->emax;
-            char tip[128], ep[64];
+            char tip[160], ep[64], rn[32];
             if (eb > ea) snprintf(ep, sizeof ep, "epochs %ld-%ld", ea, eb);
             else snprintf(ep, sizeof ep, "epoch %ld", ea);
-            if (p->state[i] == LG__ZERO) snprintf(tip, sizeof tip, "layer %ld, %s: 0", l, ep);
-            else if (p->state[i] == LG__BAD) snprintf(tip, sizeof tip, "layer %ld, %s: inf or nan", l, ep);
-            else snprintf(tip, sizeof tip, "layer %ld, %s: %s%.4g", l, ep, eb > ea ? "max " : "", p->val[i]);
+            lg__row_name(p, l, rn, sizeof rn);
+            if (p->state[i] == LG__ZERO) snprintf(tip, sizeof tip, "%s, %s: 0", rn, ep);
+            else if (p->state[i] == LG__BAD) snprintf(tip, sizeof tip, "%s, %s: inf or nan", rn, ep);
+            else snprintf(tip, sizeof tip, "%s, %s: %s%.4g", rn, ep, eb > ea ? "max " : "", p->val[i]);
             lg_svg_rect_title(f, x + c * cw, y + (p->layers - 1 - l) * ch, cw, ch, fill, "class=\"cell\"", tip);
         }
     lg_svg_group_end(f);
@@ -402,16 +441,21 @@ static void lg__draw_panel(FILE *f, const lg__panel *p, double x, double y, doub
         const long c = (p->xepoch - p->emin) / p->bin;
         const double xx = x + ((double)c + 0.5) * cw;
         lg_svg_line(f, xx, y, xx, y + ph, "#000000", 1.5, "class=\"explosion\" stroke-dasharray=\"4 3\"");
-        if (p->xlayer >= 0 && p->xlayer < p->layers)
-            lg_svg_rect(f, x + (double)c * cw, y + (double)(p->layers - 1 - p->xlayer) * ch, cw, ch, NULL,
+        const long row = p->xlayer + p->io; /* (the detector's layers are the attention layers) */
+        if (p->xlayer >= 0 && row < p->layers)
+            lg_svg_rect(f, x + (double)c * cw, y + (double)(p->layers - 1 - row) * ch, cw, ch, NULL,
                         "class=\"explosion-cell\" stroke=\"#000000\" stroke-width=\"2\"");
     }
-    /* layer axis: labels at the middle of the rows */
-    long ls = lg__nice_step(p->layers, 12);
-    for (long l = 0; l < p->layers; l += ls) {
-        double yy = y + (p->layers - 0.5 - l) * ch;
+    /* layer axis: labels at the middle of the rows (with p->io, "in" and "out"
+     * at the linear layers' rows, the attention layers numbered from 0 between) */
+    const long na = p->layers - 2 * p->io, ls = lg__nice_step(na, 12);
+    for (long l = -p->io; l < na + p->io; l++) {
+        if (l >= 0 && l < na && l % ls) continue;
+        double yy = y + (p->layers - 0.5 - (double)(l + p->io)) * ch;
         lg_svg_line(f, x - 4, yy, x, yy, "#333333", 1, NULL);
-        snprintf(txt, sizeof txt, "%ld", l);
+        if (l < 0) snprintf(txt, sizeof txt, "in");
+        else if (l >= na) snprintf(txt, sizeof txt, "out");
+        else snprintf(txt, sizeof txt, "%ld", l);
         lg_svg_text(f, x - 6, yy + 4, 11, "end", NULL, txt);
     }
     lg__vtext(f, x - LG__LEFT + 16, y + ph / 2, 13, -90, "class=\"axis-title\"", "layer");

@@ -79,7 +79,9 @@ static const char lg__train_help[] =
     "Gradient diagnostics:\n"
     "  --grad-log FILE      CSV of epoch,layer,group,norm for every epoch and layer (layer\n"
     "                       0: the first attention layer, next to the input; group\n"
-    "                       attention: its attention parameters, all: all its parameters)\n"
+    "                       attention: its attention parameters, all: all its parameters),\n"
+    "                       then the input and output linear layers' (layer -1, group\n"
+    "                       input; layer L, group output; in the models that have them)\n"
     "  --explode-threshold X  a layer gradient norm above X is an explosion (default 1000)\n"
     "  --explode-growth X   ... or growth by more than X times ... (default 1000)\n"
     "  --explode-window W   ... against the layer's norm W epochs earlier (default 10;\n"
@@ -465,9 +467,12 @@ int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_data
         status = lg_cli_exit_for(st);
         goto done;
     }
+    int io_rows = 0; /* 1: the model has input and output linear layers, whose rows the grad log has too */
     if (o->grad_log) {
         if (!(glog = lg__open_out(cmd, o->grad_log))) { status = LG_EXIT_USAGE; goto done; }
         fprintf(glog, "epoch,layer,group,norm\n");
+        lg_idx off = 0, len = 0;
+        io_rows = lg_trainer_layer_params(t, 0, &off, &len) == LG_OK && off > 0;
     }
     if (o->log) {
         if (!(elog = lg__open_out(cmd, o->log))) { status = LG_EXIT_USAGE; goto done; }
@@ -500,10 +505,14 @@ int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_data
             status = lg_cli_exit_for(st);
             break;
         }
-        if (glog)
+        if (glog) {
             for (int l = 0; l < es.layers; l++)
                 fprintf(glog, "%ld,%d,attention,%.9g\n%ld,%d,all,%.9g\n", es.epoch, l, es.att_grad_norm[l], es.epoch, l,
                         es.grad_norm[l]);
+            if (io_rows) /* the input linear layer as layer -1, the output one as layer L */
+                fprintf(glog, "%ld,-1,input,%.9g\n%ld,%d,output,%.9g\n", es.epoch, es.io_grad_norm[0], es.epoch,
+                        es.layers, es.io_grad_norm[1]);
+        }
         if (elog) { /* an empty split's loss and accuracy: empty fields (NaN to a CSV reader), not 0 */
             char vl[32] = "", tl[32] = "", va[16] = "", ta[16] = "";
             if (ds->n_val) snprintf(vl, sizeof vl, "%.9g", es.val_loss), snprintf(va, sizeof va, "%.6f", es.val_acc);

@@ -273,6 +273,8 @@ struct lg_trainer {
     lg__train_state s;
     int L;
     double *att_norm, *norm;     /* this epoch, per layer                      */
+    double io_norm[2], bio[2];   /* this epoch's and one batch's: the input and
+                                    output linear layers' (NAN: none)         */
     double *max_norm, *max_att;  /* over the run, per layer                    */
     double *ms;                  /* wall time of each epoch run in this process */
     long ms_cap, ms_count;
@@ -558,7 +560,13 @@ static double lg__norm(const float *v, lg_idx off, lg_idx len) {
 
 /* Per layer, the L2 norm of the gradient g of all its parameters (norm) and
  * of its attention parameters (att). */
-static void lg__layer_norms(const lg_trainer *t, const float *g, double *norm, double *att) {
+static void lg__layer_norms(const lg_trainer *t, const float *g, double *norm, double *att, double io[2]) {
+    /* the input linear layer's parameters come before layer 0's, the output
+     * one's after the last layer's (lg_trainer_params); none: NAN */
+    const lg__layer_range r0 = lg__model_layer_range_f32(t->model, 0), rl = lg__model_layer_range_f32(t->model, t->L - 1);
+    const lg_idx end = rl.off + rl.len, np = lg__model_nparams_f32(t->model);
+    io[0] = r0.off > 0 ? lg__norm(g, 0, r0.off) : NAN;
+    io[1] = np > end ? lg__norm(g, end, np - end) : NAN;
     for (int l = 0; l < t->L; l++) {
         lg__layer_range r = lg__model_layer_range_f32(t->model, l);
         norm[l] = lg__norm(g, r.off, r.len);
@@ -595,6 +603,7 @@ static lg_status lg__train_batches(lg_trainer *t, long epoch, const lg_adam *a, 
     double sum = 0;
     lg_idx total = 0;
     memset(t->norm, 0, sizeof(double) * (size_t)t->L);
+    t->io_norm[0] = t->io_norm[1] = 0;
     memset(t->att_norm, 0, sizeof(double) * (size_t)t->L);
     lg__batcher_shuffle(b, seed, epoch);
     for (uint64_t k = 0; k < nb; k++) {
@@ -609,11 +618,12 @@ static lg_status lg__train_batches(lg_trainer *t, long epoch, const lg_adam *a, 
         LG_CHECK(lg__model_backward_f32(t->model, b->iota, b->n_targets, 1, seed, step));
         sum += loss * (double)b->n_targets;
         total += b->n_targets;
-        lg__layer_norms(t, g, t->bnorm, t->batt);
+        lg__layer_norms(t, g, t->bnorm, t->batt, t->bio);
         for (int l = 0; l < t->L; l++) {
             t->norm[l] += t->bnorm[l];
             t->att_norm[l] += t->batt[l];
         }
+        t->io_norm[0] += t->bio[0], t->io_norm[1] += t->bio[1];
         lg__layer_decay(t, p, g);
         lg__adam_step(a, (long)step, p, g, t->m1, t->m2, np);
         lg__tick(t);
@@ -622,6 +632,7 @@ static lg_status lg__train_batches(lg_trainer *t, long epoch, const lg_adam *a, 
         t->norm[l] /= (double)nb;
         t->att_norm[l] /= (double)nb;
     }
+    t->io_norm[0] /= (double)nb, t->io_norm[1] /= (double)nb;
     *loss_step = total ? sum / (double)total : 0;
     return LG_OK;
 }
@@ -682,7 +693,7 @@ lg_status lg_trainer_epoch(lg_trainer *t, lg_epoch_stats *es) {
         if (!isfinite(es->train_loss_step)) bad_layer = lg__model_first_nonfinite_f32(t->model);
         LG_CHECK(lg__model_backward_f32(t->model, ds->train, ds->n_train, 1, seed, (uint64_t)epoch));
         float *p = lg__model_params_f32(t->model), *g = lg__model_grads_f32(t->model);
-        lg__layer_norms(t, g, t->norm, t->att_norm);
+        lg__layer_norms(t, g, t->norm, t->att_norm, t->io_norm);
         lg__layer_decay(t, p, g);
         lg__adam_step(&a, epoch, p, g, t->m1, t->m2, (size_t)lg__model_nparams_f32(t->model));
     }
@@ -739,6 +750,7 @@ lg_status lg_trainer_epoch(lg_trainer *t, lg_epoch_stats *es) {
     es->layers = t->L;
     es->att_grad_norm = t->att_norm;
     es->grad_norm = t->norm;
+    es->io_grad_norm[0] = t->io_norm[0], es->io_grad_norm[1] = t->io_norm[1];
     es->ms = lg__now_ms() - t0;
     if (t->ms_count < t->ms_cap) t->ms[t->ms_count++] = es->ms;
     t->ms_total += es->ms;
