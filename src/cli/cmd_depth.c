@@ -592,7 +592,11 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
         /* the first format becomes the second, the second the current one */
         const int up0 = lg__runs_upgrade(cmd, path, old_depth, &buf, &len);
         const int up1 = up0 < 0 ? -1 : lg__runs_upgrade_v1(cmd, &buf, &len);
-        if (up0 < 0 || up1 < 0) { free(buf); return NULL; }
+        if (up0 < 0 || up1 < 0) {
+            if (up0 == 0) *status = LG_EXIT_FAIL; /* (the second's only failure is out of memory) */
+            free(buf);
+            return NULL;
+        }
         upgraded = up0 ? 1 : up1 ? 2 : 0;
     }
     size_t hl = strlen(lg__csv_header);
