@@ -593,7 +593,7 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
         const int up0 = lg__runs_upgrade(cmd, path, old_depth, &buf, &len);
         const int up1 = up0 < 0 ? -1 : lg__runs_upgrade_v1(cmd, &buf, &len);
         if (up0 < 0 || up1 < 0) {
-            if (up0 == 0) *status = LG_EXIT_FAIL; /* (the second's only failure is out of memory) */
+            if (up0 >= 0) *status = LG_EXIT_FAIL; /* the second upgrade failed: its only failure is out of memory */
             free(buf);
             return NULL;
         }
