@@ -977,6 +977,21 @@ data_source)
   run train --resume "$tmp/t.ckpt" --epochs 3 --trees 2 --trees-count 30; expect_rc 2 "train --resume, seed 0"
   grep -q "note: using --trees 2 --trees-count 30 --seed 0 as given; .* --seed 5$" "$tmp/err" &&
     grep -q "checkpoint made with --seed 5" "$tmp/err" || fail "train --resume, seed 0: $(cat "$tmp/err")"
+  # no data option but --seed: the seed given is said as such, with the recorded one (it read "(from the
+  # checkpoint)" for a seed it did not hold)
+  run predict --resume "$tmp/t.ckpt" --seed 4; expect_rc 2 "predict, the checkpoint's TREES, --seed 4"
+  grep -qx "lipgnn predict: data: --trees 2 --trees-count 30 --seed 4 (from the checkpoint; --seed 4 as given, where it records --seed 5)" \
+    "$tmp/err" || fail "predict --seed 4: $(cat "$tmp/err")"
+  # data options too long to record ('%' is written escaped, 3 bytes): said, with --quiet too, and
+  # predict's error allows for it (it said the checkpoint predated the record)
+  long=$tmp; for k in $(seq 1 14); do long=$long/$(printf '%%%.0s' $(seq 1 250)); done
+  mkdir -p "$long" && cp "$dir/data/tiny/"* "$long/"
+  run train --data "$long" --layers 2 --epochs 1 --save "$tmp/long.ckpt" --quiet; expect_rc 0 "train, data options too long"
+  grep -q "note: the data options are too long to be recorded in the checkpoint: predict and train --resume will need them given" \
+    "$tmp/err" || fail "data options too long, --quiet: $(head -c 300 "$tmp/err")"
+  run predict --resume "$tmp/long.ckpt"; expect_rc 2 "predict, data options too long to have been recorded"
+  grep -q "has no record of the data it was trained on: it predates that record, or its options were too long to record" \
+    "$tmp/err" || fail "predict, unrecorded data options: $(head -c 300 "$tmp/err")"
   # lipschitz, on a full-batch model
   run train --sbm 200 --layers 2 --hidden 4 --epochs 1 --save "$tmp/s.ckpt"; expect_rc 0 "train --sbm 200"
   run lipschitz --model "$tmp/s.ckpt" --iters 2 --starts 0 --json; expect_rc 0 "lipschitz, the checkpoint's data"
@@ -988,7 +1003,7 @@ data_source)
     for c in predict "train --epochs 5"; do
       # shellcheck disable=SC2086
       run $c --resume "$ck"; expect_rc 2 "$c, $(basename "$ck") without a data option"
-      grep -q "no data set: give --data DIR, --dataset NAME, --trees DEPTH or --sbm N\[,M\] ($ck predates checkpoints that record the data they were trained on)" \
+      grep -q "no data set: give --data DIR, --dataset NAME, --trees DEPTH or --sbm N\[,M\] ($ck has no record of the data it was trained on: it predates that record, or its options were too long to record)" \
         "$tmp/err" || fail "$c, $(basename "$ck"): $(cat "$tmp/err")"
     done
   done

@@ -98,6 +98,46 @@ run gradmap --log "$tmp/in0.csv" --out "$tmp/x.svg"; expect_rc 2 "gradmap, an in
 grep -q "in0.csv:3: the input layer's row has layer '0', not -1" "$tmp/err" || fail "input row of layer 0: $(cat "$tmp/err")"
 printf 'epoch,layer,group,norm\n1,0,all,1\n1,-1,all,1\n' >"$tmp/neg.csv"
 run gradmap --log "$tmp/neg.csv" --out "$tmp/x.svg"; expect_rc 2 "gradmap, layer -1 of group all"
+for l in x ''; do # (an unparsed layer read as -1)
+  printf 'epoch,layer,group,norm\n1,0,all,1\n1,%s,input,1\n' "$l" >"$tmp/inx.csv"
+  run gradmap --log "$tmp/inx.csv" --group all --out "$tmp/x.svg"; expect_rc 2 "gradmap, an input row of layer '$l'"
+  grep -q "inx.csv:3: the input layer's row has layer '$l', not -1" "$tmp/err" || fail "input row of layer '$l': $(cat "$tmp/err")"
+done
+# the output row must name the layer count; a repeated one is named as such
+printf 'epoch,layer,group,norm\n1,0,all,1\n1,7,output,2\n' >"$tmp/out7.csv"
+run gradmap --log "$tmp/out7.csv" --group all --out "$tmp/x.svg"; expect_rc 2 "gradmap, an output row of layer 7 of 1"
+grep -q "out7.csv:3: the output layer's row has layer 7, not 1 (the attention layers are 0..0)" "$tmp/err" \
+  || fail "output row of layer 7: $(cat "$tmp/err")"
+printf 'epoch,layer,group,norm\n1,0,all,1\n1,1,output,2\n1,1,output,3\n' >"$tmp/odup.csv"
+run gradmap --log "$tmp/odup.csv" --group all --out "$tmp/x.svg"; expect_rc 2 "gradmap, a repeated output row"
+grep -q "odup.csv:4: epoch 1, layer 1, group output repeats line 3" "$tmp/err" || fail "a repeated output row: $(cat "$tmp/err")"
+printf 'epoch,layer,group,norm\n1,0,all,1\n1,-1,input,1\n1,-1,input,1\n' >"$tmp/idup.csv"
+run gradmap --log "$tmp/idup.csv" --group all --out "$tmp/x.svg"; expect_rc 2 "gradmap, a repeated input row"
+grep -q "idup.csv:4: epoch 1, layer -1, group input repeats line 3" "$tmp/err" || fail "a repeated input row: $(cat "$tmp/err")"
+# input rows without output rows: the top row is the last attention layer (it was taken for the output
+# layer: labelled 'out' and left out of the replay, which then missed its explosion)
+{ echo "epoch,layer,group,norm"
+  for e in 1 2 3 4; do
+    echo "$e,-1,input,1"; echo "$e,0,all,1"; echo "$e,1,all,1"; echo "$e,2,all,$([ $e -ge 3 ] && echo 5000 || echo 1)"
+  done; } >"$tmp/inonly.csv"
+run gradmap --log "$tmp/inonly.csv" --group all --out "$tmp/inonly.svg"; expect_rc 0 "gradmap, input rows alone"
+grep -q "note: $tmp/inonly.csv: explosion at epoch 3: gradient norm of layer 2 is 5e+03 > threshold 1e+03" "$tmp/err" \
+  || fail "input rows alone: the verdict: $(cat "$tmp/err")"
+grep -q '>out</text>' "$tmp/inonly.svg" && fail "input rows alone: an 'out' label"
+grep -q '<title>layer 2, epoch 3: 5000</title>' "$tmp/inonly.svg" && grep -q '<title>input layer, epoch 1: 1</title>' "$tmp/inonly.svg" \
+  || fail "input rows alone: tooltips"
+# a deep model's 'in' and 'out' labels do not overlap its layer numbers
+{ echo "epoch,layer,group,norm"; for l in $(seq 0 63); do echo "1,$l,all,1"; done; echo "1,-1,input,1"; echo "1,64,output,1"; } >"$tmp/deep.csv"
+run gradmap --log "$tmp/deep.csv" --group all --out "$tmp/deep.svg"; expect_rc 0 "gradmap, 64 layers with linear layers"
+/usr/bin/python3 - "$tmp/deep.svg" <<'PY' || fail "64 layers: labels overlap"
+import re, sys
+s = open(sys.argv[1]).read()
+ys = {t: float(y) for y, t in re.findall(r'<text x="56" y="([0-9.]+)" font-size="11" text-anchor="end">([^<]*)</text>', s)}
+assert 'in' in ys and 'out' in ys, ys
+for t, y in ys.items():
+    if t not in ('in', 'out'):
+        assert abs(y - ys['in']) >= 11 and abs(y - ys['out']) >= 11, (t, y, ys['in'], ys['out'])
+PY
 # the detector on a log with the linear layers' rows: they are not its layers (the frame is at the
 # attention layer it names, one row above the input row)
 run gradmap --log "$tmp/xp.csv" --group all --explode-threshold 1e-3 --out "$tmp/xpa.svg"; expect_rc 0 "gradmap --group all --explode-threshold"

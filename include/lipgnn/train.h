@@ -163,11 +163,12 @@ typedef struct lg_epoch_stats {
     int layers;              /* entries of the arrays below                        */
     const double *att_grad_norm; /* per layer: L2 norm of the attention parameters' gradient */
     const double *grad_norm;     /* per layer: L2 norm of all its parameters' gradient */
+    int exploded_now;        /* 1 if the detector fired at this epoch              */
     double io_grad_norm[2];      /* the input and the output linear layers': L2 norm of
                                     their weight's and bias's gradient, as grad_norm (NAN
                                     in models without them: gat-classic, gcn); the
-                                    explosion detector does not watch them */
-    int exploded_now;        /* 1 if the detector fired at this epoch              */
+                                    explosion detector does not watch them (last: the
+                                    fields before keep their places)               */
 } lg_epoch_stats;
 
 /* A run's results. */
@@ -347,7 +348,11 @@ lg_status lg_trainer_params(const lg_trainer *t, const float **params, const flo
 
 /* The range [*off, *off + *len) of attention layer l's block in
  * lg_trainer_params' (the layer's parameters and its LayerNorm's); the
- * gradient norm of the --grad-log 'all' group is the norm of this range.
+ * gradient norm of the --grad-log 'all' group (lg_epoch_stats.grad_norm) is
+ * the norm of this range of the loss's gradient: of lg_trainer_params' grads
+ * in full batch without a layer weight decay (with one, grads hold its term
+ * too; with mini-batches the norm is the mean over the epoch's batches, grads
+ * the last batch's).
  * LG_EINVAL for NULL or l outside [0, lg_trainer_layers). O(1). */
 lg_status lg_trainer_layer_params(const lg_trainer *t, int l, lg_idx *off, lg_idx *len);
 

@@ -16,11 +16,11 @@ static const char lg__gradmap_help[] =
     "Draws the gradient norms logged by 'lipgnn train --grad-log FILE' as a heat-map:\n"
     "layers on the y axis (layer 0 at the bottom; with --group all, the input and\n"
     "output linear layers below and above, where the log has them), epochs on the x\n"
-    "axis, colour =\n"
-    "log10(norm). With two logs (e.g. without and with --norm lipschitz) the two panels\n"
-    "share one colour scale. Zero norms are grey, inf/nan red. With more than 400 epochs\n"
-    "a cell shows the maximum over a bin of epochs. Each cell's tooltip (its <title>,\n"
-    "shown on hover by browsers) gives its layer, epochs and value.\n"
+    "axis, colour = log10(norm). With two logs (e.g. without and with --norm\n"
+    "lipschitz) the two panels share one colour scale. Zero norms are grey, inf/nan\n"
+    "red. With more than 400 epochs a cell shows the maximum over a bin of epochs.\n"
+    "Each cell's tooltip (its <title>, shown on hover by browsers) gives its layer,\n"
+    "epochs and value.\n"
     "\n"
     "  --log FILE          a grad-log CSV (header epoch,layer,group,norm); once or twice\n"
     "  --out FILE          the SVG to write\n"
@@ -65,10 +65,11 @@ typedef struct lg__panel {
     size_t nrows, cap;    /* count and capacity of rows                    */
     long emin, emax;      /* epoch range                                   */
     long layers;          /* rows drawn: max layer + 1, and 2 more with io  */
-    int io;               /* 1: the input and output linear layers' rows are
-                             drawn (group 'all' of a log that has them): row 0
-                             is the input one, row l + 1 layer l, the last row
-                             the output one                                  */
+    int io_in, io_out;    /* 1: the input (output) linear layer's rows are
+                             drawn (group 'all' of a log that has them): row
+                             0 the input one, row l + io_in attention layer l,
+                             the last row the output one                     */
+    long natt;            /* attention layers (rows drawn but io_in, io_out) */
     long bin;             /* epochs per column                             */
     long cols;            /* columns                                       */
     double *val;          /* layers x cols maxima (row-major, layer major) */
@@ -191,7 +192,7 @@ static int lg__panel_read(const char *cmd, lg__panel *p, const char *group) {
         if (k != 4) LG__BAD_LINE("%s:%ld: %d field%s, expected 4 (epoch,layer,group,norm)", path, line, k, k == 1 ? "" : "s");
         /* the input and output linear layers' rows: layer -1 and the layer count (train's grad log) */
         const int in = !strcmp(fld[2], "input"), outl = !strcmp(fld[2], "output");
-        long epoch = lg__parse_count(fld[0]), layer = in && !strcmp(fld[1], "-1") ? -1 : lg__parse_count(fld[1]);
+        long epoch = lg__parse_count(fld[0]), layer = in ? (strcmp(fld[1], "-1") ? -2 : -1) : lg__parse_count(fld[1]);
         double norm;
         if (epoch < 1 || epoch > LG__MAX_EPOCH)
             LG__BAD_LINE("%s:%ld: epoch '%s' is not an integer in 1..%d", path, line, fld[0], LG__MAX_EPOCH);
@@ -204,7 +205,7 @@ static int lg__panel_read(const char *cmd, lg__panel *p, const char *group) {
             LG__BAD_LINE("%s:%ld: norm '%s' is not a number >= 0, inf or nan", path, line, fld[3]);
         if (in || outl) { /* drawn with the 'all' rows, as rows of their own (placed below) */
             if (strcmp(group, "all")) continue;
-            layer = in ? -1 : LG__IO_OUT;
+            if (outl) layer += LG__IO_OUT; /* (its layer, checked below: the attention layers' count) */
         }
         const int chosen = !strcmp(fld[2], group) || in || outl;
         if (!chosen) other++;
@@ -228,23 +229,34 @@ static int lg__panel_read(const char *cmd, lg__panel *p, const char *group) {
     if (line == 0) LG__BAD_LINE("%s: empty file (no header)", path);
     if (p->nrows == 0)
         LG__BAD_LINE("%s: no '%s' rows (%zu row%s of the other group)", path, group, other, other == 1 ? "" : "s");
-    {   /* the input linear layer's rows become row 0, the attention layers' rows 1.., the output's the last */
+    {   /* the input linear layer's rows become row 0, the attention layers' the next, the output's the last */
         long L = 0;
         for (size_t i = 0; i < p->nrows; i++) {
-            p->io |= p->rows[i].layer == -1 || p->rows[i].layer == LG__IO_OUT;
-            if (p->rows[i].layer != LG__IO_OUT && p->rows[i].layer + 1 > L) L = p->rows[i].layer + 1;
+            const long l = p->rows[i].layer;
+            p->io_in |= l == -1;
+            p->io_out |= l >= LG__IO_OUT;
+            if (l >= 0 && l < LG__IO_OUT && l + 1 > L) L = l + 1;
         }
-        for (size_t i = 0; i < p->nrows && p->io; i++)
-            p->rows[i].layer = p->rows[i].layer == LG__IO_OUT ? L + 1 : p->rows[i].layer + 1;
+        for (size_t i = 0; i < p->nrows; i++) {
+            lg__row *r = &p->rows[i];
+            if (r->layer >= LG__IO_OUT && r->layer - LG__IO_OUT != L)
+                LG__BAD_LINE("%s:%ld: the output layer's row has layer %ld, not %ld (the attention layers are 0..%ld)",
+                             path, r->line, r->layer - LG__IO_OUT, L, L - 1);
+            r->layer = r->layer == -1 ? 0 : r->layer >= LG__IO_OUT ? L + p->io_in : r->layer + p->io_in;
+        }
+        p->natt = L;
     }
     qsort(p->rows, p->nrows, sizeof *p->rows, lg__row_cmp);
     p->emin = p->emax = p->rows[0].epoch;
     p->layers = 0;
     for (size_t i = 0; i < p->nrows; i++) {
         const lg__row *r = &p->rows[i];
-        if (i && r->layer == r[-1].layer && r->epoch == r[-1].epoch)
+        if (i && r->layer == r[-1].layer && r->epoch == r[-1].epoch) {
+            const int rin = p->io_in && r->layer == 0, rout = p->io_out && r->layer == p->natt + p->io_in;
             LG__BAD_LINE("%s:%ld: epoch %ld, layer %ld, group %s repeats line %ld", path, r->line, r->epoch,
-                         r->layer - p->io, group, r[-1].line);
+                         rin ? -1 : rout ? p->natt : r->layer - p->io_in, rin ? "input" : rout ? "output" : group,
+                         r[-1].line);
+        }
         if (r->epoch < p->emin) p->emin = r->epoch;
         if (r->epoch > p->emax) p->emax = r->epoch;
         if (r->layer + 1 > p->layers) p->layers = r->layer + 1;
@@ -294,10 +306,10 @@ static int lg__panel_replay(const char *cmd, lg__panel *p, const char *group, co
     if (!r) { lg_cli_errorf(cmd, "%s: out of memory", p->path); return LG_EXIT_FAIL; }
     size_t n = 0; /* the attention layers' rows (not the drawn input and output layers'), their layers from 0 */
     for (size_t i = 0; i < nsrc; i++) {
-        const int io = all && p->io; /* rows 0 and layers - 1 are the linear layers' */
-        if (io && (src[i].layer == 0 || src[i].layer == p->layers - 1)) continue;
+        const long shift = all ? p->io_in : 0; /* (the drawn rows of the linear layers are not the detector's) */
+        if (all && (src[i].layer < shift || src[i].layer >= shift + p->natt)) continue;
         r[n] = src[i];
-        r[n++].layer -= io;
+        r[n++].layer -= shift;
     }
     if (n == 0) {
         snprintf(p->xwhy, sizeof p->xwhy, "the log has no 'all' rows, the norms the detector watches");
@@ -397,11 +409,11 @@ static void lg__vtext(FILE *f, double x, double y, double size, int angle, const
 static const char lg__grey[] = "#bdbdbd", lg__red[] = "#e31a1c";
 
 /* The name of drawn row l of p: "layer 3", or with its linear layers'
- * rows (p->io) "input layer" / "output layer" for the first and last. */
+ * rows (p->io_in, io_out) "input layer" / "output layer". */
 static void lg__row_name(const lg__panel *p, long l, char *buf, size_t cap) {
-    if (p->io && l == 0) snprintf(buf, cap, "input layer");
-    else if (p->io && l == p->layers - 1) snprintf(buf, cap, "output layer");
-    else snprintf(buf, cap, "layer %ld", l - p->io);
+    if (p->io_in && l == 0) snprintf(buf, cap, "input layer");
+    else if (p->io_out && l == p->natt + p->io_in) snprintf(buf, cap, "output layer");
+    else snprintf(buf, cap, "layer %ld", l - p->io_in);
 }
 
 /* Draws panel p with its plot area at (x, y), plot height ph; log10 colour
@@ -441,17 +453,20 @@ static void lg__draw_panel(FILE *f, const lg__panel *p, double x, double y, doub
         const long c = (p->xepoch - p->emin) / p->bin;
         const double xx = x + ((double)c + 0.5) * cw;
         lg_svg_line(f, xx, y, xx, y + ph, "#000000", 1.5, "class=\"explosion\" stroke-dasharray=\"4 3\"");
-        const long row = p->xlayer + p->io; /* (the detector's layers are the attention layers) */
+        const long row = p->xlayer + p->io_in; /* (the detector's layers are the attention layers) */
         if (p->xlayer >= 0 && row < p->layers)
             lg_svg_rect(f, x + (double)c * cw, y + (double)(p->layers - 1 - row) * ch, cw, ch, NULL,
                         "class=\"explosion-cell\" stroke=\"#000000\" stroke-width=\"2\"");
     }
-    /* layer axis: labels at the middle of the rows (with p->io, "in" and "out"
-     * at the linear layers' rows, the attention layers numbered from 0 between) */
-    const long na = p->layers - 2 * p->io, ls = lg__nice_step(na, 12);
-    for (long l = -p->io; l < na + p->io; l++) {
+    /* layer axis: labels at the middle of the rows ("in" and "out" at the
+     * linear layers' rows, the attention layers numbered from 0 between; a
+     * number closer than a label's height to "in" or "out" is left out) */
+    const long na = p->natt, ls = lg__nice_step(na, 12);
+    for (long l = -p->io_in; l < na + p->io_out; l++) {
         if (l >= 0 && l < na && l % ls) continue;
-        double yy = y + (p->layers - 0.5 - (double)(l + p->io)) * ch;
+        if (l >= 0 && l < na && ((p->io_in && (double)(l + 1) * ch < 11) || (p->io_out && (double)(na - l) * ch < 11)))
+            continue;
+        double yy = y + (p->layers - 0.5 - (double)(l + p->io_in)) * ch;
         lg_svg_line(f, x - 4, yy, x, yy, "#333333", 1, NULL);
         if (l < 0) snprintf(txt, sizeof txt, "in");
         else if (l >= na) snprintf(txt, sizeof txt, "out");

@@ -446,8 +446,9 @@ int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_data
     if (st == LG_OK) { /* the data options, in every checkpoint of the run: predict and --resume take them */
         char note[LG_CLI_NOTE_CAP];
         if (lg_cli_data_note(&o->data, note, sizeof note) == 0) st = lg_trainer_set_note(t, note);
-        else if ((o->save || o->save_best) && !o->quiet)
-            fprintf(stderr, "lipgnn %s: note: the data options are too long to be recorded in the checkpoint\n", cmd);
+        else if (o->save || o->save_best) /* (said with --quiet too: predict and --resume will need them given) */
+            fprintf(stderr, "lipgnn %s: note: the data options are too long to be recorded in the checkpoint: predict "
+                    "and train --resume will need them given\n", cmd);
     }
     lg_model_config ck_mc;
     lg_train_config ck_tc;

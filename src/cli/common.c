@@ -538,8 +538,9 @@ int lg_cli_data_from_checkpoint(const char *cmd, lg_cli_data *d, int keep_seed, 
         if (st == LG_ENOTFOUND || st == LG_OK)
             lg_cli_errorf(cmd, "no data set: give --data DIR, --dataset NAME, --trees DEPTH or --sbm N[,M] "
                           "(%s %s)", ckpt, st == LG_OK ? "has a note, but not the data options lipgnn train records"
-                                                       : "predates checkpoints that record the data they were "
-                                                         "trained on");
+                                                       : "has no record of the data it was trained on: it "
+                                                         "predates that record, or its options were too long to "
+                                                         "record");
         else if (st == LG_ERANGE)
             lg_cli_errorf(cmd, "no data set: give --data DIR, --dataset NAME, --trees DEPTH or --sbm N[,M] (the "
                           "note of %s is longer than lipgnn train writes)", ckpt);
@@ -549,12 +550,16 @@ int lg_cli_data_from_checkpoint(const char *cmd, lg_cli_data *d, int keep_seed, 
     }
     const char *as_given = rec.data;
     if (abs && rec.data) rec.data = abs; /* the directory it was, whatever the directory of this run */
+    const uint64_t rec_seed = rec.seed;
     if (keep_seed) rec.seed = d->seed;
     rec.progress = d->progress;
     *d = rec;
     if (!quiet) {
         fprintf(stderr, "lipgnn %s: data: %s (from the checkpoint", cmd, lg_cli_data_describe(what, sizeof what, d));
         if (as_given && strcmp(as_given, d->data)) fprintf(stderr, ", where it was given as %s", as_given);
+        if (d->seed != rec_seed)
+            fprintf(stderr, "; --seed %llu as given, where it records --seed %llu", (unsigned long long)d->seed,
+                    (unsigned long long)rec_seed);
         fputs(")\n", stderr);
     }
     return 0;

@@ -1240,7 +1240,8 @@ lg_status lg_trainer_set_params(lg_trainer *t, const float *params, lg_idx n) {
                                   (long long)np);
     const size_t bad = lg__bad_float(params, (size_t)n, 0);
     if (bad < (size_t)n) return lg__error(LG_EINVAL, "lg_trainer_set_params: value %zu is not finite", bad);
-    memcpy(lg__model_params_f32(t->model), params, sizeof(float) * (size_t)n);
+    float *p = lg__model_params_f32(t->model);
+    if (p != params) memmove(p, params, sizeof(float) * (size_t)n); /* (its own block: nothing to do) */
     return LG_OK;
 }
 lg_idx lg_trainer_layer_heads(const lg_trainer *t, int l) {
