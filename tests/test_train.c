@@ -1295,6 +1295,8 @@ static void test_params(void **state) {
     assert_int_equal(lg_trainer_set_params(NULL, p0, n), LG_EINVAL);
     assert_ok(lg_trainer_set_params(b, p0, n));
     assert_memory_equal(pb, p0, sizeof(float) * (size_t)n);
+    assert_ok(lg_trainer_set_params(b, pb, n)); /* its own block (a memcpy onto itself, undefined): a no-op */
+    assert_memory_equal(pb, p0, sizeof(float) * (size_t)n);
     assert_ok(lg_trainer_epoch(b, &st));
     assert_true(st.train_loss_step == la);
     /* bad arguments */
