@@ -727,6 +727,9 @@ PY
   # the refused value as given: %g printed "1 is outside [0, 0.999]"
   run train --data "$tiny" --dropout 0.9999999; expect_rc 2 "--dropout 0.9999999"
   grep -q -- "--dropout: 0.9999999 is outside \[0, 0.999\]" "$tmp/err" || fail "--dropout 0.9999999 message: $(cat "$tmp/err")"
+  # the bounds exact: %g printed "1 is outside [1, 1e+300]" for --explode-growth's 1.000001
+  run train --data "$tiny" --explode-growth 1; expect_rc 2 "--explode-growth 1"
+  grep -q -- "--explode-growth: 1 is outside \[1.000001, 1e+300\]" "$tmp/err" || fail "--explode-growth 1: $(cat "$tmp/err")"
   # an underflow is a number near 0, not "not a finite number"
   run train --data "$tiny" --epochs 1 --weight-decay 1e-400; expect_rc 0 "--weight-decay 1e-400"
   run train --data "$tiny" --model gcn --norm layernorm; expect_rc 2 "layernorm on gcn"

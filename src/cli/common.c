@@ -275,8 +275,10 @@ int lg_cli_parse_double(const char *cmd, const char *opt, const char *s, double 
         lg_cli_errorf(cmd, "%s: '%s' is not a finite number", opt, s ? s : "");
         return -1;
     }
-    if (v < lo || v > hi) { /* the text as given: %g would print 0.9999999 as 1 */
-        lg_cli_errorf(cmd, "%s: %s is outside [%g, %g]", opt, s, lo, hi);
+    if (v < lo || v > hi) { /* the text as given: %g would print 0.9999999 as 1; the bounds shortest */
+        char a[32], b[32];
+        lg_cli_errorf(cmd, "%s: %s is outside [%s, %s]", opt, s, lg_cli_shortest(a, sizeof a, lo),
+                      lg_cli_shortest(b, sizeof b, hi));
         return -1;
     }
     *out = v;
