@@ -147,9 +147,13 @@ grep -q "note: $tmp/xp.csv: explosion at epoch $xe: gradient norm of layer $xl "
 # a log the detector cannot be run on: a norm missing, or no 'all' rows: said, the map drawn
 grep -v '^3,1,all,' "$tmp/grow.csv" >"$tmp/gap.csv"
 run gradmap --log "$tmp/gap.csv" --out "$tmp/gap.svg"; expect_rc 0 "gradmap, a norm missing"
-grep -q "note: $tmp/gap.csv: the explosion detector not run: the log has no 'all' norm of epoch 3, layer 1" "$tmp/err" \
+grep -q "note: $tmp/gap.csv: the explosion detector not run: the log has no 'all' norm of epoch 3, layer 1 (none up to epoch 2)" "$tmp/err" \
   || fail "a norm missing: $(cat "$tmp/err")"
 grep -q 'class="explosion"' "$tmp/gap.svg" && fail "a norm missing: an explosion marked"
+# a gap after the explosion: it is found (the replay stopped at the gap, before it)
+grep -v '^6,1,all,' "$tmp/grow.csv" >"$tmp/gap6.csv"
+run gradmap --log "$tmp/gap6.csv" --explode-growth 10 --explode-window 2 --out "$tmp/gap6.svg"; expect_rc 0 "gradmap, a gap after the explosion"
+grep -q "note: $tmp/gap6.csv: explosion at epoch 4: gradient norm of layer 1 grew 150x" "$tmp/err" || fail "a gap after the explosion: $(cat "$tmp/err")"
 grep -v ',all,' "$tmp/grow.csv" >"$tmp/att.csv"
 run gradmap --log "$tmp/att.csv" --out "$tmp/att.svg"; expect_rc 0 "gradmap, no 'all' rows"
 grep -q "the explosion detector not run: the log has no 'all' rows" "$tmp/err" || fail "no 'all' rows: $(cat "$tmp/err")"

@@ -290,8 +290,9 @@ static int lg__row_cmp_epoch(const void *a, const void *b) {
 /* Runs train's explosion detector (lg__explode_observe, with tc's settings)
  * again over p's 'all' rows (group: the chosen one), epoch by epoch from the log's first, with a
  * finite loss (the log has none): sets p->xstate, xepoch, xlayer and xwhy.
- * The log must hold every layer at every epoch from its first to its last,
- * once (else LG__X_UNKNOWN, xwhy saying where it does not). The norms are
+ * It is replayed up to the first epoch that lacks a layer's norm or repeats
+ * one: an explosion before it is found; else LG__X_UNKNOWN, xwhy saying where
+ * and that there was none before. The norms are
  * those of the log, printed with 9 significant digits: a norm within that
  * of the threshold may be judged otherwise than in the run. Returns an exit
  * status (a message printed). O(rows log rows). */
@@ -325,20 +326,22 @@ static int lg__panel_replay(const char *cmd, lg__panel *p, const char *group, co
     double *norms = NULL;
     lg_explode d;
     memset(&d, 0, sizeof d);
-    for (size_t i = 0; i < n; i++) { /* row i must be epoch e0 + i / L, layer i % L */
+    /* the epochs replayed: those before the first row out of place (row i
+     * must be epoch e0 + i / L, layer i % L), whole; gap says what is wrong there */
+    size_t ok = n;
+    char gap[200] = "";
+    for (size_t i = 0; i < n && ok == n; i++) {
         const long e = e0 + (long)(i / (size_t)L), l = (long)(i % (size_t)L);
-        if (r[i].epoch != e || r[i].layer != l) {
-            if (i && r[i].epoch == r[i - 1].epoch && r[i].layer == r[i - 1].layer)
-                snprintf(p->xwhy, sizeof p->xwhy, "line %ld repeats the 'all' norm of epoch %ld, layer %ld",
-                         r[i].line, r[i].epoch, r[i].layer);
-            else snprintf(p->xwhy, sizeof p->xwhy, "the log has no 'all' norm of epoch %ld, layer %ld", e, l);
-            goto done;
-        }
+        if (r[i].epoch == e && r[i].layer == l) continue;
+        ok = i - i % (size_t)L;
+        if (i && r[i].epoch == r[i - 1].epoch && r[i].layer == r[i - 1].layer)
+            snprintf(gap, sizeof gap, "line %ld repeats the 'all' norm of epoch %ld, layer %ld", r[i].line, r[i].epoch,
+                     r[i].layer);
+        else snprintf(gap, sizeof gap, "the log has no 'all' norm of epoch %ld, layer %ld", e, l);
     }
-    if (n % (size_t)L) {
-        snprintf(p->xwhy, sizeof p->xwhy, "the log has no 'all' norm of epoch %ld, layer %ld",
-                 r[n - 1].epoch, r[n - 1].layer + 1);
-        goto done;
+    if (ok == n && n % (size_t)L) {
+        ok = n - n % (size_t)L;
+        snprintf(gap, sizeof gap, "the log has no 'all' norm of epoch %ld, layer %ld", r[n - 1].epoch, r[n - 1].layer + 1);
     }
     const lg_explode_opts o = {tc->explode_threshold, tc->explode_growth, tc->explode_window};
     if (!(norms = malloc((size_t)L * sizeof *norms)) || lg__explode_init(&d, (int)L, &o) != LG_OK) {
@@ -347,7 +350,7 @@ static int lg__panel_replay(const char *cmd, lg__panel *p, const char *group, co
         goto done;
     }
     p->xstate = LG__X_NONE;
-    for (size_t i = 0; i < n; i += (size_t)L) {
+    for (size_t i = 0; i < ok; i += (size_t)L) {
         for (long l = 0; l < L; l++) norms[l] = r[i + (size_t)l].norm;
         if (lg__explode_observe(&d, r[i].epoch, 0, -1, norms)) {
             p->xstate = LG__X_FIRED;
@@ -356,6 +359,11 @@ static int lg__panel_replay(const char *cmd, lg__panel *p, const char *group, co
             snprintf(p->xwhy, sizeof p->xwhy, "%s", d.reason);
             break;
         }
+    }
+    if (p->xstate == LG__X_NONE && ok < n) { /* no explosion before the gap: after it, unknown */
+        p->xstate = LG__X_UNKNOWN;
+        if (ok) snprintf(p->xwhy, sizeof p->xwhy, "%s (none up to epoch %ld)", gap, r[ok - 1].epoch);
+        else snprintf(p->xwhy, sizeof p->xwhy, "%s", gap);
     }
 done:
     lg__explode_destroy(&d);
