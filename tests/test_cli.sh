@@ -995,6 +995,14 @@ data_source)
   run predict --resume "$tmp/long.ckpt"; expect_rc 2 "predict, data options too long to have been recorded"
   grep -q "has no record of the data it was trained on: it predates that record, or its options were too long to record" \
     "$tmp/err" || fail "predict, unrecorded data options: $(head -c 300 "$tmp/err")"
+  # a path with a space, a quote and a newline: one shell word on one line in the messages
+  odd="$tmp/a b'c
+d"
+  mkdir -p "$odd" && cp "$dir/data/tiny/"* "$odd/"
+  run train --data "$odd" --layers 2 --epochs 1 --save "$tmp/odd.ckpt" --quiet; expect_rc 0 "train, an odd path"
+  run predict --resume "$tmp/odd.ckpt"; expect_rc 0 "predict, an odd recorded path"
+  grep -qxF "lipgnn predict: data: --data '$tmp/a b'\\''c?d' (from the checkpoint)" "$tmp/err" \
+    || fail "an odd path: $(cat -A "$tmp/err" | head -3)"
   # lipschitz, on a full-batch model
   run train --sbm 200 --layers 2 --hidden 4 --epochs 1 --save "$tmp/s.ckpt"; expect_rc 0 "train --sbm 200"
   run lipschitz --model "$tmp/s.ckpt" --iters 2 --starts 0 --json; expect_rc 0 "lipschitz, the checkpoint's data"

@@ -1,5 +1,6 @@
 /* Option parsing helpers and data-set loading shared by the subcommands. */
 #define _DEFAULT_SOURCE /* realpath */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -391,14 +392,35 @@ static int lg__cli_data_args(const lg_cli_data *d, int seed_always, const char *
     return n;
 }
 
+/* s as one shell word into buf (cap > 0 bytes, cut to fit): as it is when
+ * every byte is a letter, digit or one of _./+-,:@%=, else in single quotes
+ * (a ' as '\'') with control bytes as '?', so that a path with a space or a
+ * newline reads as one and stays on one line. Returns buf. */
+static const char *lg__cli_word(char *buf, size_t cap, const char *s) {
+    int plain = *s != '\0';
+    for (const char *c = s; *c && plain; c++) plain = isalnum((unsigned char)*c) || strchr("_./+-,:@%=", *c);
+    size_t n = 0;
+#define LG__PUT(ch) do { if (n + 1 < cap) buf[n++] = (ch); } while (0)
+    if (!plain) LG__PUT('\'');
+    for (const char *c = s; *c; c++) {
+        if (!plain && *c == '\'') { LG__PUT('\''); LG__PUT('\\'); LG__PUT('\''); LG__PUT('\''); }
+        else LG__PUT((unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c);
+    }
+    if (!plain) LG__PUT('\'');
+#undef LG__PUT
+    buf[n] = '\0';
+    return buf;
+}
+
 const char *lg_cli_data_describe(char *buf, size_t cap, const lg_cli_data *d) {
     const char *name[4], *value[4];
-    char num[4][48];
+    char num[4][48], word[4200];
     const int n = lg__cli_data_args(d, 0, name, value, num);
     size_t used = 0;
     if (cap) buf[0] = '\0';
     for (int k = 0; k < n && used < cap; k++) {
-        const int w = snprintf(buf + used, cap - used, "%s--%s %s", k ? " " : "", name[k], value[k]);
+        const int w = snprintf(buf + used, cap - used, "%s--%s %s", k ? " " : "", name[k],
+                               lg__cli_word(word, sizeof word, value[k]));
         used += w > 0 ? (size_t)w : 0;
     }
     return buf;
@@ -558,7 +580,9 @@ int lg_cli_data_from_checkpoint(const char *cmd, lg_cli_data *d, int keep_seed, 
     *d = rec;
     if (!quiet) {
         fprintf(stderr, "lipgnn %s: data: %s (from the checkpoint", cmd, lg_cli_data_describe(what, sizeof what, d));
-        if (as_given && strcmp(as_given, d->data)) fprintf(stderr, ", where it was given as %s", as_given);
+        char word[4200];
+        if (as_given && strcmp(as_given, d->data))
+            fprintf(stderr, ", where it was given as %s", lg__cli_word(word, sizeof word, as_given));
         if (d->seed != rec_seed)
             fprintf(stderr, "; --seed %llu as given, where it records --seed %llu", (unsigned long long)d->seed,
                     (unsigned long long)rec_seed);
