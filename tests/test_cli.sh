@@ -948,6 +948,8 @@ data_source)
   run predict --resume "$tmp/a.ckpt" --out "$tmp/p3.csv"; expect_rc 2 "predict, the recorded directory gone"
   grep -q "^lipgnn predict: data: --data $abs (from the checkpoint" "$tmp/err" && grep -q "$abs" <(sed 1d "$tmp/err") ||
     fail "predict, the recorded directory gone: $(cat "$tmp/err")"
+  grep -qx "lipgnn predict: note: those are the data options $tmp/a.ckpt records; a data option given (--data DIR, --dataset NAME, --trees DEPTH or --sbm N\[,M\]) is used instead" \
+    "$tmp/err" || fail "predict, the recorded directory gone: no hint: $(cat "$tmp/err")"
   run predict --resume "$tmp/a.ckpt" --data "$tmp/d/moved" --out "$tmp/p3.csv"; expect_rc 0 "predict --data, moved"
   grep -qx "lipgnn predict: note: using --data $tmp/d/moved as given; $tmp/a.ckpt records that it was trained on --data $abs" \
     "$tmp/err" || fail "predict --data, moved: no note naming both: $(cat "$tmp/err")"

@@ -28,6 +28,8 @@ typedef struct lg_cli_data {
     uint64_t seed;        /* --seed S                                         */
     int progress;         /* 1: a status line on stderr, a terminal, while the
                              data set is made or read (train sets it)        */
+    const char *recorded_in; /* the checkpoint these options were read from
+                             (lg_cli_data_from_checkpoint), or NULL: given  */
 } lg_cli_data;
 
 /* The program name for messages ("lipgnn"). */

@@ -577,6 +577,7 @@ int lg_cli_data_from_checkpoint(const char *cmd, lg_cli_data *d, int keep_seed, 
     const uint64_t rec_seed = rec.seed;
     if (keep_seed) rec.seed = d->seed;
     rec.progress = d->progress;
+    rec.recorded_in = ckpt;
     *d = rec;
     if (!quiet) {
         fprintf(stderr, "lipgnn %s: data: %s (from the checkpoint", cmd, lg_cli_data_describe(what, sizeof what, d));
@@ -688,6 +689,9 @@ int lg_cli_data_load(const char *cmd, const lg_cli_data *d, double max_memory, l
     }
     const int rc = lg__cli_data_make(cmd, d, max_memory, out);
     lg__cli_status_clear(d);
+    if (rc && d->recorded_in) /* e.g. a recorded directory moved since */
+        fprintf(stderr, "lipgnn %s: note: those are the data options %s records; a data option given (--data DIR, "
+                "--dataset NAME, --trees DEPTH or --sbm N[,M]) is used instead\n", cmd, d->recorded_in);
     return rc;
 }
 
