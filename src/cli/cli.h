@@ -84,6 +84,11 @@ void lg_cli_restore_stop(const struct sigaction *old);
 /* "interrupted", "terminated" or "hung up": what a stop signal did. */
 const char *lg_cli_stop_word(int sig);
 
+/* Replaces the control bytes (below 0x20, and 0x7f) of s[0..n) by '?', in
+ * place, so that text read from a file or a path prints on one line of a
+ * terminal without moving its cursor. Returns s. */
+char *lg_cli_printable(char *s, size_t n);
+
 /* An accuracy for the text outputs: "%.4f" of v, or "n/a" when the split is
  * empty (have 0; the library gives 0 there). Returns buf (>= 16 bytes). */
 const char *lg_cli_acc(char *buf, size_t cap, double v, int have);

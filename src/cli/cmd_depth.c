@@ -611,8 +611,7 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
             int shown = (int)(nl ? (size_t)(nl - buf) : (len < 400 ? len : 400));
             if (shown > 400) shown = 400;
             const int crlf = shown > 0 && buf[shown - 1] == '\r';
-            for (int k = 0; k < shown; k++) /* shown on a terminal: control bytes as '?' */
-                if ((unsigned char)buf[k] < 0x20 || buf[k] == 0x7f) buf[k] = '?';
+            lg_cli_printable(buf, (size_t)shown); /* shown on a terminal */
             lg_cli_errorf(cmd, "%s: not a depth-study runs.csv (header '%.*s'; expected '%.*s')%s", path, shown, buf,
                           (int)hl - 1, lg__csv_header, crlf ? ": its lines end in CRLF (\\r\\n), not LF" : "");
             free(buf);
@@ -646,10 +645,9 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
                 const int bad = lg__parse_rec(row, &r);
                 free(row);
                 if (bad) {
-                    char shown[121]; /* the row's start, control bytes as '?' (a \r moved the cursor) */
+                    char shown[121]; /* the row's start, printable (a \r moved the cursor) */
                     const int sl = rl < 120 ? rl : 120;
-                    for (int k = 0; k < sl; k++)
-                        shown[k] = (unsigned char)p[k] < 0x20 || p[k] == 0x7f ? '?' : p[k];
+                    lg_cli_printable(memcpy(shown, p, (size_t)sl), (size_t)sl);
                     const int cr = memchr(p, '\r', (size_t)rl) != NULL;
                     lg_cli_errorf(cmd, "%s:%ld: malformed row '%.*s' (a field missing, extra or out of range%s)%s",
                                   path, lineno, sl, shown, cr ? "; it holds a CR (\\r): lines must end in LF alone" : "", upgraded == 1 ? " (as upgraded from the first format, with the trees "
@@ -1053,8 +1051,7 @@ static void lg__print_json(const char *dir, const lg__study *s) {
         const double val[5] = {st.mean, st.std, bv.mean, tb.mean, tb.std};
         for (int k = 0; k < 5; k++) {
             printf("%s\"%s\":", k ? "," : "", key[k]);
-            if (isnan(val[k])) fputs("null", stdout);
-            else printf("%.6f", val[k]);
+            lg_json_number(stdout, "%.6f", val[k]);
         }
         putchar('}');
         first = 0;

@@ -34,7 +34,7 @@ static const char lg__gradmap_help[] =
     "                      norms, from the log's first epoch, and where it fires the\n"
     "                      epoch is marked by a dashed line and the layer's cell by a\n"
     "                      frame; below the panels, each log's verdict (on stderr too\n"
-    "                      when it fired, or could not run). The log has no loss: an\n"
+    "                      but 'no explosion' from epoch 1). The log has no loss: an\n"
     "                      explosion 'train' found in a non-finite loss alone is not\n"
     "                      seen here, and where the norms are not finite either the\n"
     "                      replay names the first such layer, not the one whose output\n"
@@ -64,7 +64,7 @@ typedef struct lg__panel {
     lg__row *rows;        /* rows of the chosen group                      */
     size_t nrows, cap;    /* count and capacity of rows                    */
     long emin, emax;      /* epoch range                                   */
-    long layers;          /* rows drawn: max layer + 1, and 2 more with io  */
+    long layers;          /* rows drawn: natt + io_in + io_out              */
     int io_in, io_out;    /* 1: the input (output) linear layer's rows are
                              drawn (group 'all' of a log that has them): row
                              0 the input one, row l + io_in attention layer l,

@@ -155,8 +155,7 @@ int lg_cmd_predict(int argc, char **argv) {
         if (!(f = fopen(emb, "w"))) { lg_cli_errorf(cmd, "%s: cannot write: %s", emb, strerror(errno)); status = LG_EXIT_USAGE; goto done; }
         char shown[512]; /* the checkpoint's path on the comment's one line: control bytes as '?' */
         snprintf(shown, sizeof shown, "%s", resume);
-        for (char *ch = shown; *ch; ch++)
-            if ((unsigned char)*ch < 0x20 || *ch == 0x7f) *ch = '?';
+        lg_cli_printable(shown, strlen(shown));
         fprintf(f, "%%%%MatrixMarket matrix array real general\n%% lipgnn %s: last hidden layer of %s\n%lld %lld\n",
                 lg_version(), shown, (long long)n, (long long)H);
         for (lg_idx q = 0; q < H; q++)

@@ -394,8 +394,8 @@ static int lg__cli_data_args(const lg_cli_data *d, int seed_always, const char *
 
 /* s as one shell word into buf (cap > 0 bytes, cut to fit): as it is when
  * every byte is a letter, digit or one of _./+-,:@%=, else in single quotes
- * (a ' as '\'') with control bytes as '?', so that a path with a space or a
- * newline reads as one and stays on one line. Returns buf. */
+ * (a ' as '\'') with control bytes as '?' (lg_cli_printable), so that a path
+ * with a space or a newline reads as one and stays on one line. Returns buf. */
 static const char *lg__cli_word(char *buf, size_t cap, const char *s) {
     int plain = *s != '\0';
     for (const char *c = s; *c && plain; c++) plain = isalnum((unsigned char)*c) || strchr("_./+-,:@%=", *c);
@@ -404,12 +404,12 @@ static const char *lg__cli_word(char *buf, size_t cap, const char *s) {
     if (!plain) LG__PUT('\'');
     for (const char *c = s; *c; c++) {
         if (!plain && *c == '\'') { LG__PUT('\''); LG__PUT('\\'); LG__PUT('\''); LG__PUT('\''); }
-        else LG__PUT((unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c);
+        else LG__PUT(*c);
     }
     if (!plain) LG__PUT('\'');
 #undef LG__PUT
     buf[n] = '\0';
-    return buf;
+    return lg_cli_printable(buf, n);
 }
 
 const char *lg_cli_data_describe(char *buf, size_t cap, const lg_cli_data *d) {
@@ -937,6 +937,12 @@ void lg_cli_restore_stop(const struct sigaction *old) {
 
 const char *lg_cli_stop_word(int sig) {
     return sig == SIGINT ? "interrupted" : sig == SIGHUP ? "hung up" : "terminated";
+}
+
+char *lg_cli_printable(char *s, size_t n) {
+    for (size_t k = 0; k < n; k++)
+        if ((unsigned char)s[k] < 0x20 || s[k] == 0x7f) s[k] = '?';
+    return s;
 }
 
 const char *lg_cli_acc(char *buf, size_t cap, double v, int have) {
