@@ -423,6 +423,19 @@ static void test_configs(void **state) {
     lg_model_config_default(&mc, LG_MODEL_GCN);
     mc.node_norm = LG_NODE_NORM_LAYERNORM;
     assert_int_equal(lg_model_config_check(&mc), LG_EINVAL);
+    /* --residual where no layer's widths match: refused, not silently ignored */
+    lg_model_config_default(&mc, LG_MODEL_GCN);
+    mc.residual = 1;
+    for (int layers = 1; layers <= 2; layers++) {
+        mc.layers = layers;
+        assert_int_equal(lg_model_config_check(&mc), LG_EINVAL);
+        assert_non_null(strstr(lg_last_error(), "no hidden-to-hidden layer"));
+    }
+    mc.layers = 3;
+    assert_ok(lg_model_config_check(&mc));
+    lg_model_config_default(&mc, LG_MODEL_GAT_CLASSIC);
+    mc.residual = 1;
+    assert_int_equal(lg_model_config_check(&mc), LG_EINVAL);
     /* heads x hidden beyond the attention layers' limit: refused in the options' terms */
     lg_model_config_default(&mc, LG_MODEL_GT);
     mc.hidden = 65536;

@@ -195,6 +195,9 @@ lg_status lg_model_config_check(const lg_model_config *c) {
     if (!(c->lambda > 0 && c->lambda <= 1.7)) return lg__error(LG_EINVAL, "--lambda must be in (0, 1.7] (beta_1 = log(lambda + 1) <= 1)");
     if (c->residual && c->kind == LG_MODEL_GAT_CLASSIC)
         return lg__error(LG_EINVAL, "--residual: gat-classic has no layer whose widths match");
+    if (c->residual && c->kind == LG_MODEL_GCN && c->layers < 3) /* features -> hidden -> classes */
+        return lg__error(LG_EINVAL, "--residual: a gcn of %d layer%s has no hidden-to-hidden layer to add its input to "
+                                    "(use --layers 3 or more)", c->layers, c->layers == 1 ? "" : "s");
     if (!(c->lip_scale > 0) || !isfinite(c->lip_scale)) return lg__error(LG_EINVAL, "--lip-scale must be a finite number > 0");
     if (!(c->dropout >= 0 && c->dropout < 1)) return lg__error(LG_EINVAL, "--dropout must be in [0, 1)");
     if (!(c->att_dropout >= 0 && c->att_dropout < 1)) return lg__error(LG_EINVAL, "--att-dropout must be in [0, 1)");
