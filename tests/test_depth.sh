@@ -415,6 +415,21 @@ for edit in 's/^\(\([^,]*,\)\{8\}\)[^,]*/\1nan/' 's/^\(\([^,]*,\)\{10\}\)[^,]*/\
   run "${args[@]}" --out "$tmp/vals"; expect_rc 2 "depth-study with a row edited by $edit"
   grep -q "runs.csv:2: malformed row '$(echo "$good" | sed "$edit" | cut -c1-40)" "$tmp/err" || fail "row edited by $edit: $(cat "$tmp/err")"
 done
+# explosion fields that disagree with exploded: refused, saying which (they were taken as they were)
+for cols in '14=1' '14=1 15=0' '15=3' '20=2'; do
+  rm -rf "$tmp/vals"; cp -r "$out" "$tmp/vals"
+  row=$(echo "$good" | awk -F, -v OFS=, -v e="$cols" '{ n = split(e, kv, " "); for (k = 1; k <= n; k++) { split(kv[k], p, "="); $p[1] = p[2] } print }')
+  [ "$row" != "$good" ] || fail "explosion fields: edit $cols changed nothing"
+  printf '%s\n%s\n' "$header" "$row" >"$tmp/vals/runs.csv"
+  run "${args[@]}" --out "$tmp/vals"; expect_rc 2 "depth-study with a row whose explosion fields are $cols"
+  case $cols in 14=1*) want="exploded is 1 but first_explosion_epoch is not an epoch" ;;
+                *) want="exploded is 0 but first_explosion_epoch or explosion_layer is given" ;; esac
+  grep -q "runs.csv:2: malformed row .*($want)" "$tmp/err" || fail "explosion fields $cols: $(cat "$tmp/err")"
+done
+row=$(echo "$good" | awk -F, -v OFS=, '{ $14 = 1; $15 = 2; $20 = -1; print }') # exploded at epoch 2, by the loss
+rm -rf "$tmp/vals"; cp -r "$out" "$tmp/vals"
+printf '%s\n%s\n' "$header" "$row" >"$tmp/vals/runs.csv"
+run "${args[@]}" --out "$tmp/vals" --quiet; expect_rc 0 "depth-study with an exploded row"
 # runs.csv without its settings.txt (deleted, emptied): its runs are adopted as this command's (as a
 # first-format study's, which had none), now with a note, where they were taken silently
 for how in rm empty; do

@@ -356,8 +356,11 @@ static int lg__field_int(const char *field, long long lo, long long hi, int empt
     return errno || *end || x < lo || x > hi ? -1 : 0;
 }
 
-/* Parses one complete line (without its newline) of runs.csv; -1 if malformed. */
-static int lg__parse_rec(char *line, lg__rec *r) {
+/* Parses one complete line (without its newline) of runs.csv; -1 if
+ * malformed, and then *why (if why is not NULL) says how. */
+static int lg__parse_rec(char *line, lg__rec *r, const char **why) {
+    static const char bad_field[] = "a field missing, extra or out of range";
+    if (why) *why = bad_field;
     char *f[LG__NFIELDS];
     int n = 0;
     for (char *p = line;;) {
@@ -411,6 +414,7 @@ static int lg__parse_rec(char *line, lg__rec *r) {
     if (strcmp(f1[12], "0") && strcmp(f1[12], "1")) return -1;
     r->exploded = f1[12][0] == '1';
     if (lg__field_int(f1[13], -1, LLONG_MAX, 1)) return -1; /* first explosion epoch (-1: none, as before) */
+    const long long fe = *f1[13] ? strtoll(f1[13], NULL, 10) : -1; /* (-1: none) */
     double gn = strtod(f1[14], &end); /* a gradient norm: inf or nan where training diverged */
     if (!*f1[14] || *end || gn < 0) return -1;
     double ms = strtod(f1[15], &end);
@@ -420,6 +424,13 @@ static int lg__parse_rec(char *line, lg__rec *r) {
     if (lg__field_int(f1[16], 0, LLONG_MAX, 1)) return -1;                   /* best_epoch            */
     if (*f1[17] && lg__field_acc(f1[17], &v)) return -1;                      /* train_acc_at_best_val */
     if (lg__field_int(f1[18], -1, INT_MAX, 1)) return -1;                     /* explosion_layer       */
+    /* the explosion fields agree with exploded (an upgraded row's explosion_layer is empty) */
+    if (r->exploded ? fe < 1 : fe != -1 || *f1[18]) {
+        if (why)
+            *why = r->exploded ? "exploded is 1 but first_explosion_epoch is not an epoch"
+                               : "exploded is 0 but first_explosion_epoch or explosion_layer is given";
+        return -1;
+    }
     if (*f1[19] && ((v = strtod(f1[19], &end)), *end || !(v >= 0) || !isfinite(v))) return -1; /* epochs_total_s */
     if (lg__field_int(f1[20], 1, INT_MAX, 1)) return -1;                      /* threads               */
     for (const char *c = f1[21]; *c; c++)                                     /* lipgnn_version        */
@@ -642,15 +653,16 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
                     *status = LG_EXIT_FAIL;
                     return NULL;
                 }
-                const int bad = lg__parse_rec(row, &r);
+                const char *why = NULL;
+                const int bad = lg__parse_rec(row, &r, &why);
                 free(row);
                 if (bad) {
                     char shown[121]; /* the row's start, printable (a \r moved the cursor) */
                     const int sl = rl < 120 ? rl : 120;
                     lg_cli_printable(memcpy(shown, p, (size_t)sl), (size_t)sl);
                     const int cr = memchr(p, '\r', (size_t)rl) != NULL;
-                    lg_cli_errorf(cmd, "%s:%ld: malformed row '%.*s' (a field missing, extra or out of range%s)%s",
-                                  path, lineno, sl, shown, cr ? "; it holds a CR (\\r): lines must end in LF alone" : "", upgraded == 1 ? " (as upgraded from the first format, with the trees "
+                    lg_cli_errorf(cmd, "%s:%ld: malformed row '%.*s' (%s%s)%s",
+                                  path, lineno, sl, shown, why, cr ? "; it holds a CR (\\r): lines must end in LF alone" : "", upgraded == 1 ? " (as upgraded from the first format, with the trees "
                                   "column and those after epoch_ms_median added; the file is unchanged)" : upgraded == 2 ? " (as upgraded from the format "
                                   "without the columns after epoch_ms_median; the file is unchanged)" : "");
                     free(buf);
@@ -1651,7 +1663,7 @@ static int lg__record(const lg__recorder *w, const lg__cell *c, const char *row,
     memcpy(line, row, len - 1);
     line[len - 1] = 0;
     const lg__recs one = {&r, 1, 1};
-    if (lg__parse_rec(line, &r) || !lg__cell_find(g, &one, c)) {
+    if (lg__parse_rec(line, &r, NULL) || !lg__cell_find(g, &one, c)) {
         lg_cli_errorf(w->cmd, "run %s: its result '%.120s' is not that run's row", lab, row);
         return LG_EXIT_FAIL;
     }
