@@ -242,10 +242,13 @@ grep -q -- "--metric test: notest has no test split (give --metric val or train)
 rm -rf "$tmp/mixed"; cp -r "$vout" "$tmp/mixed"
 grep '^gat,0,1,none,0,0,0,' "$vout/runs.csv" | awk -F, -v OFS=, '{ $7 = 1; $11 = ""; print }' >>"$tmp/mixed/runs.csv"
 t0=$(grep '^gat,0,1,none,0,0,0,' "$vout/runs.csv" | cut -d, -f11)
-run depth-study --data "$2/data/tiny" --layers 1 --norms none --hidden 4 --seeds 2 --epochs 2 --out "$tmp/mixed"
+run depth-study --data "$2/data/tiny" --layers 1 --norms none --hidden 4 --seeds 2 --epochs 2 --out "$tmp/mixed" --json
 expect_rc 0 "depth-study, a row without its test accuracy"
 grep -q "^| 1 | $(printf '%.3f' "$t0") (n=2, 1 n/a) |\$" "$tmp/mixed/summary.md" \
   || fail "a row without its test accuracy: $(grep '^| 1 |' "$tmp/mixed/summary.md") (test_acc of the other: $t0)"
+# --json: the count of values beside n, and no std from one value (it was 0)
+grep -q "\"n\":2,.*\"mean\":$t0,\"std\":null,.*\"n_values\":1,\"test_at_best_val_n_values\":2}" "$tmp/out" \
+  || fail "a row without its test accuracy, --json: $(tail -1 "$tmp/out")"
 run "${args[@]}" --out "$out" --json; expect_rc 0 "depth-study --json (TREES)"
 grep -q '"selection":"train"' "$tmp/out" || fail "--json on TREES: no selection train: $(tail -1 "$tmp/out")"
 # two models, a residual list, --metric, --grad-logs

@@ -1059,13 +1059,15 @@ static void lg__print_json(const char *dir, const lg__study *s) {
         /* null for no runs, or no value (an accuracy of a split the data set does not have) */
         const lg__stat bv = lg__cell_stat(g, s->rs, LG__ACC_BEST_VAL, mi, ri, xi, ni, lj, pi, s->epochs);
         const lg__stat tb = lg__cell_stat(g, s->rs, LG__ACC_TEST_AT_BEST_VAL, mi, ri, xi, ni, lj, pi, s->epochs);
+        /* a sample std needs two values: null from one, as summary.md shows none */
         const char *const key[5] = {"mean", "std", "best_val_mean", "test_at_best_val_mean", "test_at_best_val_std"};
-        const double val[5] = {st.mean, st.std, bv.mean, tb.mean, tb.std};
+        const double val[5] = {st.mean, st.nv > 1 ? st.std : NAN, bv.mean, tb.mean, tb.nv > 1 ? tb.std : NAN};
         for (int k = 0; k < 5; k++) {
             printf("%s\"%s\":", k ? "," : "", key[k]);
             lg_json_number(stdout, "%.6f", val[k]);
         }
-        putchar('}');
+        /* how many of the n runs have a value (n/a without its split) */
+        printf(",\"n_values\":%d,\"test_at_best_val_n_values\":%d}", st.nv, tb.nv);
         first = 0;
     }
     printf("]}\n");
