@@ -359,6 +359,13 @@ run "${args[@]}" --out "$tmp/v1bad"; expect_rc 2 "depth-study on a second-format
 grep -q "runs.csv:3: malformed row .*as upgraded from the format without the columns after epoch_ms_median; the file is unchanged" \
   "$tmp/err" || fail "second-format runs.csv, malformed row: $(cat "$tmp/err")"
 cmp -s "$tmp/v1bad/runs.csv" "$tmp/v1bad.csv" || fail "second-format runs.csv with a malformed row: the file was rewritten"
+# a tree depth with a sign ("-0"): refused, where the upgrade took it for TREES (emptying its val_acc)
+to_v1 "$tmp/runs1.csv" | sed '3s/^\([^,]*\),[^,]*,/\1,-0,/' >"$tmp/v1bad/runs.csv"
+sed -n 3p "$tmp/v1bad/runs.csv" | grep -q '^[^,]*,-0,' || fail "-0 trees: the edit did nothing"
+cp "$tmp/v1bad/runs.csv" "$tmp/v1bad.csv"
+run "${args[@]}" --out "$tmp/v1bad"; expect_rc 2 "depth-study on a second-format runs.csv with trees -0"
+grep -q "runs.csv:3: malformed row '[^,]*,-0," "$tmp/err" || fail "trees -0: $(cat "$tmp/err")"
+cmp -s "$tmp/v1bad/runs.csv" "$tmp/v1bad.csv" || fail "trees -0: the file was rewritten"
 # blank lines (an editor's newline at the end): skipped, where the last one was a fatal 'malformed row'
 rm -rf "$tmp/blank"; cp -r "$out" "$tmp/blank"
 cp "$tmp/runs1.csv" "$tmp/blank/runs.csv"; printf '\n\n' >>"$tmp/blank/runs.csv"

@@ -381,7 +381,8 @@ static int lg__parse_rec(char *line, lg__rec *r, const char **why) {
     snprintf(r->model, LG__KEY, "%s", lg_model_kind_name(k));
     errno = 0;
     long d = strtol(f[1], &end, 10);
-    if (errno || *end || !*f[1] || !(d == 0 || (d >= 2 && d <= 10))) return -1;
+    if (f[1][0] < '0' || f[1][0] > '9') return -1; /* (a sign or a space: "-0" was TREES to the upgrade) */
+    if (errno || *end || !(d == 0 || (d >= 2 && d <= 10))) return -1;
     r->trees = (int)d;
     char **f1 = f + 1; /* the fields after the tree depth */
     errno = 0;
@@ -449,7 +450,8 @@ static const char lg__csv_header_v0[] =
  * column trees = depth after the model: 0, or the one tree depth such a study
  * had); the caller validates the rows before it writes the file. depth < 0
  * refuses (several depths given: which one the study had is unknown).
- * 1 (upgraded), 0 (not the first format: buf unchanged), or -1 after a message. */
+ * 1 (upgraded), 0 (not the first format: buf unchanged), or after a message
+ * -1 (refused) or -2 (out of memory). */
 static int lg__runs_upgrade(const char *cmd, const char *path, int depth, char **buf, size_t *len) {
     const size_t h0 = strlen(lg__csv_header_v0);
     if (*len < h0 || strncmp(*buf, lg__csv_header_v0, h0)) return 0;
@@ -464,7 +466,7 @@ static int lg__runs_upgrade(const char *cmd, const char *path, int depth, char *
     for (size_t k = h0; k < *len; k++) lines += (*buf)[k] == '\n';
     size_t cap = strlen(lg__csv_header_v1) + *len + (size_t)cl * lines + 1, n = 0;
     char *out = malloc(cap);
-    if (!out) { lg_cli_errorf(cmd, "out of memory"); return -1; }
+    if (!out) { lg_cli_errorf(cmd, "out of memory"); return -2; }
     n += (size_t)sprintf(out, "%s", lg__csv_header_v1); /* then upgraded again, by lg__runs_upgrade_v1 */
     for (char *p = *buf + h0, *nl; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
         char *comma = memchr(p, ',', (size_t)(nl - p));
@@ -604,7 +606,7 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
         const int up0 = lg__runs_upgrade(cmd, path, old_depth, &buf, &len);
         const int up1 = up0 < 0 ? -1 : lg__runs_upgrade_v1(cmd, &buf, &len);
         if (up0 < 0 || up1 < 0) {
-            if (up0 >= 0) *status = LG_EXIT_FAIL; /* the second upgrade failed: its only failure is out of memory */
+            if (up0 != -1) *status = LG_EXIT_FAIL; /* out of memory (the second upgrade's only failure) */
             free(buf);
             return NULL;
         }
