@@ -978,8 +978,14 @@ data_source)
   [ "$(strip "$tmp/r1.json")" = "$(strip "$tmp/r2.json")" ] || fail "train --resume without a data option trains otherwise"
   run train --resume "$tmp/t.ckpt" --epochs 3 --quiet; expect_rc 0 "train --resume --quiet"
   grep -q "data:" "$tmp/err" && fail "train --resume --quiet: $(cat "$tmp/err")"
-  # given --trees but not the checkpoint's --seed: the note, then the seed named as what differs
-  run train --resume "$tmp/t.ckpt" --epochs 3 --trees 2 --trees-count 30; expect_rc 2 "train --resume, seed 0"
+  # given --trees without --seed: the checkpoint's seed, as without a data option (it was 0, and the
+  # run refused as of another seed)
+  run train --resume "$tmp/t.ckpt" --epochs 4 --trees 2 --trees-count 30 --json; expect_rc 0 "train --resume --trees, no --seed"
+  grep -q "note:" "$tmp/err" && fail "train --resume --trees, no --seed: a note: $(cat "$tmp/err")"
+  tail -1 "$tmp/out" >"$tmp/r3.json"
+  [ "$(strip "$tmp/r1.json")" = "$(strip "$tmp/r3.json")" ] || fail "train --resume --trees without --seed trains otherwise"
+  # given --trees and another --seed: the note, then the seed named as what differs
+  run train --resume "$tmp/t.ckpt" --epochs 3 --trees 2 --trees-count 30 --seed 0; expect_rc 2 "train --resume, seed 0"
   grep -q "note: using --trees 2 --trees-count 30 --seed 0 as given; .* --seed 5$" "$tmp/err" &&
     grep -q "checkpoint made with --seed 5" "$tmp/err" || fail "train --resume, seed 0: $(cat "$tmp/err")"
   # no data option but --seed: the seed given is said as such, with the recorded one (it read "(from the

@@ -249,7 +249,8 @@ int lg_cli_data_note(const lg_cli_data *d, char *buf, size_t cap);
  * d's strings then point into note (cap bytes, LG_CLI_NOTE_CAP), which must
  * outlive it. When d names one, it stays; a note names both when the
  * checkpoint records another (kind, values, the seed where it makes the
- * data, --data by its absolute path), unless quiet. Returns 0, or -1 after a
+ * data, --data by its absolute path), unless quiet; its seed is the recorded
+ * one unless keep_seed, as when d names none. Returns 0, or -1 after a
  * message when d names none and ckpt records none (written before
  * checkpoints recorded their data, or not by lipgnn train) or cannot be read.
  * Two data options given: 0, for lg_cli_data_check to refuse. */

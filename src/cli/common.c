@@ -315,7 +315,7 @@ const char lg_cli_data_help[] = "Data (exactly one of --data, --dataset, --trees
 
 const char lg_cli_data_help_resume[] =
     "Data (exactly one of --data, --dataset, --trees, --sbm; with --resume FILE, none:\n"
-    "the data options FILE records, with its --seed unless given):\n" LG__CLI_DATA_OPTIONS_HELP;
+    "the data options FILE records; its --seed unless --seed is given):\n" LG__CLI_DATA_OPTIONS_HELP;
 
 int lg_cli_data_option(const char *cmd, lg_cli_data *d, const char *name, const char *value) {
     long long v;
@@ -551,6 +551,7 @@ int lg_cli_data_from_checkpoint(const char *cmd, lg_cli_data *d, int keep_seed, 
     const int recorded = st == LG_OK && lg__cli_data_from_note(cmd, note, &rec, &abs) == 0;
     char what[4200], was[4200];
     if (given) { /* the one given is used; a note when it is not the one recorded */
+        if (recorded && !keep_seed) d->seed = rec.seed; /* --seed not given: the checkpoint's, as without data */
         if (recorded && lg__cli_data_differ(d, &rec, abs) && !quiet) {
             if (abs && rec.data) rec.data = abs;
             fprintf(stderr, "lipgnn %s: note: using %s as given; %s records that it was trained on %s\n", cmd,
