@@ -288,6 +288,90 @@ static void test_resume_bit_identical(void **state) {
     lg_dataset_free(ds);
 }
 
+/* The summary's input and output linear layers' maxima: the largest of the
+ * epochs' io_grad_norm, 0 before an epoch, NAN for a model without them (gcn),
+ * kept across a checkpoint, and NAN (unknown) after loading one that predates
+ * them (written here without that section). */
+static void test_io_grad_norm_max(void **state) {
+    (void)state;
+    lg_dataset *ds = lg_test_random_dataset(50, 7, 3, 0, 4);
+    lg_model_config mc;
+    lg_train_config tc;
+    small_config(&mc, &tc);
+    lg_trainer *t = NULL;
+    lg_train_summary s;
+    assert_ok(lg_trainer_init(&t, &mc, &tc, ds));
+    lg_trainer_summary(t, &s);
+    assert_true(s.max_io_grad_norm[0] == 0 && s.max_io_grad_norm[1] == 0);
+    double mx[2] = {0, 0};
+    lg_epoch_stats es;
+    for (int e = 0; e < 6; e++) {
+        assert_ok(lg_trainer_epoch(t, &es));
+        for (int k = 0; k < 2; k++) {
+            assert_true(isfinite(es.io_grad_norm[k]) && es.io_grad_norm[k] > 0);
+            if (es.io_grad_norm[k] > mx[k]) mx[k] = es.io_grad_norm[k];
+        }
+        lg_trainer_summary(t, &s);
+        assert_memory_equal(s.max_io_grad_norm, mx, sizeof mx);
+    }
+    /* kept by a checkpoint */
+    char path[] = "/tmp/lg_iomax_XXXXXX", old[] = "/tmp/lg_iomax_old_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    fd = mkstemp(old);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_ok(lg_trainer_save(t, path));
+    lg_trainer *b = NULL;
+    assert_ok(lg_trainer_init(&b, &mc, &tc, ds));
+    assert_ok(lg_trainer_load(b, path));
+    lg_trainer_summary(b, &s);
+    assert_memory_equal(s.max_io_grad_norm, mx, sizeof mx);
+    lg_trainer_free(b);
+    /* the same checkpoint without section 11, as written before it: unknown */
+    lg_ckpt *c = NULL;
+    assert_ok(lg__ckpt_load(&c, path));
+    lg_ckpt_section keep[16];
+    uint32_t n = 0, dropped = 0;
+    for (uint32_t k = 0; k < c->count && n < 16; k++)
+        if (c->sections[k].tag != 11) keep[n++] = c->sections[k];
+        else dropped++;
+    assert_int_equal(dropped, 1);
+    assert_ok(lg__ckpt_save(old, keep, n, -1));
+    /* a negative maximum (crafted): refused, the trainer unchanged */
+    const double neg[2] = {1, -2};
+    keep[n] = (lg_ckpt_section){11, sizeof neg, neg};
+    assert_ok(lg__ckpt_save(path, keep, n + 1, -1));
+    lg__ckpt_free(c);
+    assert_ok(lg_trainer_init(&b, &mc, &tc, ds));
+    assert_int_equal(lg_trainer_load(b, path), LG_EPARSE);
+    assert_non_null(strstr(lg_last_error(), "negative gradient-norm maximum"));
+    assert_int_equal(lg_trainer_epochs_done(b), 0);
+    lg_trainer_free(b);
+    assert_ok(lg_trainer_init(&b, &mc, &tc, ds));
+    assert_ok(lg_trainer_load(b, old));
+    lg_trainer_summary(b, &s);
+    assert_true(isnan(s.max_io_grad_norm[0]) && isnan(s.max_io_grad_norm[1]));
+    assert_ok(lg_trainer_epoch(b, &es));
+    lg_trainer_summary(b, &s);
+    assert_true(isnan(s.max_io_grad_norm[0]) && isnan(s.max_io_grad_norm[1])); /* still unknown */
+    lg_trainer_free(b);
+    unlink(old);
+    unlink(path);
+    lg_trainer_free(t);
+    /* gcn: no input or output linear layer */
+    lg_model_config_default(&mc, LG_MODEL_GCN);
+    assert_ok(lg_trainer_init(&t, &mc, &tc, ds));
+    lg_trainer_summary(t, &s);
+    assert_true(isnan(s.max_io_grad_norm[0]) && isnan(s.max_io_grad_norm[1]));
+    assert_ok(lg_trainer_epoch(t, &es));
+    lg_trainer_summary(t, &s);
+    assert_true(isnan(s.max_io_grad_norm[0]) && isnan(s.max_io_grad_norm[1]));
+    lg_trainer_free(t);
+    lg_dataset_free(ds);
+}
+
 static void test_missing_features(void **state) {
     (void)state;
     lg_dataset *ds = lg_test_random_dataset(90, 4, 3, 0, 5);
@@ -1954,7 +2038,9 @@ static void test_checkpoint_note(void **state) {
     {
         lg_ckpt *c = NULL;
         assert_ok(lg__ckpt_load(&c, path));
-        assert_int_equal(c->count, 10); /* the sections of a checkpoint before notes, no more */
+        assert_int_equal(c->count, 11); /* the sections of a checkpoint before notes and the io maxima, */
+        assert_non_null(lg__ckpt_find(c, 11)); /* which it has                                               */
+        assert_null(lg__ckpt_find(c, 10));
         lg__ckpt_free(c);
     }
     /* a note: read back whole, with its length; the buffer's size at its edge */
@@ -2045,7 +2131,8 @@ int main(void) {
         cmocka_unit_test(test_trainer_eval_rows), cmocka_unit_test(test_eval_subset),
         cmocka_unit_test(test_model_gradients), cmocka_unit_test(test_model_no_dropout),
         cmocka_unit_test(test_deterministic), cmocka_unit_test(test_init_checks_dataset), cmocka_unit_test(test_api_misuse),
-        cmocka_unit_test(test_resume_bit_identical), cmocka_unit_test(test_missing_features),
+        cmocka_unit_test(test_resume_bit_identical), cmocka_unit_test(test_io_grad_norm_max),
+        cmocka_unit_test(test_missing_features),
         cmocka_unit_test(test_configs), cmocka_unit_test(test_init_pytorch), cmocka_unit_test(test_memory_estimate), cmocka_unit_test(test_features_borrowed), cmocka_unit_test(test_act_rms),
         cmocka_unit_test(test_params), cmocka_unit_test(test_symmetric_graph_shared),
         cmocka_unit_test(test_out_of_memory), cmocka_unit_test(test_restored_values),

@@ -198,6 +198,14 @@ typedef struct lg_train_summary {
     double epochs_ms_total;                /* wall time of the epochs this trainer
                                               ran (training + evaluation), ms: not
                                               those before a lg_trainer_load      */
+    double max_io_grad_norm[2];            /* the input and output linear layers'
+                                              largest norm over the run, as
+                                              lg_epoch_stats.io_grad_norm; NAN in
+                                              models without them, once one was
+                                              NaN, or after a lg_trainer_load of a
+                                              checkpoint that predates this record
+                                              (last: the fields before keep their
+                                              places)                             */
 } lg_train_summary;
 
 typedef struct lg_trainer lg_trainer; /* opaque */

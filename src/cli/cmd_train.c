@@ -401,7 +401,11 @@ static void lg__print_json(const lg_train_opts *o, const lg_dataset *ds, const l
         if (l) putchar(',');
         lg_json_number(stdout, "%.6g", s->max_att_grad_norm_per_layer[l]);
     }
-    printf("],\"stopped_early\":%s,\"interrupted\":%s}\n", s->stopped_early ? "true" : "false",
+    putchar(']');
+    /* the input and output linear layers' (null: the model has none, or unknown) */
+    lg__json_num("max_input_grad_norm", "%.6g", s->max_io_grad_norm[0], ran);
+    lg__json_num("max_output_grad_norm", "%.6g", s->max_io_grad_norm[1], ran);
+    printf(",\"stopped_early\":%s,\"interrupted\":%s}\n", s->stopped_early ? "true" : "false",
            interrupted ? "true" : "false");
 }
 

@@ -279,6 +279,9 @@ struct lg_trainer {
     double io_norm[2], bio[2];   /* this epoch's and one batch's: the input and
                                     output linear layers' (NAN: none)         */
     double *max_norm, *max_att;  /* over the run, per layer                    */
+    double max_io[2];            /* over the run: the input and output linear
+                                    layers' (NAN: none, or a checkpoint that
+                                    predates their record)                    */
     double *ms;                  /* wall time of each epoch run in this process */
     long ms_cap, ms_count;
     double ms_total;             /* wall time of every epoch run in this process */
@@ -439,6 +442,8 @@ static lg_status lg__dataset_check_arg(const lg_dataset *ds, const char *fn) {
     return LG_OK;
 }
 
+static void lg__layer_norms(const lg_trainer *t, const float *g, double *norm, double *att, double io[2]);
+
 lg_status lg_trainer_init(lg_trainer **out, const lg_model_config *mc, const lg_train_config *tc,
                           const lg_dataset *ds) {
     lg_status st = LG_OK;
@@ -479,6 +484,10 @@ lg_status lg_trainer_init(lg_trainer **out, const lg_model_config *mc, const lg_
     LG_CALLOC(t->max_att, t->L, "gradient norms");
     LG_CALLOC(t->bnorm, t->L, "gradient norms");
     LG_CALLOC(t->batt, t->L, "gradient norms");
+    /* the norms of the gradients as they are (zero): 0 for each layer, and
+     * NAN for an input or output linear layer the model does not have */
+    lg__layer_norms(t, lg__model_grads_f32(t->model), t->norm, t->att_norm, t->io_norm);
+    t->max_io[0] = t->io_norm[0], t->max_io[1] = t->io_norm[1];
     t->ms_cap = tc->epochs > 0 ? LG_MIN(tc->epochs, LG__MS_CAP) : 1;
     LG_CALLOC(t->ms, t->ms_cap, "epoch times");
     lg_explode_opts eo = {tc->explode_threshold, tc->explode_growth, tc->explode_window};
@@ -708,6 +717,8 @@ lg_status lg_trainer_epoch(lg_trainer *t, lg_epoch_stats *es) {
         s->max_norm = lg__max_nan(s->max_norm, t->norm[l]);
         s->max_att = lg__max_nan(s->max_att, t->att_norm[l]);
     }
+    t->max_io[0] = lg__max_nan(t->max_io[0], t->io_norm[0]);
+    t->max_io[1] = lg__max_nan(t->max_io[1], t->io_norm[1]);
     es->exploded_now = lg__explode_observe(&t->det, epoch, es->train_loss_step, bad_layer, t->norm);
     if (es->exploded_now) {
         s->exploded = 1;
@@ -811,6 +822,7 @@ void lg_trainer_summary(const lg_trainer *t, lg_train_summary *out) {
     out->layers = t->L;
     out->max_grad_norm_per_layer = t->max_norm;
     out->max_att_grad_norm_per_layer = t->max_att;
+    out->max_io_grad_norm[0] = t->max_io[0], out->max_io_grad_norm[1] = t->max_io[1];
     out->n_params = lg__model_nparams_f32(t->model);
     out->stopped_early = s->stopped_early;
     out->epochs_ms_total = t->ms_total;
@@ -845,6 +857,9 @@ enum {
     LG__CK_STATE = 7,  /* lg__train_state bytes                      */
     LG__CK_DETECT = 8, /* detector: seen, fired, and its history     */
     LG__CK_MAXNORM = 9, /* per-layer maxima                           */
+    LG__CK_IOMAX = 11,  /* the input and output linear layers' maxima (2
+                           doubles); absent in checkpoints written before
+                           them: restored as NAN, unknown            */
     LG__CK_NOTE = 10    /* the caller's note (lg_trainer_set_note): its
                            bytes, without the terminating NUL; absent
                            when none was set, and in every checkpoint
@@ -892,7 +907,7 @@ lg_status lg_trainer_save(const lg_trainer *t, const char *path) {
     int64_t seen = t->det.seen, fired = t->det.fired;
     int64_t det_head[2] = {seen, fired};
     size_t hist = sizeof(double) * (size_t)(t->det.o.window + 1) * (size_t)(t->L ? t->L : 1);
-    lg_ckpt_section s[11] = {
+    lg_ckpt_section s[12] = {
         {LG__CK_MODEL, sizeof t->mc, &t->mc},
         {LG__CK_TRAIN, sizeof t->tc, &t->tc},
         {LG__CK_DATA, sizeof fp, &fp},
@@ -903,6 +918,7 @@ lg_status lg_trainer_save(const lg_trainer *t, const char *path) {
         {LG__CK_DETECT, sizeof det_head, det_head},
         {LG__CK_DETECT + 100, hist, t->det.hist},
         {LG__CK_MAXNORM, sizeof(double) * 2 * (uint64_t)t->L, NULL},
+        {LG__CK_IOMAX, sizeof t->max_io, t->max_io},
         {LG__CK_NOTE, t->note ? strlen(t->note) : 0, t->note},
     };
     double *mx = lg__malloc_array((size_t)(2 * t->L + 1), sizeof(double));
@@ -910,7 +926,7 @@ lg_status lg_trainer_save(const lg_trainer *t, const char *path) {
     memcpy(mx, t->max_norm, sizeof(double) * (size_t)t->L);
     memcpy(mx + t->L, t->max_att, sizeof(double) * (size_t)t->L);
     s[9].data = mx;
-    lg_status st = lg__ckpt_save(path, s, t->note ? 11 : 10, -1);
+    lg_status st = lg__ckpt_save(path, s, t->note ? 12 : 11, -1);
     lg__free(mx);
     return st;
 }
@@ -1143,6 +1159,16 @@ lg_status lg_trainer_load(lg_trainer *t, const char *path) {
     LG_TRY(lg__section(c, path, LG__CK_DETECT, 2 * sizeof(int64_t), &pd));
     LG_TRY(lg__section(c, path, LG__CK_DETECT + 100, hist, &ph));
     LG_TRY(lg__section(c, path, LG__CK_MAXNORM, sizeof(double) * 2 * (uint64_t)t->L, &pm));
+    const void *pio = NULL; /* (absent before the input and output layers' maxima were kept) */
+    if (lg__ckpt_find(c, LG__CK_IOMAX)) {
+        LG_TRY(lg__section(c, path, LG__CK_IOMAX, sizeof t->max_io, &pio));
+        double io[2];
+        memcpy(io, pio, sizeof io);
+        if (io[0] < 0 || io[1] < 0) { /* (NAN: none, or a norm that was NaN) */
+            st = lg__error(LG_EPARSE, "%s: a negative gradient-norm maximum (a damaged or crafted file)", path);
+            goto fail;
+        }
+    }
     LG_TRY(lg__restored_check(path, pp, p1, p2, (size_t)np, ps, pd, t->L));
     /* everything verified: now change t */
     memcpy(lg__model_params_f32(t->model), pp, sizeof(float) * (size_t)np);
@@ -1162,6 +1188,8 @@ lg_status lg_trainer_load(lg_trainer *t, const char *path) {
     memcpy(t->det.hist, ph, hist);
     memcpy(t->max_norm, pm, sizeof(double) * (size_t)t->L);
     memcpy(t->max_att, (const double *)pm + t->L, sizeof(double) * (size_t)t->L);
+    t->max_io[0] = t->max_io[1] = NAN; /* (a checkpoint written before this record) */
+    if (pio) memcpy(t->max_io, pio, sizeof t->max_io);
 fail:
     lg__ckpt_free(c);
     return st;
