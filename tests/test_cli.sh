@@ -964,7 +964,7 @@ data_source)
   cmp -s "$tmp/out" "$tmp/t1.json" || fail "predict --trees: $(cat "$tmp/out") against $(cat "$tmp/t1.json")"
   grep -q "note:" "$tmp/err" && fail "predict --trees as recorded: a note: $(cat "$tmp/err")"
   run predict --resume "$tmp/t.ckpt" --trees 2 --trees-count 40; expect_rc 2 "predict, another --trees-count"
-  grep -qx "lipgnn predict: note: using --trees 2 --trees-count 40 --seed 5 as given; $tmp/t.ckpt records that it was trained on --trees 2 --trees-count 30 --seed 5" \
+  grep -qx "lipgnn predict: note: using --trees 2 --trees-count 40 as given, with the checkpoint's --seed 5; $tmp/t.ckpt records that it was trained on --trees 2 --trees-count 30 --seed 5" \
     "$tmp/err" || fail "predict, another --trees-count: no note naming both: $(cat "$tmp/err")"
   grep -q "checkpoint of another data set" "$tmp/err" || fail "predict, another --trees-count: $(cat "$tmp/err")"
   strip() { sed -E 's/"(epoch_ms_median|epochs_total_s)":[0-9.e+-]+//g' "$1"; }
@@ -984,6 +984,10 @@ data_source)
   grep -q "note:" "$tmp/err" && fail "train --resume --trees, no --seed: a note: $(cat "$tmp/err")"
   tail -1 "$tmp/out" >"$tmp/r3.json"
   [ "$(strip "$tmp/r1.json")" = "$(strip "$tmp/r3.json")" ] || fail "train --resume --trees without --seed trains otherwise"
+  # ... and the note on another data set says the seed is the checkpoint's (it read "--seed 5 as given")
+  run train --resume "$tmp/t.ckpt" --epochs 4 --trees 2 --trees-count 40; expect_rc 2 "train --resume, another --trees-count"
+  grep -qx "lipgnn train: note: using --trees 2 --trees-count 40 as given, with the checkpoint's --seed 5; $tmp/t.ckpt records that it was trained on --trees 2 --trees-count 30 --seed 5" \
+    "$tmp/err" || fail "train --resume, another --trees-count: $(cat "$tmp/err")"
   # given --trees and another --seed: the note, then the seed named as what differs
   run train --resume "$tmp/t.ckpt" --epochs 3 --trees 2 --trees-count 30 --seed 0; expect_rc 2 "train --resume, seed 0"
   grep -q "note: using --trees 2 --trees-count 30 --seed 0 as given; .* --seed 5$" "$tmp/err" &&

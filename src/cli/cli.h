@@ -243,14 +243,16 @@ int lg_cli_data_note(const lg_cli_data *d, char *buf, size_t cap);
 /* The data set of a command that reads the checkpoint ckpt (predict, train
  * --resume). When d names none (and no --trees-count), the one recorded in
  * ckpt (lg_cli_data_note) is put in *d, --data by the absolute path it had,
- * with its seed unless keep_seed (d's is kept then: --seed given, or predict's
- * choice of the checkpoint's training seed), and said on stderr
+ * with its seed unless keep_seed (d's is kept then: --seed given for the
+ * data; a checkpoint without the record leaves d's, which predict and
+ * lipschitz set to its training seed), and said on stderr
  * unless quiet: "lipgnn CMD: data: --dataset cora (from the checkpoint)";
  * d's strings then point into note (cap bytes, LG_CLI_NOTE_CAP), which must
  * outlive it. When d names one, it stays; a note names both when the
  * checkpoint records another (kind, values, the seed where it makes the
- * data, --data by its absolute path), unless quiet; its seed is the recorded
- * one unless keep_seed, as when d names none. Returns 0, or -1 after a
+ * data, --data by its absolute path), unless quiet, a seed not kept said
+ * as the checkpoint's; its seed is the recorded one unless keep_seed, as when
+ * d names none. Returns 0, or -1 after a
  * message when d names none and ckpt records none (written before
  * checkpoints recorded their data, or not by lipgnn train) or cannot be read.
  * Two data options given: 0, for lg_cli_data_check to refuse. */

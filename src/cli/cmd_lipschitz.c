@@ -287,7 +287,7 @@ int lg_cmd_lipschitz(int argc, char **argv) {
     if (st != LG_OK) { lg_cli_errorf(cmd, "%s", lg_last_error()); return lg_cli_exit_for(st); }
     d.seed = tc.seed; /* --trees: the trees the model was trained on */
     char data_note[LG_CLI_NOTE_CAP]; /* the checkpoint's data options, which d may point into */
-    if (lg_cli_data_from_checkpoint(cmd, &d, 1, model, data_note, sizeof data_note, quiet) ||
+    if (lg_cli_data_from_checkpoint(cmd, &d, 0, model, data_note, sizeof data_note, quiet) ||
         lg_cli_data_check(cmd, &d))
         return LG_EXIT_USAGE;
     lg_dataset *ds = NULL;

@@ -95,7 +95,7 @@ int lg_cmd_predict(int argc, char **argv) {
     }
     if (!seed_given) d.seed = tc.seed; /* --trees, --sbm: the data the model was trained on, as lipschitz */
     char data_note[LG_CLI_NOTE_CAP]; /* the checkpoint's data options, which d may point into */
-    if (lg_cli_data_from_checkpoint(cmd, &d, 1, resume, data_note, sizeof data_note, 0) ||
+    if (lg_cli_data_from_checkpoint(cmd, &d, seed_given, resume, data_note, sizeof data_note, 0) ||
         lg_cli_data_check(cmd, &d))
         return LG_EXIT_USAGE;
     lg_dataset *ds = NULL;

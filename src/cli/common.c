@@ -554,8 +554,17 @@ int lg_cli_data_from_checkpoint(const char *cmd, lg_cli_data *d, int keep_seed, 
         if (recorded && !keep_seed) d->seed = rec.seed; /* --seed not given: the checkpoint's, as without data */
         if (recorded && lg__cli_data_differ(d, &rec, abs) && !quiet) {
             if (abs && rec.data) rec.data = abs;
-            fprintf(stderr, "lipgnn %s: note: using %s as given; %s records that it was trained on %s\n", cmd,
-                    lg_cli_data_describe(what, sizeof what, d), ckpt, lg_cli_data_describe(was, sizeof was, &rec));
+            lg_cli_data_describe(what, sizeof what, d);
+            /* a seed taken from the checkpoint is not one given: said apart
+             * (--seed is the last option described) */
+            char *seed = NULL, theirs[64] = "";
+            for (char *p = strstr(what, " --seed "); p; p = strstr(p + 1, " --seed ")) seed = p;
+            if (!keep_seed && seed) {
+                snprintf(theirs, sizeof theirs, ", with the checkpoint's%s", seed);
+                *seed = '\0';
+            }
+            fprintf(stderr, "lipgnn %s: note: using %s as given%s; %s records that it was trained on %s\n", cmd, what,
+                    theirs, ckpt, lg_cli_data_describe(was, sizeof was, &rec));
         }
         return 0;
     }
