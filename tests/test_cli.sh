@@ -520,6 +520,18 @@ PY
   grep -q "gradient explosion at epoch 1: loss is nan$" "$tmp/err" || fail "NaN loss message, seed 2: $(cat "$tmp/err")"
   grep -q "largest gradient norm of a layer nan (attention parameters nan); gradients EXPLODED" "$tmp/out" ||
     fail "the summary of a NaN run: $(cat "$tmp/out")"
+  # the input and output linear layers' largest norms beside the layers', as --json's; none without them
+  run train --data "$tiny" --layers 3 --hidden 8 --epochs 3; expect_rc 0 "train, the summary's norms"
+  grep -qE "^largest gradient norm of a layer [0-9.e+-]+ \(attention parameters [0-9.e+-]+; input layer [0-9.e+-]+, output layer [0-9.e+-]+\); no explosion$" \
+    "$tmp/out" || fail "the summary's input and output layers' norms: $(cat "$tmp/out")"
+  text=$(grep -o 'input layer [0-9.e+-]*, output layer [0-9.e+-]*' "$tmp/out")
+  run train --data "$tiny" --layers 3 --hidden 8 --epochs 3 --json; expect_rc 0 "train --json, the summary's norms"
+  json=$(tail -1 "$tmp/out" | grep -oE '"max_(in|out)put_grad_norm":[0-9.e+-]+' | cut -d: -f2 |
+    awk '{printf "%s%.4g", NR == 1 ? "input layer " : ", output layer ", $1}')
+  [ "$text" = "$json" ] || fail "the summary's input and output layers' norms ($text) are not --json's ($json)"
+  run train --data "$tiny" --model gcn --layers 2 --hidden 8 --epochs 3; expect_rc 0 "train gcn, the summary's norms"
+  grep -q "^largest gradient norm of a layer [0-9.e+-]* (attention parameters 0); no explosion$" "$tmp/out" ||
+    fail "gcn's summary: $(cat "$tmp/out")"
   # 3 epochs, save, resume to 6: the same as 6 straight
   run train --data "$tiny" --layers 3 --hidden 8 --epochs 3 --norm lipschitz+pairnorm --residual --save "$tmp/c.ckpt" --json
   expect_rc 0 "train --save"

@@ -662,9 +662,15 @@ int lg_cmd_train(int argc, char **argv) {
         }
         if (!untrained) {
             /* fabs: a NaN norm prints "nan", not "-nan" (norms are >= 0) */
-            printf("largest gradient norm of a layer %.4g (attention parameters %.4g); %s\n",
-                   fabs(s.max_layer_grad_norm), fabs(s.max_att_grad_norm),
-                   s.exploded ? "gradients EXPLODED" : "no explosion");
+            printf("largest gradient norm of a layer %.4g (attention parameters %.4g", fabs(s.max_layer_grad_norm),
+                   fabs(s.max_att_grad_norm));
+            /* the input and output linear layers', which the detector does
+             * not watch (none: the model has none, unknown after a checkpoint
+             * that predates their record, or both NaN, as the layers' then) */
+            if (!isnan(s.max_io_grad_norm[0]) || !isnan(s.max_io_grad_norm[1]))
+                printf("; input layer %.4g, output layer %.4g", fabs(s.max_io_grad_norm[0]),
+                       fabs(s.max_io_grad_norm[1]));
+            printf("); %s\n", s.exploded ? "gradients EXPLODED" : "no explosion");
             if (s.exploded) printf("first explosion at epoch %ld: %s\n", s.first_explosion_epoch, s.explosion_reason);
             printf("%.2f ms per epoch (median), %.2f s in this run\n", s.epoch_ms_median, s.epochs_ms_total / 1000);
         }
