@@ -436,6 +436,32 @@ for cols in '14=1' '14=1 15=0' '15=3' '20=2'; do
                 *) want="exploded is 0 but first_explosion_epoch or explosion_layer is given" ;; esac
   grep -q "runs.csv:2: malformed row .*($want)" "$tmp/err" || fail "explosion fields $cols: $(cat "$tmp/err")"
 done
+# fields that name an epoch or a layer the run did not have, a norm that is not finite without an
+# explosion (the detector always fires on one), numbers that are not decimal (strtod's hexadecimal
+# and spaces): refused, saying which (they went into summary.md)
+for cols in '8=999999999999' '18=99' '14=1 15=99 20=0' '14=1 15=2 20=999999' '16=nan' '16=inf' \
+            '9=0x1p-1' '16=0x10' '17= 1.5' '21=+2' '6=0x0'; do
+  rm -rf "$tmp/vals"; cp -r "$out" "$tmp/vals"
+  row=$(echo "$good" | awk -F, -v OFS=, -v e="$cols" '{ n = split(e, kv, " "); for (k = 1; k <= n; k++) { split(kv[k], p, "="); $p[1] = p[2] } print }')
+  [ "$row" != "$good" ] || fail "cross-field check: edit $cols changed nothing"
+  printf '%s\n%s\n' "$header" "$row" >"$tmp/vals/runs.csv"
+  run "${args[@]}" --out "$tmp/vals"; expect_rc 2 "depth-study with a row edited to $cols"
+  case $cols in 8=*) want="epochs_run 999999999999 is more than the study's --epochs 3 of gat" ;;
+                18=*|*15=99*) want="best_epoch or first_explosion_epoch is after epochs_run" ;;
+                *20=999999) want="explosion_layer is not a layer of the model (0 to layers - 1, or -1: the loss)" ;;
+                16=nan|16=inf) want="exploded is 0 but max_layer_grad_norm is not finite, which the detector fires on" ;;
+                *) want="a field missing, extra or out of range" ;; esac
+  grep -qF "runs.csv:2: malformed row '" "$tmp/err" && grep -qF "($want)" "$tmp/err" \
+    || fail "cross-field check $cols: $(cat "$tmp/err")"
+  cmp -s "$tmp/vals/runs.csv" <(printf '%s\n%s\n' "$header" "$row") || fail "cross-field check $cols: runs.csv changed"
+done
+# a norm that is not finite in an exploded row, as the writer prints it ("-nan" too): taken
+for gn in nan -nan inf; do
+  row=$(echo "$good" | awk -F, -v OFS=, -v g=$gn '{ $14 = 1; $15 = 1; $16 = g; $20 = 0; print }')
+  rm -rf "$tmp/vals"; cp -r "$out" "$tmp/vals"
+  printf '%s\n%s\n' "$header" "$row" >"$tmp/vals/runs.csv"
+  run "${args[@]}" --out "$tmp/vals" --quiet; expect_rc 0 "depth-study with an exploded row of norm $gn"
+done
 row=$(echo "$good" | awk -F, -v OFS=, '{ $14 = 1; $15 = 2; $20 = -1; print }') # exploded at epoch 2, by the loss
 rm -rf "$tmp/vals"; cp -r "$out" "$tmp/vals"
 printf '%s\n%s\n' "$header" "$row" >"$tmp/vals/runs.csv"

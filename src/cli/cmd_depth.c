@@ -338,9 +338,19 @@ static int lg__write_atomic(const char *cmd, const char *path, lg__writer w, con
 }
 
 
-/* 0 if field is an accuracy, a number in [0, 1] (into *v); -1 otherwise. */
+/* 1 if field is a decimal number as the rows' writer prints them: digits, a
+ * point and an exponent; no sign, space, hexadecimal, inf or nan (which
+ * strtod takes). */
+static int lg__field_decimal(const char *field) {
+    if (!((*field >= '0' && *field <= '9') || *field == '.')) return 0;
+    return field[strspn(field, "0123456789.eE+-")] == 0;
+}
+
+/* 0 if field is an accuracy, a decimal number in [0, 1] (into *v); -1
+ * otherwise. */
 static int lg__field_acc(const char *field, double *v) {
     char *end;
+    if (!lg__field_decimal(field)) return -1;
     *v = strtod(field, &end);
     return !*field || *end || !(*v >= 0 && *v <= 1) ? -1 : 0;
 }
@@ -394,7 +404,7 @@ static int lg__parse_rec(char *line, lg__rec *r, const char **why) {
     if (strcmp(f1[3], "0") && strcmp(f1[3], "1")) return -1;
     r->residual = f1[3][0] == '1';
     double m = strtod(f1[4], &end);
-    if (!*f1[4] || *end || !(m >= 0 && m <= 1)) return -1;
+    if (!lg__field_decimal(f1[4]) || *end || !(m >= 0 && m <= 1)) return -1;
     snprintf(r->missing, LG__KEY, "%g", m);
     if (f1[5][0] < '0' || f1[5][0] > '9') return -1; /* (strtoull takes spaces and a sign) */
     errno = 0;
@@ -416,10 +426,12 @@ static int lg__parse_rec(char *line, lg__rec *r, const char **why) {
     r->exploded = f1[12][0] == '1';
     if (lg__field_int(f1[13], -1, LLONG_MAX, 1)) return -1; /* first explosion epoch (-1: none, as before) */
     const long long fe = *f1[13] ? strtoll(f1[13], NULL, 10) : -1; /* (-1: none) */
-    double gn = strtod(f1[14], &end); /* a gradient norm: inf or nan where training diverged */
-    if (!*f1[14] || *end || gn < 0) return -1;
+    /* a gradient norm: inf or nan (printed "-nan" too) where training diverged */
+    if (!lg__field_decimal(f1[14]) && strcmp(f1[14], "inf") && strcmp(f1[14], "nan") && strcmp(f1[14], "-nan")) return -1;
+    double gn = strtod(f1[14], &end);
+    if (*end || gn < 0) return -1;
     double ms = strtod(f1[15], &end);
-    if (!*f1[15] || *end || !(ms >= 0) || !isfinite(ms)) return -1;
+    if (!lg__field_decimal(f1[15]) || *end || !(ms >= 0) || !isfinite(ms)) return -1;
     /* the columns after epoch_ms_median, each empty in an upgraded row */
     double v;
     if (lg__field_int(f1[16], 0, LLONG_MAX, 1)) return -1;                   /* best_epoch            */
@@ -432,7 +444,26 @@ static int lg__parse_rec(char *line, lg__rec *r, const char **why) {
                                : "exploded is 0 but first_explosion_epoch or explosion_layer is given";
         return -1;
     }
-    if (*f1[19] && ((v = strtod(f1[19], &end)), *end || !(v >= 0) || !isfinite(v))) return -1; /* epochs_total_s */
+    /* the fields that name an epoch or a layer name one the run had, and a
+     * norm that is not finite always fires the detector (lg__explode_observe) */
+    const long long be = *f1[16] ? strtoll(f1[16], NULL, 10) : 0, el = *f1[18] ? strtoll(f1[18], NULL, 10) : -1;
+    if (be > ep || fe > ep) {
+        if (why) *why = "best_epoch or first_explosion_epoch is after epochs_run";
+        return -1;
+    }
+    if (el >= r->layers) {
+        if (why) *why = "explosion_layer is not a layer of the model (0 to layers - 1, or -1: the loss)";
+        return -1;
+    }
+    if (!r->exploded && !isfinite(gn)) {
+        if (why) *why = "exploded is 0 but max_layer_grad_norm is not finite, which the detector fires on";
+        return -1;
+    }
+    if (*f1[19]) { /* epochs_total_s */
+        if (!lg__field_decimal(f1[19])) return -1;
+        v = strtod(f1[19], &end);
+        if (*end || !(v >= 0) || !isfinite(v)) return -1;
+    }
     if (lg__field_int(f1[20], 1, INT_MAX, 1)) return -1;                      /* threads               */
     for (const char *c = f1[21]; *c; c++)                                     /* lipgnn_version        */
         if (!isalnum((unsigned char)*c) && !strchr(".+-_~", *c)) return -1;
@@ -565,10 +596,12 @@ static void lg__write_bytes(FILE *f, const void *ctx) {
  * every row (blank lines are skipped; a row repeating an earlier row's run is
  * noted, the first kept), drops a truncated last line (truncating the file),
  * and loads the records; an upgraded file is rewritten only once all its rows
- * are valid. Creates the file with its header when missing or empty. Returns
- * the file opened for appending, or NULL after a message (*status = the exit
- * status). */
-static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg__recs *rs, int *status) {
+ * are valid; a row of a model of grid g (train options opts) that ran more
+ * epochs than that model's --epochs is malformed too. Creates the file with
+ * its header when missing or empty. Returns the file opened for appending, or
+ * NULL after a message (*status = the exit status). */
+static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, const lg__grid *g,
+                           const lg_train_opts *opts, lg__recs *rs, int *status) {
     *status = LG_EXIT_USAGE;
     int missing = 0;
     FILE *f = lg_cli_open_regular(cmd, path, &missing);
@@ -656,8 +689,16 @@ static FILE *lg__runs_open(const char *cmd, const char *path, int old_depth, lg_
                     return NULL;
                 }
                 const char *why = NULL;
-                const int bad = lg__parse_rec(row, &r, &why);
+                char why_ep[160];
+                int bad = lg__parse_rec(row, &r, &why);
                 free(row);
+                for (int mi = 0; !bad && mi < g->nmodels; mi++)
+                    if (!strcmp(r.model, lg_model_kind_name(g->models[mi])) && r.epochs_run > opts[mi].tc.epochs) {
+                        snprintf(why_ep, sizeof why_ep, "epochs_run %lld is more than the study's --epochs %d of %s",
+                                 r.epochs_run, opts[mi].tc.epochs, r.model);
+                        why = why_ep;
+                        bad = 1;
+                    }
                 if (bad) {
                     char shown[121]; /* the row's start, printable (a \r moved the cursor) */
                     const int sl = rl < 120 ? rl : 120;
@@ -2190,7 +2231,7 @@ int lg_cmd_depth_study(int argc, char **argv) {
     char path[4200];
     if (snprintf(path, sizeof path, "%s/runs.csv", dir) >= (int)sizeof path) goto done;
     /* a first-format runs.csv had no tree depths, or the one --trees D */
-    runs = lg__runs_open(cmd, path, g->ndepths == 1 ? g->depths[0] : -1, &rs, &status);
+    runs = lg__runs_open(cmd, path, g->ndepths == 1 ? g->depths[0] : -1, g, opts, &rs, &status);
     if (!runs) goto done;
 
     char dsname[128];
