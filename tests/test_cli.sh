@@ -188,7 +188,7 @@ bad_input)
   expect_rc 1 "predict --out /dev/full"; [ -e "$tmp/att-after.csv" ] && fail "predict wrote --attention after --out failed"
   # outputs that cannot be made: refused before the model is built and run
   run predict --resume "$tmp/tiny.ckpt" --data "$dir/data/tiny" --out "$tmp/none/p.csv"; expect_rc 2 "predict --out in a missing directory"
-  grep -q -- "--out $tmp/none/p.csv: cannot make a file in $tmp/none" "$tmp/err" || fail "predict --out in a missing directory: $(cat "$tmp/err")"
+  grep -q -- "--out $tmp/none/p.csv: cannot create a file in $tmp/none" "$tmp/err" || fail "predict --out in a missing directory: $(cat "$tmp/err")"
   grep -q "after [0-9]* epochs" "$tmp/err" && fail "predict --out in a missing directory: predicted first"
   run predict --resume "$tmp/tiny.ckpt" --data "$dir/data/tiny" --out "$tmp/p3.csv" --embeddings "$tmp"; expect_rc 2 "predict --embeddings a directory"
   [ -e "$tmp/p3.csv" ] && fail "predict --embeddings a directory: --out written first"
@@ -202,7 +202,7 @@ bad_input)
   [ "$(sed -n 3p "$tmp/e.mtx" | tr -cd ' ' | wc -c)" = 1 ] || fail "embeddings: the size line is not line 3: $(head -4 "$tmp/e.mtx")"
   touch "$tmp/afile"
   run lipschitz --model "$tmp/in.ckpt" --trees 2 --trees-count 5 --out "$tmp/afile"; expect_rc 2 "lipschitz --out a file"
-  grep -q -- "--out $tmp/afile/lipschitz.csv: cannot make a file in $tmp/afile: not a directory" "$tmp/err" \
+  grep -q -- "--out $tmp/afile/lipschitz.csv: cannot create a file in $tmp/afile: Not a directory" "$tmp/err" \
     || fail "lipschitz --out a file: $(cat "$tmp/err")"
   # a link is followed: the link stays, its file gets the checkpoint
   ln -s real.ckpt "$tmp/link.ckpt"
@@ -1085,6 +1085,55 @@ demo)
   run demo --sbm 400,1200 --resume "$tmp/dm-none.ckpt"; expect_rc 2 "demo --resume"
   run demo --sbm 400,1200 --model gt --layers 2 --epochs 1; expect_rc 0 "demo --model gt"
   grep -q "2-layer graph transformer" "$tmp/out" || fail "demo --model gt: $(head -1 "$tmp/out")"
+  ;;
+outputs)
+  # an output that is one of the data set's files (labels.txt, val.txt, ...: given, through a link,
+  # or a hard link) is refused before any work, exit 2, and the data set is left as it was
+  cp -r "$dir/data/tiny" "$tmp/d"; chmod -R u+w "$tmp/d"
+  run train --data "$tmp/d" --epochs 1 --save "$tmp/m.ckpt"; expect_rc 0 "train for the data-file checks"
+  (cd "$tmp/d" && md5sum ./*) >"$tmp/sums"
+  ln -s d/test.txt "$tmp/sl"; ln "$tmp/d/labels.txt" "$tmp/hl"; ln -s d "$tmp/dl"; ln -s d/labels.txt "$tmp/g-none.csv"
+  for cmdline in "predict --resume $tmp/m.ckpt --out $tmp/d/labels.txt|--out" \
+                 "predict --resume $tmp/m.ckpt --embeddings $tmp/sl|--embeddings" \
+                 "predict --resume $tmp/m.ckpt --out $tmp/hl|--out" \
+                 "predict --resume $tmp/m.ckpt --out $tmp/dl/edges.txt|--out" \
+                 "lipschitz --model $tmp/m.ckpt --csv $tmp/d/val.txt|--csv" \
+                 "train --data $tmp/d --epochs 1 --log $tmp/d/labels.txt|--log" \
+                 "train --data $tmp/d --epochs 1 --grad-log $tmp/d/train.txt|--grad-log" \
+                 "train --data $tmp/d --epochs 1 --save $tmp/d/features.mtx|--save" \
+                 "train --data $tmp/d --epochs 1 --save-best $tmp/d/graph.mtx|--save-best" \
+                 "train --resume $tmp/m.ckpt --epochs 2 --log $tmp/d/val.txt|--log" \
+                 "demo --data $tmp/d --epochs 1 --layers 2 --log $tmp/g.csv|--log"; do
+    IFS='|' read -r c o <<<"$cmdline"
+    # shellcheck disable=SC2086
+    run $c; expect_rc 2 "$c"
+    grep -q -- "$o [^ ]* is the data set's [a-z]*\.[a-z]* (--data [^)]*): writing $o would destroy the data set" "$tmp/err" ||
+      fail "$c: $(cat "$tmp/err")"
+    grep -q "^epoch\|^node" "$tmp/out" && fail "$c: worked before refusing"
+  done
+  (cd "$tmp/d" && md5sum -c --quiet "$tmp/sums") || fail "a refused command changed the data set"
+  [ -e "$tmp/d/edges.txt" ] && fail "a refused command made edges.txt in the data set"
+  # every two outputs of train are distinct: --save and --save-best against each log too
+  for pair in "--save --log" "--save --grad-log" "--save-best --log" "--save-best --grad-log" "--log --grad-log"; do
+    set -- $pair; rm -f "$tmp/same"
+    run train --trees 2 --trees-count 20 --epochs 1 "$1" "$tmp/same" "$2" "$tmp/same"; expect_rc 2 "train $pair one file"
+    grep -q -- "and $1 $tmp/same are the same file\|$1 $tmp/same and [^ ]* $tmp/same are the same file" "$tmp/err" ||
+      fail "train $pair one file: $(cat "$tmp/err")"
+    [ -e "$tmp/same" ] && fail "train $pair one file: written"
+  done
+  # an output's directory is tried by making a file there before the work (root passes access() on
+  # /proc): exit 2, naming the option and the path, with the real reason
+  run train --trees 2 --trees-count 20 --epochs 3 --save /proc/x; expect_rc 2 "--save /proc/x"
+  grep -q -- "--save /proc/x: cannot create a file in /proc: " "$tmp/err" || fail "--save /proc/x: $(cat "$tmp/err")"
+  grep -q "^epochs" "$tmp/out" && fail "--save /proc/x: trained before refusing"
+  grep -q "\.tmp\." "$tmp/err" && fail "--save /proc/x: names a temp file: $(cat "$tmp/err")"
+  run train --trees 2 --trees-count 20 --epochs 3 --log /proc/x; expect_rc 2 "--log /proc/x"
+  grep -q -- "--log /proc/x: cannot create a file in /proc: " "$tmp/err" || fail "--log /proc/x: $(cat "$tmp/err")"
+  run train --trees 2 --trees-count 20 --epochs 1 --save "$tmp/m.ckpt/x"; expect_rc 2 "--save under a regular file"
+  grep -q -- "--save $tmp/m.ckpt/x: cannot create a file in $tmp/m.ckpt: Not a directory" "$tmp/err" ||
+    fail "--save under a regular file: $(cat "$tmp/err")"
+  ls -a /proc | grep -q lipgnn-probe && fail "a probe file left in /proc"
+  ls -a "$tmp" | grep -q lipgnn-probe && fail "a probe file left in $tmp"
   ;;
 *) echo "unknown case $case_"; exit 1 ;;
 esac

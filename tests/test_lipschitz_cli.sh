@@ -46,7 +46,7 @@ run lipschitz --model "$tmp/lip.ckpt" "${data[@]}" extra; expect_rc 2 "extra arg
 # an output that cannot be made: refused before the estimate, exit 2 as predict's (it failed after the
 # estimate, exit 1)
 run lipschitz --model "$tmp/lip.ckpt" "${data[@]}" --csv "$tmp/no/such/dir/x.csv" --quiet; expect_rc 2 "unwritable CSV"
-grep -q -- "--csv $tmp/no/such/dir/x.csv: cannot make a file in $tmp/no/such/dir" "$tmp/err" || fail "unwritable CSV: $(cat "$tmp/err")"
+grep -q -- "--csv $tmp/no/such/dir/x.csv: cannot create a file in $tmp/no/such/dir" "$tmp/err" || fail "unwritable CSV: $(cat "$tmp/err")"
 [ -s "$tmp/out" ] && fail "unwritable CSV: the estimate ran: $(head -c 300 "$tmp/out")"
 run train "${data[@]}" --layers 2 --hidden 8 --epochs 1 --quiet --save "$tmp/batch.ckpt"; expect_rc 0 "train in mini-batches"
 run lipschitz --model "$tmp/batch.ckpt" "${data[@]}"; expect_rc 2 "mini-batch checkpoint"

@@ -53,15 +53,30 @@ FILE *lg_cli_open_regular(const char *cmd, const char *path, int *missing);
  * e.g. "--out") and paths (path[k], NULL when not given), the first nout of
  * them written: -1 after a message when an output is the same file as an
  * input or as another output (the same device and inode, through any path or
- * link), which writing it would destroy or interleave; else 0. O(n^2) stats. */
-int lg_cli_check_clobber(const char *cmd, int n, int nout, const char *const *opt, const char *const *path);
+ * link), which writing it would destroy or interleave, or is one of the files
+ * the data set d (NULL: none) is read from (graph.mtx, edges.txt,
+ * features.mtx, labels.txt, train.txt, val.txt, test.txt in the directory of
+ * --data or --dataset: the same inode, or a name of those in that directory
+ * when not there yet); else 0. O(n^2) stats. */
+int lg_cli_check_clobber(const char *cmd, int n, int nout, const char *const *opt, const char *const *path,
+                         const lg_cli_data *d);
 
 /* Before a command computes: -1 after a message ("--out P: ..."; opt names
  * the option) when the output file path cannot be written: a directory, a
- * file without write permission, or a new file in a missing or unwritable
- * directory; else 0 (NULL path: 0). The file is not created or changed (a
- * failed run must not leave an old output truncated). O(1). */
+ * file without write permission, or a new file in a directory where none can
+ * be made (missing, not a directory, unwritable: found by creating and
+ * removing a probe file there, which access() cannot tell as root); else 0
+ * (NULL path: 0). The file is not created or changed (a failed run must not
+ * leave an old output truncated). O(1). */
 int lg_cli_check_writable(const char *cmd, const char *opt, const char *path);
+
+/* Before a command computes: -1 after a message ("--save P: ...") when a
+ * checkpoint cannot be written to path (lg_trainer_save_check), or its new
+ * file cannot be made beside the file it replaces (a link's target): a probe
+ * file created and removed in that directory, whose failure gives the reason
+ * ("cannot create a file in /proc: No such file or directory"); else 0 (NULL
+ * path: 0). */
+int lg_cli_check_save(const char *cmd, const char *opt, const char *path);
 
 /* lg_set_threads(n) for command cmd (n: --threads, or 0 for OMP_NUM_THREADS
  * or all cores), with a note on stderr when OMP_NUM_THREADS asks for more than

@@ -590,7 +590,7 @@ int lg_cmd_gradmap(int argc, char **argv) {
         const char *opt[1 + LG__MAX_LOGS], *path[1 + LG__MAX_LOGS];
         opt[0] = "--out", path[0] = out;
         for (int i = 0; i < nlogs; i++) opt[1 + i] = "--log", path[1 + i] = logs[i];
-        if (lg_cli_check_clobber(cmd, 1 + nlogs, 1, opt, path)) return LG_EXIT_USAGE;
+        if (lg_cli_check_clobber(cmd, 1 + nlogs, 1, opt, path, NULL)) return LG_EXIT_USAGE;
     }
     lg__panel pan[LG__MAX_LOGS];
     memset(pan, 0, sizeof pan);

@@ -276,12 +276,14 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
         return -1;
     o->tc.seed = o->data.seed;
     if (lg_cli_data_check(cmd, &o->data)) return -1;
-    { /* (--save onto --resume is a run continued in place: allowed) */
+    { /* every two outputs distinct, none the data set's files; each output but
+       * --save not --resume (--save onto --resume is a run continued in place: allowed) */
         const char *opt[5] = {"--log", "--grad-log", "--save-best", "--save", "--resume"},
                    *path[5] = {o->log, o->grad_log, o->save_best, o->save, o->resume};
-        if (lg_cli_check_clobber(cmd, 5, 3, opt, path)) return -1;
-        const char *opt2[2] = {"--save-best", "--save"}, *path2[2] = {o->save_best, o->save}; /* both written */
-        if (lg_cli_check_clobber(cmd, 2, 2, opt2, path2)) return -1;
+        if (lg_cli_check_clobber(cmd, 4, 4, opt, path, &o->data)) return -1;
+        const char *opt2[4] = {"--log", "--grad-log", "--save-best", "--resume"},
+                   *path2[4] = {o->log, o->grad_log, o->save_best, o->resume};
+        if (lg_cli_check_clobber(cmd, 4, 3, opt2, path2, NULL)) return -1;
     }
     if (o->data.trees && kind != LG_MODEL_GAT_CLASSIC) { /* the TREES setting, where not given */
         if (!given[O_LAYERS]) o->mc.layers = o->data.trees + 1;
@@ -531,7 +533,7 @@ int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_data
             if (lg_trainer_best_epoch(t) == es.epoch) {
                 if (lg_trainer_save(t, o->save_best) != LG_OK) {
                     if (tty && !o->verbose) fputc('\n', stderr);
-                    lg_cli_errorf(cmd, "--save-best: %s", lg_last_error());
+                    lg_cli_errorf(cmd, "--save-best %s: %s", o->save_best, lg_last_error());
                     status = LG_EXIT_FAIL;
                     break;
                 }
@@ -579,7 +581,7 @@ int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_data
     if (o->save && st == LG_OK) {
         lg_status ss = lg_trainer_save(t, o->save);
         if (ss != LG_OK) {
-            lg_cli_errorf(cmd, "%s", lg_last_error());
+            lg_cli_errorf(cmd, "--save %s: %s", o->save, lg_last_error());
             status = LG_EXIT_FAIL;
         } else if (!sum->params_finite)
             fprintf(stderr, "lipgnn %s: note: %s holds parameters that are not finite numbers (the run diverged): "
@@ -615,14 +617,9 @@ int lg_cmd_train(int argc, char **argv) {
     }
     /* --save's path checked before the data are loaded and the model trained,
      * not only when the checkpoint is written at the end */
-    if (o.save && lg_trainer_save_check(o.save) != LG_OK) {
-        lg_cli_errorf(cmd, "--save %s", lg_last_error());
+    if (lg_cli_check_save(cmd, "--save", o.save) || lg_cli_check_save(cmd, "--save-best", o.save_best) ||
+        lg_cli_check_writable(cmd, "--log", o.log) || lg_cli_check_writable(cmd, "--grad-log", o.grad_log))
         return LG_EXIT_USAGE;
-    }
-    if (o.save_best && lg_trainer_save_check(o.save_best) != LG_OK) {
-        lg_cli_errorf(cmd, "--save-best %s", lg_last_error());
-        return LG_EXIT_USAGE;
-    }
     lg_cli_set_threads(cmd, o.threads);
     lg_dataset *ds = NULL;
     o.data.progress = isatty(fileno(stderr)) && !o.quiet;
@@ -773,12 +770,17 @@ int lg_cmd_demo(int argc, char **argv) {
                 return LG_EXIT_USAGE;
             }
     const char *given[4] = {o.save, o.log, o.grad_log, o.save_best};
-    for (int k = 0; k < 2; k++)
-        for (int q = 0; q < 4; q += 3)
-            if (given[q] && lg_trainer_save_check(outpath[q][k]) != LG_OK) {
-                lg_cli_errorf(cmd, "%s %s", q ? "--save-best" : "--save", lg_last_error());
+    static const char *const outopt[4] = {"--save", "--log", "--grad-log", "--save-best"};
+    { /* the eight files distinct, none the data set's, each writable */
+        const char *opt[8], *path[8];
+        for (int k = 0; k < 2; k++)
+            for (int q = 0; q < 4; q++) opt[4 * k + q] = outopt[q], path[4 * k + q] = given[q] ? outpath[q][k] : NULL;
+        if (lg_cli_check_clobber(cmd, 8, 8, opt, path, &o.data)) return LG_EXIT_USAGE;
+        for (int k = 0; k < 8; k++)
+            if (path[k] && ((k % 4 == 0 || k % 4 == 3) ? lg_cli_check_save(cmd, opt[k], path[k])
+                                                       : lg_cli_check_writable(cmd, opt[k], path[k])))
                 return LG_EXIT_USAGE;
-            }
+    }
     lg_cli_set_threads(cmd, o.threads);
     lg_dataset *ds = NULL;
     o.data.progress = isatty(fileno(stderr)) && !o.quiet;

@@ -2,6 +2,7 @@
 #define _DEFAULT_SOURCE /* realpath */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <omp.h>
@@ -41,7 +42,60 @@ FILE *lg_cli_open_regular(const char *cmd, const char *path, int *missing) {
     return f;
 }
 
-int lg_cli_check_clobber(const char *cmd, int n, int nout, const char *const *opt, const char *const *path) {
+/* The files lg_dataset_load reads in a data-set directory (edges.txt in
+ * place of graph.mtx; val.txt optional). */
+static const char *const lg__data_files[] = {"graph.mtx", "edges.txt", "features.mtx", "labels.txt",
+                                             "train.txt", "val.txt", "test.txt"};
+enum { LG__NDATA_FILES = sizeof lg__data_files / sizeof *lg__data_files };
+
+/* The directory of path (".", "/" or its part before the last '/'), into dir
+ * (cap bytes); returns the name after it. */
+static const char *lg__dir_of(const char *path, char *dir, size_t cap) {
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, cap, ".");
+    else if (slash == path) snprintf(dir, cap, "/");
+    else snprintf(dir, cap, "%.*s", (int)(slash - path), path);
+    return slash ? slash + 1 : path;
+}
+
+/* -1 after a message when an output (opt[a], path[a], a < nout) is one of the
+ * files the data set d is read from (its directory's lg__data_files): the same
+ * device and inode, or, not there yet, a file of such a name in that
+ * directory (which would change the data set); else 0. */
+static int lg__check_data_clobber(const char *cmd, int nout, const char *const *opt, const char *const *path,
+                                  const lg_cli_data *d) {
+    char dir[4096], file[4200], odir[4096], what[4200];
+    struct stat sd, so, sf, sod;
+    if (!d || (!d->data && !d->dataset)) return 0;
+    if (d->dataset) {
+        if (lg_dataset_resolve(d->dataset, dir, sizeof dir) != LG_OK) {
+            lg_clear_error(); /* the load's to say */
+            return 0;
+        }
+    } else snprintf(dir, sizeof dir, "%s", d->data);
+    if (stat(dir, &sd) != 0 || !S_ISDIR(sd.st_mode)) return 0; /* the load's to say */
+    snprintf(what, sizeof what, "%s %s", d->dataset ? "--dataset" : "--data", d->dataset ? d->dataset : d->data);
+    for (int a = 0; a < nout; a++) {
+        if (!path[a]) continue;
+        const int there = stat(path[a], &so) == 0;
+        const char *base = lg__dir_of(path[a], odir, sizeof odir);
+        const int in_dir = stat(odir, &sod) == 0 && sod.st_dev == sd.st_dev && sod.st_ino == sd.st_ino;
+        for (int k = 0; k < LG__NDATA_FILES; k++) {
+            snprintf(file, sizeof file, "%s/%s", dir, lg__data_files[k]);
+            int same;
+            if (there) same = stat(file, &sf) == 0 && sf.st_dev == so.st_dev && sf.st_ino == so.st_ino;
+            else same = in_dir && !strcmp(base, lg__data_files[k]);
+            if (!same) continue;
+            lg_cli_errorf(cmd, "%s %s is the data set's %s (%s): writing %s would destroy the data set (give it a "
+                          "file of its own)", opt[a], path[a], lg__data_files[k], what, opt[a]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int lg_cli_check_clobber(const char *cmd, int n, int nout, const char *const *opt, const char *const *path,
+                         const lg_cli_data *d) {
     for (int a = 0; a < nout; a++) {
         struct stat sa, sb;
         if (!path[a]) continue;
@@ -58,6 +112,30 @@ int lg_cli_check_clobber(const char *cmd, int n, int nout, const char *const *op
             return -1;
         }
     }
+    return lg__check_data_clobber(cmd, nout, opt, path, d);
+}
+
+/* -1 after "OPT PATH: cannot create a file in DIR: <reason>" when no new file
+ * can be made in dir (a probe file created there and removed at once: what
+ * access() cannot tell, as root in /proc, or a regular file in the path); else 0. */
+static int lg__probe_dir(const char *cmd, const char *opt, const char *path, const char *dir) {
+    char probe[4200];
+    struct stat sb;
+    if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+        lg_cli_errorf(cmd, "%s %s: cannot create a file in %s: %s", opt, path, dir, strerror(ENOTDIR));
+        return -1;
+    }
+    if (snprintf(probe, sizeof probe, "%s/.lipgnn-probe.%ld", dir, (long)getpid()) >= (int)sizeof probe) {
+        lg_cli_errorf(cmd, "%s %s: path too long", opt, path);
+        return -1;
+    }
+    const int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) {
+        lg_cli_errorf(cmd, "%s %s: cannot create a file in %s: %s", opt, path, dir, strerror(errno));
+        return -1;
+    }
+    close(fd);
+    unlink(probe);
     return 0;
 }
 
@@ -77,13 +155,36 @@ int lg_cli_check_writable(const char *cmd, const char *opt, const char *path) {
     }
     /* a new file: its directory must exist and take it */
     char dir[4096];
-    const char *slash = strrchr(path, '/');
-    if (!slash) snprintf(dir, sizeof dir, ".");
-    else if (slash == path) snprintf(dir, sizeof dir, "/");
-    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode) || access(dir, W_OK | X_OK) != 0) {
-        lg_cli_errorf(cmd, "%s %s: cannot make a file in %s: %s", opt, path, dir,
-                      stat(dir, &sb) != 0 ? strerror(errno) : !S_ISDIR(sb.st_mode) ? "not a directory" : strerror(errno));
+    lg__dir_of(path, dir, sizeof dir);
+    return lg__probe_dir(cmd, opt, path, dir);
+}
+
+int lg_cli_check_save(const char *cmd, const char *opt, const char *path) {
+    if (!path) return 0;
+    /* the file the checkpoint replaces: a link's target (lg_trainer_save's) */
+    char real[4096], dir[4096];
+    const char *file = path;
+    struct stat sb;
+    if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) {
+        char *r = realpath(path, NULL);
+        if (r && strlen(r) < sizeof real) snprintf(real, sizeof real, "%s", r), file = real;
+        else if (!r && errno == ENOENT) { /* a link to a file not made yet: that file (one level) */
+            char to[4096];
+            const ssize_t n = readlink(path, to, sizeof to - 1);
+            if (n > 0) {
+                to[n] = '\0';
+                const char *slash = strrchr(path, '/');
+                const int dl = to[0] == '/' || !slash ? 0 : (int)(slash - path + 1);
+                if (snprintf(real, sizeof real, "%.*s%s", dl, path, to) < (int)sizeof real) file = real;
+            }
+        }
+        free(r);
+    }
+    lg__dir_of(file, dir, sizeof dir);
+    if (stat(file, &sb) != 0 || S_ISREG(sb.st_mode)) /* (another kind of file: lg_trainer_save_check's to say) */
+        if (lg__probe_dir(cmd, opt, path, dir)) return -1;
+    if (lg_trainer_save_check(path) != LG_OK) {
+        lg_cli_errorf(cmd, "%s %s", opt, lg_last_error());
         return -1;
     }
     return 0;
