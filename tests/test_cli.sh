@@ -22,6 +22,13 @@ stopped_by() {
 case $case_ in
 help)
   run --help; expect_rc 0 --help; grep -q "Usage: lipgnn COMMAND" "$tmp/out" || fail "--help has no usage"
+  # the help on a full disk fails as --version and a command's help do: exit 1 and the reason
+  for h in --help -h help --version "train --help"; do
+    # shellcheck disable=SC2086
+    "$bin" $h >/dev/full 2>"$tmp/err"; st=$?
+    [ $st = 1 ] || fail "lipgnn $h >/dev/full: exit $st, expected 1"
+    grep -q "standard output: write error: No space left on device" "$tmp/err" || fail "lipgnn $h >/dev/full: $(cat "$tmp/err")"
+  done
   run info --help; expect_rc 0 "info --help"; grep -q -- "--dataset NAME" "$tmp/out" || fail "info --help lacks --dataset"
   # every command's help is text printed as it is: no printf escape may show through
   for c in demo depth-study gradmap info lipschitz predict train; do

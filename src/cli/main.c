@@ -246,10 +246,6 @@ static int lg_cli_main(int argc, char **argv) {
         return LG_EXIT_USAGE;
     }
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
-        fputs(lg__usage, stdout);
-        return LG_EXIT_OK;
-    }
     /* every command's name once: the dispatch, and the "did you mean" of an
      * unknown one (help and version, handled above and below, run nothing) */
     static const struct {
@@ -260,6 +256,10 @@ static int lg_cli_main(int argc, char **argv) {
                 {"lipschitz", lg_cmd_lipschitz}, {"help", NULL},                 {"version", NULL}};
     enum { NCMD = sizeof cmds / sizeof *cmds };
     int rc = -1;
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) { /* closed below, as the others */
+        fputs(lg__usage, stdout);
+        rc = LG_EXIT_OK;
+    }
     if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version") || !strcmp(cmd, "version")) rc = lg_cli_version();
     for (int k = 0; rc < 0 && k < NCMD; k++)
         if (cmds[k].run && !strcmp(cmd, cmds[k].name)) rc = cmds[k].run(argc - 1, argv + 1);
