@@ -8,7 +8,7 @@ if(LG_SANITIZE)
   target_link_options(lg_fake_corename PRIVATE -fno-sanitize=all)
 endif()
 set(LG_FAKE_CORENAME_LIB $<TARGET_FILE:lg_fake_corename>)
-foreach(case help info_trees info_datasets bad_input blas isa omp limits train demo checkpoint_v0 data_source outputs)
+foreach(case help info_trees info_datasets bad_input blas isa omp limits train demo checkpoint_v0 data_source outputs messages)
   add_test(NAME cli_${case}
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test_cli.sh ${case} $<TARGET_FILE:lipgnn>
                    ${CMAKE_CURRENT_BINARY_DIR} ${LG_FAKE_CORENAME_LIB})

@@ -1142,6 +1142,15 @@ outputs)
   ls -a /proc | grep -q lipgnn-probe && fail "a probe file left in /proc"
   ls -a "$tmp" | grep -q lipgnn-probe && fail "a probe file left in $tmp"
   ;;
+messages)
+  # an integer too large for the parser is outside the option's range, not "not an integer"
+  for e in 99999999999999999999 -99999999999999999999 2147483648; do
+    run train --trees 2 --trees-count 20 --epochs "$e"; expect_rc 2 "--epochs $e"
+    grep -q -- "--epochs: $e is outside 0\.\.10000000" "$tmp/err" || fail "--epochs $e: $(cat "$tmp/err")"
+  done
+  run info --trees 2 --seed 99999999999999999999; expect_rc 2 "--seed 2^66"
+  grep -q -- "--seed: 99999999999999999999 is outside 0\.\.18446744073709551615" "$tmp/err" || fail "--seed 2^66: $(cat "$tmp/err")"
+  ;;
 *) echo "unknown case $case_"; exit 1 ;;
 esac
 [ $fails -eq 0 ] && echo "cli $case_: passed" && exit 0

@@ -338,8 +338,12 @@ int lg_cli_parse_ll(const char *cmd, const char *opt, const char *s, long long l
     char *end = NULL;
     errno = 0;
     long long v = (s && *s) ? strtoll(s, &end, 10) : 0;
-    if (!s || !*s || errno || *end) {
+    if (!s || !*s || (errno && errno != ERANGE) || *end) {
         lg_cli_errorf(cmd, "%s: '%s' is not an integer", opt, s ? s : "");
+        return -1;
+    }
+    if (errno == ERANGE) { /* an integer too large for long long: outside any range, the text as given */
+        lg_cli_errorf(cmd, "%s: %s is outside %lld..%lld", opt, s, lo, hi);
         return -1;
     }
     if (v < lo || v > hi) {
@@ -358,6 +362,10 @@ int lg_cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t *
         return -1;
     }
     unsigned long long v = strtoull(s, &end, 10);
+    if (errno == ERANGE && !*end) { /* too large: the range's message, as lg_cli_parse_ll's */
+        lg_cli_errorf(cmd, "%s: %s is outside 0..%llu", opt, s, (unsigned long long)UINT64_MAX);
+        return -1;
+    }
     if (errno || *end) {
         lg_cli_errorf(cmd, "%s: '%s' is not a non-negative integer", opt, s);
         return -1;
