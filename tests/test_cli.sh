@@ -623,7 +623,7 @@ PY
   run predict --data "$tiny"; expect_rc 2 "predict without --resume"
   run predict --resume "$tmp/c.ckpt" --data "$tiny" --max-memory 1K
   expect_rc 2 "predict --max-memory 1K"
-  grep -q "^lipgnn predict: reading the data set (--data $tiny) needs about 1.00 MiB at its peak, more than --max-memory (0.00 MiB)$" "$tmp/err" ||
+  grep -q "^lipgnn predict: reading the data set (--data $tiny) needs about 1.00 MiB at its peak, more than --max-memory (1.00 KiB)$" "$tmp/err" ||
     fail "predict data-set memory message: $(cat "$tmp/err")"
   run train --data "$tiny" --layers 30 --hidden 256 --epochs 1 --save "$tmp/big.ckpt"; expect_rc 0 "a 31 MiB model"
   run predict --resume "$tmp/big.ckpt" --data "$tiny" --max-memory 8M
@@ -656,7 +656,7 @@ PY
   # set's before it is read (1 MiB at least: the allocator's margin), then the model's
   run train --data "$tiny" --layers 3 --hidden 8 --epochs 1 --max-memory 1K
   expect_rc 2 "--max-memory 1K"
-  grep -q "^lipgnn train: reading the data set (--data $tiny) needs about 1.00 MiB at its peak, more than --max-memory (0.00 MiB)$" "$tmp/err" ||
+  grep -q "^lipgnn train: reading the data set (--data $tiny) needs about 1.00 MiB at its peak, more than --max-memory (1.00 KiB)$" "$tmp/err" ||
     fail "data-set memory message: $(cat "$tmp/err")"
   run train --data "$tiny" --layers 30 --hidden 256 --epochs 1 --max-memory 8M
   expect_rc 2 "--max-memory 8M"; grep -q "the model needs about [0-9.]* MiB.*more than --max-memory (8.00 MiB)" "$tmp/err" || fail "memory message: $(cat "$tmp/err")"
@@ -1150,6 +1150,13 @@ messages)
   done
   run info --trees 2 --seed 99999999999999999999; expect_rc 2 "--seed 2^66"
   grep -q -- "--seed: 99999999999999999999 is outside 0\.\.18446744073709551615" "$tmp/err" || fail "--seed 2^66: $(cat "$tmp/err")"
+  # --max-memory: a small limit in a unit that does not print it as 0.00; 0 is a size, but not above 0
+  run train --trees 2 --trees-count 20 --epochs 1 --max-memory 1K; expect_rc 2 "--max-memory 1K"
+  grep -q "needs about [0-9.]* MiB at its peak, more than --max-memory (1.00 KiB)$" "$tmp/err" || fail "--max-memory 1K: $(cat "$tmp/err")"
+  for m in 0 0K -1; do
+    run train --trees 2 --trees-count 20 --epochs 1 --max-memory "$m"; expect_rc 2 "--max-memory $m"
+    grep -q -- "--max-memory: '$m': the size must be above 0" "$tmp/err" || fail "--max-memory $m: $(cat "$tmp/err")"
+  done
   ;;
 *) echo "unknown case $case_"; exit 1 ;;
 esac

@@ -203,8 +203,9 @@ double lg_cli_cgroup_memory(const char *self, const char *root);
  * memory", ...) and *why says what passing it does (or ""). 0 if unknown. */
 double lg_cli_memory_limit(double max_memory, const char **what, const char **why);
 
-/* The unit for a message about bytes near limit: GiB, or MiB when the limit
- * is below 1 GiB (0.00 GiB says nothing); returns its bytes, *u names it. */
+/* The unit for a message about the bytes limit (or about bytes near it): GiB,
+ * or MiB, KiB or bytes when limit is below 1 GiB, 1 MiB or 1 KiB (0.00 GiB
+ * says nothing: limit never prints as 0.00); returns its bytes, *u names it. */
 double lg_cli_unit(double limit, const char **u);
 
 /* *total = the memory of a run of (mc, tc) on ds: the model's estimate

@@ -888,6 +888,10 @@ int lg_cli_parse_size(const char *cmd, const char *opt, const char *s, double *o
         if (mul && (end[1] == 'B' || end[1] == 'b') ) end++;
         if (mul) end++;
     }
+    if (end != s && !*end && !errno && isfinite(v) && mul != 0 && !(v > 0)) {
+        lg_cli_errorf(cmd, "%s: '%s': the size must be above 0 (e.g. 512M, 8G)", opt, s);
+        return -1;
+    }
     if (end == s || *end || errno || !isfinite(v) || !(v > 0) || mul == 0) {
         lg_cli_errorf(cmd, "%s: '%s' is not a size (e.g. 512M, 8G)", opt, s);
         return -1;
@@ -985,9 +989,11 @@ double lg_cli_memory_limit(double max_memory, const char **what, const char **wh
 }
 
 double lg_cli_unit(double limit, const char **u) {
-    const int gib = limit >= 1024.0 * 1024 * 1024;
-    *u = gib ? "GiB" : "MiB";
-    return gib ? 1024.0 * 1024 * 1024 : 1024.0 * 1024;
+    static const char *const names[4] = {"bytes", "KiB", "MiB", "GiB"};
+    int k = 3;
+    while (k > 0 && limit < ldexp(1, 10 * k)) k--;
+    *u = names[k];
+    return ldexp(1, 10 * k);
 }
 
 lg_status lg_cli_run_memory(const lg_model_config *mc, const lg_train_config *tc, const lg_dataset *ds,
@@ -1010,12 +1016,14 @@ int lg_cli_memory_check(const char *cmd, const lg_model_config *mc, const lg_tra
     const double limit = lg_cli_memory_limit(max_memory, &what, &why);
     const double data = (double)lg_dataset_bytes(ds);
     if (limit > 0 && total > limit) {
-        const double U = lg_cli_unit(limit, &u);
+        /* the estimate in its unit, the limit in its own (a small one: 1.00 KiB, not 0.00 MiB) */
+        const char *lu;
+        const double U = lg_cli_unit(total, &u), LU = lg_cli_unit(limit, &lu);
         lg_cli_errorf(cmd,
                       "the model needs about %.2f %s (parameters and Adam state %.2f, activations %.2f, "
                       "workspace %.2f, graphs and features %.2f, the data set %.2f), more than %s (%.2f %s)%s",
                       total / U, u, (double)est.params / U, (double)est.activations / U, (double)est.workspace / U,
-                      (double)est.other / U, data / U, what, limit / U, u, why);
+                      (double)est.other / U, data / U, what, limit / LU, lu, why);
         return LG_EXIT_USAGE;
     }
     return LG_EXIT_OK;
@@ -1030,9 +1038,10 @@ static int lg__cli_data_fits(const char *cmd, const lg_cli_data *d, const char *
     const double limit = lg_cli_memory_limit(max_memory, &what, &why);
     if (limit <= 0 || need <= limit) return LG_EXIT_OK;
     lg__cli_status_clear(d);
-    const double U = lg_cli_unit(limit, &u);
+    const char *lu; /* the need in its unit, the limit in its own (1.00 KiB, not 0.00 MiB) */
+    const double U = lg_cli_unit(need, &u), LU = lg_cli_unit(limit, &lu);
     lg_cli_errorf(cmd, "%s the data set (%s) needs about %.2f %s at its peak, more than %s (%.2f %s)%s", verb, data,
-                  need / U, u, what, limit / U, u, why);
+                  need / U, u, what, limit / LU, lu, why);
     return LG_EXIT_USAGE;
 }
 
