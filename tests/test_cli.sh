@@ -104,7 +104,7 @@ info_trees)
   run info --sbm 400,1000 --trees 3; expect_rc 2 "--sbm with --trees"
   grep -q "only one of" "$tmp/err" || fail "--sbm with --trees: $(cat "$tmp/err")"
   run info --sbm 10; expect_rc 2 "--sbm 10 (too small)"
-  grep -q "at least 2 per class" "$tmp/err" || fail "--sbm 10: $(cat "$tmp/err")"
+  grep -q -- "--sbm (nodes): 10 is outside 16\.\.2000000000" "$tmp/err" || fail "--sbm 10: $(cat "$tmp/err")"
   run info --sbm 400,x; expect_rc 2 "--sbm 400,x"
   run info --sbm 1000,10000000; expect_rc 2 "--sbm with too many edges"
   grep -q "more than" "$tmp/err" || fail "--sbm too many edges: $(cat "$tmp/err")"
@@ -1150,6 +1150,29 @@ messages)
   done
   run info --trees 2 --seed 99999999999999999999; expect_rc 2 "--seed 2^66"
   grep -q -- "--seed: 99999999999999999999 is outside 0\.\.18446744073709551615" "$tmp/err" || fail "--seed 2^66: $(cat "$tmp/err")"
+  # --sbm: the generator's rules at the parse (2 nodes a class; the edges the blocks hold), not its
+  # internal name after it; the range said is the true one
+  for n in 0 1 8 10 15; do
+    run info --sbm "$n"; expect_rc 2 "info --sbm $n"
+    grep -q -- "--sbm (nodes): $n is outside 16\.\.2000000000" "$tmp/err" || fail "info --sbm $n: $(cat "$tmp/err")"
+  done
+  run train --sbm 20 --epochs 1; expect_rc 2 "train --sbm 20"
+  grep -q -- "--sbm 20: 80 edges (the default, 4N) are more than 20 nodes in 8 classes can hold (at most 27" "$tmp/err" ||
+    fail "train --sbm 20: $(cat "$tmp/err")"
+  run info --sbm 20,27; expect_rc 0 "info --sbm 20,27 (the most edges said)"
+  run info --sbm 16,10; expect_rc 0 "info --sbm 16,10 (the fewest nodes)"
+  # an empty path is refused at the parse, naming the option
+  for cmdline in "info --data|--data" "info --dataset|--dataset" "train --trees 2 --log|--log" "train --trees 2 --save|--save" \
+                 "train --trees 2 --grad-log|--grad-log" "train --trees 2 --save-best|--save-best" "train --trees 2 --resume|--resume" \
+                 "predict --resume|--resume" "predict --resume x --out|--out" "predict --resume x --embeddings|--embeddings" \
+                 "lipschitz --model|--model" "lipschitz --model x --csv|--csv" "lipschitz --model x --out|--out" \
+                 "gradmap --out x --log|--log" "gradmap --log x --out|--out" "depth-study --trees 2 --out|--out"; do
+    IFS='|' read -r c o <<<"$cmdline"
+    # shellcheck disable=SC2086
+    run $c ""; expect_rc 2 "$c ''"
+    grep -q -- "^lipgnn [a-z-]*: $o: an empty \(path\|name\)" "$tmp/err" || fail "$c '': $(cat "$tmp/err")"
+    grep -q "lg_\|: : " "$tmp/err" && fail "$c '': $(cat "$tmp/err")"
+  done
   # --max-memory: a small limit in a unit that does not print it as 0.00; 0 is a size, but not above 0
   run train --trees 2 --trees-count 20 --epochs 1 --max-memory 1K; expect_rc 2 "--max-memory 1K"
   grep -q "needs about [0-9.]* MiB at its peak, more than --max-memory (1.00 KiB)$" "$tmp/err" || fail "--max-memory 1K: $(cat "$tmp/err")"

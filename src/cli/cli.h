@@ -224,8 +224,14 @@ int lg_cli_memory_check(const char *cmd, const lg_model_config *mc, const lg_tra
 /* Handles one data option (--data, --dataset, --trees, --trees-count, --sbm,
  * --seed)
  * if `name` is one: returns 1 if handled, 0 if not a data option, -1 on a bad
- * value (message printed). */
+ * value (message printed): an empty --data or --dataset, a number out of
+ * range, an --sbm the generator refuses (fewer than 2 nodes a class: 16, or
+ * more edges than its blocks hold). */
 int lg_cli_data_option(const char *cmd, lg_cli_data *d, const char *name, const char *value);
+
+/* An option's path value: -1 after "OPT: an empty path" when value is NULL
+ * or "" (which no file has: refused as the option is parsed), else 0. */
+int lg_cli_path_value(const char *cmd, const char *opt, const char *value);
 
 /* Checks that exactly one source is given (message printed, -1 otherwise). */
 int lg_cli_data_check(const char *cmd, const lg_cli_data *d);

@@ -1407,7 +1407,8 @@ static int lg__depth_parse(const char *cmd, int argc, char **argv, lg__depth_arg
             rest[nrest++] = argv[++k];
         }
     }
-    if (!vals[7] || !*vals[7]) { lg_cli_errorf(cmd, "--out DIR is required"); return LG_EXIT_USAGE; }
+    if (vals[7] && lg_cli_path_value(cmd, "--out", vals[7])) return LG_EXIT_USAGE;
+    if (!vals[7]) { lg_cli_errorf(cmd, "--out DIR is required"); return LG_EXIT_USAGE; }
     if (strlen(vals[7]) > 3900) { lg_cli_errorf(cmd, "--out: path too long"); return LG_EXIT_USAGE; }
     if (!vals[1] && !vals[9]) {
         lg_cli_errorf(cmd, "--layers L1,L2,... is required (or --trees D1,D2,...)");

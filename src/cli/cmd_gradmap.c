@@ -554,13 +554,14 @@ int lg_cmd_gradmap(int argc, char **argv) {
         case 'h': fputs(lg__gradmap_help, stdout); return LG_EXIT_OK;
         case 'l':
             if (nlogs == LG__MAX_LOGS) { lg_cli_errorf(cmd, "at most %d --log files", LG__MAX_LOGS); return LG_EXIT_USAGE; }
+            if (lg_cli_path_value(cmd, "--log", optarg)) return LG_EXIT_USAGE;
             logs[nlogs++] = optarg;
             break;
         case 'L':
             if (nlabels == LG__MAX_LOGS) { lg_cli_errorf(cmd, "at most %d --label", LG__MAX_LOGS); return LG_EXIT_USAGE; }
             labels[nlabels++] = optarg;
             break;
-        case 'o': out = optarg; break;
+        case 'o': if (lg_cli_path_value(cmd, "--out", optarg)) return LG_EXIT_USAGE; out = optarg; break;
         case 'g':
             if (strcmp(optarg, "attention") && strcmp(optarg, "all")) {
                 lg_cli_errorf(cmd, "--group: '%s' is not 'attention' or 'all'", optarg);

@@ -241,14 +241,14 @@ int lg_cmd_lipschitz(int argc, char **argv) {
         switch (c) {
         case 'h': fputs(lg__lip_help, stdout); return LG_EXIT_OK;
         case 'd': if (lg_cli_data_option(cmd, &d, opts[idx].name, optarg) < 0) return LG_EXIT_USAGE; break;
-        case 'r': model = optarg; break;
+        case 'r': if (lg_cli_path_value(cmd, "--model", optarg)) return LG_EXIT_USAGE; model = optarg; break;
         case 'i': if (lg_cli_parse_ll(cmd, "--iters", optarg, 1, 100000, &v)) return LG_EXIT_USAGE; lc.iters = (int)v; break;
         case 's': if (lg_cli_parse_ll(cmd, "--starts", optarg, 0, 10000, &v)) return LG_EXIT_USAGE; lc.starts = (int)v; break;
         case 'R': if (lg_cli_parse_double(cmd, "--radius", optarg, 1e-12, 100, &lc.radius)) return LG_EXIT_USAGE; break;
         case 'S': if (lg_cli_parse_u64(cmd, "--seed", optarg, &lc.seed)) return LG_EXIT_USAGE; break;
-        case 'o': outdir = optarg; break;
-        case 'c': csv = optarg; break;
-        case 'g': svg = optarg; break;
+        case 'o': if (lg_cli_path_value(cmd, "--out", optarg)) return LG_EXIT_USAGE; outdir = optarg; break;
+        case 'c': if (lg_cli_path_value(cmd, "--csv", optarg)) return LG_EXIT_USAGE; csv = optarg; break;
+        case 'g': if (lg_cli_path_value(cmd, "--svg", optarg)) return LG_EXIT_USAGE; svg = optarg; break;
         case 'j': json = 1; break;
         case 'q': quiet = 1; break;
         case 'm': if (lg_cli_parse_size(cmd, "--max-memory", optarg, &max_memory)) return LG_EXIT_USAGE; break;

@@ -64,10 +64,10 @@ int lg_cmd_predict(int argc, char **argv) {
             if (lg_cli_data_option(cmd, &d, opts[idx].name, optarg) < 0) return LG_EXIT_USAGE;
             seed_given |= !strcmp(opts[idx].name, "seed");
             break;
-        case 'r': resume = optarg; break;
-        case 'o': out = optarg; break;
-        case 'e': emb = optarg; break;
-        case 'a': att = optarg; break;
+        case 'r': if (lg_cli_path_value(cmd, "--resume", optarg)) return LG_EXIT_USAGE; resume = optarg; break;
+        case 'o': if (lg_cli_path_value(cmd, "--out", optarg)) return LG_EXIT_USAGE; out = optarg; break;
+        case 'e': if (lg_cli_path_value(cmd, "--embeddings", optarg)) return LG_EXIT_USAGE; emb = optarg; break;
+        case 'a': if (lg_cli_path_value(cmd, "--attention", optarg)) return LG_EXIT_USAGE; att = optarg; break;
         case 'j': json = 1; break;
         case 'm': if (lg_cli_parse_size(cmd, "--max-memory", optarg, &max_memory)) return LG_EXIT_USAGE; break;
         case 't': if (lg_cli_parse_ll(cmd, "--threads", optarg, 1, 1024, &v)) return LG_EXIT_USAGE; threads = (int)v; break;

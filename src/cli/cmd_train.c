@@ -250,13 +250,13 @@ int lg_cli_train_parse(const char *cmd, int argc, char **argv, lg_train_opts *o)
         case O_PATIENCE: if (lg_cli_parse_ll(cmd, opt, optarg, 0, 10000000, &v)) return -1; o->tc.patience = (int)v; break;
         case O_MISSING: if (lg_cli_parse_double(cmd, opt, optarg, 0, 1, &o->tc.missing)) return -1; break;
         case O_THREADS: if (lg_cli_parse_ll(cmd, opt, optarg, 1, 1024, &v)) return -1; o->threads = (int)v; break;
-        case O_GRADLOG: o->grad_log = optarg; break;
+        case O_GRADLOG: if (lg_cli_path_value(cmd, opt, optarg)) return -1; o->grad_log = optarg; break;
         case O_XTHR: case O_XGROW: case O_XWIN: if (lg_cli_parse_explode(cmd, opt, optarg, &o->tc)) return -1; break;
         case O_XSTOP: o->tc.stop_on_explosion = 1; break;
-        case O_LOG: o->log = optarg; break;
-        case O_SAVE: o->save = optarg; break;
-        case O_SAVEBEST: o->save_best = optarg; break;
-        case O_RESUME: o->resume = optarg; break;
+        case O_LOG: if (lg_cli_path_value(cmd, opt, optarg)) return -1; o->log = optarg; break;
+        case O_SAVE: if (lg_cli_path_value(cmd, opt, optarg)) return -1; o->save = optarg; break;
+        case O_SAVEBEST: if (lg_cli_path_value(cmd, opt, optarg)) return -1; o->save_best = optarg; break;
+        case O_RESUME: if (lg_cli_path_value(cmd, opt, optarg)) return -1; o->resume = optarg; break;
         case O_JSON: o->json = 1; break;
         case O_VERBOSE: o->verbose = 1; break;
         case O_QUIET: o->quiet = 1; break;

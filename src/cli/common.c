@@ -417,7 +417,8 @@ int lg_cli_parse_explode(const char *cmd, const char *opt, const char *s, lg_tra
     "                      2M directed ones), 80% of them\n" \
     "                      within classes, 128 sparse class-dependent features, 20\n" \
     "                      training nodes a class, 500 validation, 1000 test (fewer\n" \
-    "                      for small N)\n" \
+    "                      for small N); N at least 16 (2 a class), and M no more than\n" \
+    "                      the classes hold (refused with the most they do)\n" \
     "  --seed S            seed of everything random (default 0)\n"
 
 const char lg_cli_data_help[] = "Data (exactly one of --data, --dataset, --trees, --sbm):\n" LG__CLI_DATA_OPTIONS_HELP;
@@ -426,10 +427,42 @@ const char lg_cli_data_help_resume[] =
     "Data (exactly one of --data, --dataset, --trees, --sbm; with --resume FILE, none:\n"
     "the data options FILE records; its --seed unless --seed is given):\n" LG__CLI_DATA_OPTIONS_HELP;
 
+/* The most expected edges a stochastic block model of o's classes and share
+ * within them (the rest of o's defaults) holds on nodes nodes (>= 2 a
+ * class): lg_sbm_generate's limit, both edge probabilities at most 1. */
+static long long lg__sbm_max_edges(const lg_sbm_opts *o, long long nodes) {
+    const double k = o->classes, b = (double)(nodes / o->classes), last = (double)nodes - b * (k - 1);
+    const double pairs_in = (k - 1) * b * (b - 1) / 2 + last * (last - 1) / 2;
+    const double pairs_out = ((double)nodes * (double)nodes - (k - 1) * b * b - last * last) / 2;
+    double m = 1e300;
+    if (o->within > 0) m = pairs_in / o->within;
+    if (o->within < 1 && pairs_out / (1 - o->within) < m) m = pairs_out / (1 - o->within);
+    long long e = (long long)floor(m);
+    while (e > 0 && (o->within * (double)e / pairs_in > 1 || (1 - o->within) * (double)e / pairs_out > 1)) e--;
+    return e;
+}
+
+int lg_cli_path_value(const char *cmd, const char *opt, const char *value) {
+    if (value && *value) return 0;
+    lg_cli_errorf(cmd, "%s: an empty path", opt);
+    return -1;
+}
+
 int lg_cli_data_option(const char *cmd, lg_cli_data *d, const char *name, const char *value) {
     long long v;
-    if (strcmp(name, "data") == 0) { d->data = value; return 1; }
-    if (strcmp(name, "dataset") == 0) { d->dataset = value; return 1; }
+    if (strcmp(name, "data") == 0) {
+        if (lg_cli_path_value(cmd, "--data", value)) return -1;
+        d->data = value;
+        return 1;
+    }
+    if (strcmp(name, "dataset") == 0) {
+        if (!value || !*value) {
+            lg_cli_errorf(cmd, "--dataset: an empty name (give a directory's name under $LIPGNN_DATA, e.g. cora)");
+            return -1;
+        }
+        d->dataset = value;
+        return 1;
+    }
     if (strcmp(name, "trees") == 0) {
         if (lg_cli_parse_ll(cmd, "--trees", value, 2, 10, &v)) return -1;
         d->trees = (int)v;
@@ -447,10 +480,22 @@ int lg_cli_data_option(const char *cmd, lg_cli_data *d, const char *name, const 
         if (len >= sizeof buf) len = sizeof buf - 1;
         memcpy(buf, value, len);
         buf[len] = 0;
-        if (lg_cli_parse_ll(cmd, "--sbm (nodes)", buf, 1, 2000000000, &d->sbm_nodes)) return -1;
+        /* the generator's rules, here rather than as its error after the parse:
+         * 2 nodes a class at least, and no more edges than the blocks hold */
+        lg_sbm_opts so;
+        lg_sbm_opts_default(&so);
+        if (lg_cli_parse_ll(cmd, "--sbm (nodes)", buf, 2LL * so.classes, 2000000000, &d->sbm_nodes)) return -1;
         d->sbm_edges = 0;
         if (comma && lg_cli_parse_ll(cmd, "--sbm (edges)", comma + 1, 0, 4000000000LL, &d->sbm_edges)) return -1;
         if (!comma) d->sbm_edges = 4 * d->sbm_nodes;
+        const long long max_edges = lg__sbm_max_edges(&so, d->sbm_nodes);
+        if (d->sbm_edges > max_edges) {
+            lg_cli_errorf(cmd, "--sbm %s: %lld edges%s are more than %lld nodes in %d classes can hold (at most %lld, "
+                          "%.0f%% of them within classes): give fewer edges (--sbm %lld,%lld) or more nodes",
+                          value, d->sbm_edges, comma ? "" : " (the default, 4N)", d->sbm_nodes, so.classes, max_edges,
+                          100 * so.within, d->sbm_nodes, max_edges);
+            return -1;
+        }
         return 1;
     }
     if (strcmp(name, "seed") == 0) return lg_cli_parse_u64(cmd, "--seed", value, &d->seed) ? -1 : 1;
