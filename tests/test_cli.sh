@@ -1173,6 +1173,18 @@ messages)
     grep -q -- "^lipgnn [a-z-]*: $o: an empty \(path\|name\)" "$tmp/err" || fail "$c '': $(cat "$tmp/err")"
     grep -q "lg_\|: : " "$tmp/err" && fail "$c '': $(cat "$tmp/err")"
   done
+  # a data option given twice is refused, as two sources are, not the last one kept
+  for cmdline in "info --data A --data B|--data" "info --trees 3 --trees 4|--trees" "info --sbm 400 --sbm=800|--sbm" \
+                 "info --dataset cora --dataset pubmed|--dataset" "info --trees 2 --trees-count 5 --trees-count 6|--trees-count" \
+                 "train --trees 2 --seed 1 --seed 2 --epochs 1|--seed" "predict --resume x --trees 2 --trees 3|--trees" \
+                 "lipschitz --model x --sbm 400 --sbm 400|--sbm" "demo --trees 2 --trees 3|--trees" \
+                 "depth-study --sbm 400 --sbm 400 --layers 2 --out $tmp/ds|--sbm"; do
+    IFS='|' read -r c o <<<"$cmdline"
+    # shellcheck disable=SC2086
+    run $c; expect_rc 2 "$c"
+    grep -q -- "^lipgnn [a-z-]*: $o given twice" "$tmp/err" || fail "$c: $(cat "$tmp/err")"
+  done
+  run demo --trees 2 --trees-count 30 --layers 2 --epochs 1; expect_rc 0 "demo --trees 2 --trees-count 30 (the demo's count replaced)"
   # --max-memory: a small limit in a unit that does not print it as 0.00; 0 is a size, but not above 0
   run train --trees 2 --trees-count 20 --epochs 1 --max-memory 1K; expect_rc 2 "--max-memory 1K"
   grep -q "needs about [0-9.]* MiB at its peak, more than --max-memory (1.00 KiB)$" "$tmp/err" || fail "--max-memory 1K: $(cat "$tmp/err")"

@@ -30,6 +30,8 @@ typedef struct lg_cli_data {
                              data set is made or read (train sets it)        */
     const char *recorded_in; /* the checkpoint these options were read from
                              (lg_cli_data_from_checkpoint), or NULL: given  */
+    unsigned given;       /* the data options given so far, a bit each
+                             (lg_cli_data_option: a second one is refused)  */
 } lg_cli_data;
 
 /* The program name for messages ("lipgnn"). */
@@ -224,7 +226,8 @@ int lg_cli_memory_check(const char *cmd, const lg_model_config *mc, const lg_tra
 /* Handles one data option (--data, --dataset, --trees, --trees-count, --sbm,
  * --seed)
  * if `name` is one: returns 1 if handled, 0 if not a data option, -1 on a bad
- * value (message printed): an empty --data or --dataset, a number out of
+ * value (message printed): one given before (d->given: "--data given twice",
+ * as a second source is refused, not the last one kept), an empty --data or --dataset, a number out of
  * range, an --sbm the generator refuses (fewer than 2 nodes a class: 16, or
  * more edges than its blocks hold). */
 int lg_cli_data_option(const char *cmd, lg_cli_data *d, const char *name, const char *value);

@@ -720,9 +720,10 @@ int lg_cmd_demo(int argc, char **argv) {
      * problem only when the user names none */
     char *args[256];
     int n = 0;
-    int has_trees = 0, has_data = 0;
+    int has_trees = 0, has_data = 0, has_count = 0;
     for (int k = 1; k < argc; k++) {
         const char *a = argv[k];
+        has_count |= !strcmp(a, "--trees-count") || !strncmp(a, "--trees-count=", 14);
         int trees = !strcmp(a, "--trees") || !strncmp(a, "--trees=", 8);
         has_trees |= trees;
         has_data |= trees || !strcmp(a, "--sbm") || !strncmp(a, "--sbm=", 6) || !strcmp(a, "--data") ||
@@ -734,8 +735,8 @@ int lg_cmd_demo(int argc, char **argv) {
     for (size_t k = 0; k < sizeof common / sizeof *common; k++) args[n++] = (char *)common[k];
     if (!has_data)
         for (size_t k = 0; k < sizeof sbm / sizeof *sbm; k++) args[n++] = (char *)sbm[k];
-    if (has_trees)
-        for (size_t k = 0; k < sizeof trees / sizeof *trees; k++) args[n++] = (char *)trees[k];
+    if (has_trees) /* (its --trees-count only when none is given: a data option is given once) */
+        for (size_t k = has_count ? 2 : 0; k < sizeof trees / sizeof *trees; k++) args[n++] = (char *)trees[k];
     for (int k = 1; k < argc && n < 255; k++) args[n++] = argv[k];
     args[n] = NULL;
     lg_train_opts o;

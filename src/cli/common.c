@@ -449,7 +449,16 @@ int lg_cli_path_value(const char *cmd, const char *opt, const char *value) {
 }
 
 int lg_cli_data_option(const char *cmd, lg_cli_data *d, const char *name, const char *value) {
+    static const char *const names[] = {"data", "dataset", "trees", "trees-count", "sbm", "seed"};
     long long v;
+    for (unsigned k = 0; k < sizeof names / sizeof *names; k++) {
+        if (strcmp(name, names[k])) continue;
+        if (d->given & (1u << k)) {
+            lg_cli_errorf(cmd, "--%s given twice (give each data option once)", name);
+            return -1;
+        }
+        d->given |= 1u << k;
+    }
     if (strcmp(name, "data") == 0) {
         if (lg_cli_path_value(cmd, "--data", value)) return -1;
         d->data = value;
