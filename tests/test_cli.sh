@@ -1185,6 +1185,15 @@ messages)
     grep -q -- "^lipgnn [a-z-]*: $o given twice" "$tmp/err" || fail "$c: $(cat "$tmp/err")"
   done
   run demo --trees 2 --trees-count 30 --layers 2 --epochs 1; expect_rc 0 "demo --trees 2 --trees-count 30 (the demo's count replaced)"
+  # a full standard output is said with its reason by every command (train --json flushed it before
+  # main closed it, and lost the reason)
+  for c in "train --trees 2 --trees-count 20 --epochs 1 --quiet --json" "train --trees 2 --trees-count 20 --epochs 1 --quiet" \
+           "info --trees 2 --trees-count 20" "info --trees 2 --trees-count 20 --json"; do
+    # shellcheck disable=SC2086
+    "$bin" $c >/dev/full 2>"$tmp/err"; st=$?
+    [ $st = 1 ] || fail "$c >/dev/full: exit $st, expected 1"
+    grep -q "standard output: write error: No space left on device$" "$tmp/err" || fail "$c >/dev/full: $(cat "$tmp/err")"
+  done
   # --max-memory: a small limit in a unit that does not print it as 0.00; 0 is a size, but not above 0
   run train --trees 2 --trees-count 20 --epochs 1 --max-memory 1K; expect_rc 2 "--max-memory 1K"
   grep -q "needs about [0-9.]* MiB at its peak, more than --max-memory (1.00 KiB)$" "$tmp/err" || fail "--max-memory 1K: $(cat "$tmp/err")"

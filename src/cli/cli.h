@@ -45,6 +45,11 @@ void lg_cli_errorf(const char *cmd, const char *fmt, ...) __attribute__((format(
  * error flag, or the flush at closing: a full disk). */
 int lg_cli_close_out(const char *cmd, FILE *f, const char *path);
 
+/* fflush(f): 0, or -1 when it failed, whose reason (errno) is kept for
+ * standard output, for lg_cli_close_out's message (its data are gone by
+ * then: the close finds nothing to write and no reason of its own). */
+int lg_cli_flush(FILE *f);
+
 /* Opens the regular file at path for reading (a FIFO is refused at once, not
  * waited on; a device or a directory is refused too). NULL with *missing = 1
  * and no message when nothing is at path; NULL with *missing = 0 after a

@@ -1114,7 +1114,7 @@ static void lg__print_json(const char *dir, const lg__study *s) {
         first = 0;
     }
     printf("]}\n");
-    fflush(stdout);
+    lg_cli_flush(stdout);
 }
 
 /* Parses --trees: "A..B" or a comma list of depths in 2..10, into g->depths
@@ -1815,9 +1815,9 @@ static int lg__worker(const char *cmd, const lg__depth_args *a) {
             printf("error %d\n", status);
             break;
         }
-        if (fputs(row, stdout) < 0 || fflush(stdout) != 0) { status = LG_EXIT_FAIL; break; } /* the parent is gone */
+        if (fputs(row, stdout) < 0 || lg_cli_flush(stdout) != 0) { status = LG_EXIT_FAIL; break; } /* the parent is gone */
     }
-    fflush(stdout);
+    lg_cli_flush(stdout);
     lg_dataset_free(ds);
     return status;
 }

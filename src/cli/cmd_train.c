@@ -595,7 +595,7 @@ int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_data
 done:
     if (lg_cli_close_out(cmd, glog, o->grad_log) != 0) status = LG_EXIT_FAIL;
     if (lg_cli_close_out(cmd, elog, o->log) != 0) status = LG_EXIT_FAIL;
-    fflush(stdout);
+    lg_cli_flush(stdout); /* (a failure said when main closes it, with its reason) */
     lg_trainer_free(t);
     sum->max_grad_norm_per_layer = sum->max_att_grad_norm_per_layer = NULL;
     return status;

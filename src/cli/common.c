@@ -199,13 +199,24 @@ int lg_cli_set_threads(const char *cmd, int n) {
     return got;
 }
 
+/* The errno of the first failed lg_cli_flush of standard output (0: none). */
+static int lg__stdout_errno;
+
+int lg_cli_flush(FILE *f) {
+    errno = 0;
+    if (fflush(f) == 0) return 0;
+    if (f == stdout && !lg__stdout_errno) lg__stdout_errno = errno;
+    return -1;
+}
+
 int lg_cli_close_out(const char *cmd, FILE *f, const char *path) {
     if (!f) return 0;
     errno = 0;
     const int failed = ferror(f) != 0;
     const int closed = fclose(f) == 0;
     if (!failed && closed) return 0;
-    const int e = errno;
+    int e = errno;
+    if (!e && f == stdout) e = lg__stdout_errno; /* the flush that failed, its data gone since */
     lg_cli_errorf(cmd, "%s: write error%s%s", path, e ? ": " : "", e ? strerror(e) : "");
     return -1;
 }
