@@ -183,6 +183,17 @@ grep -q "other settings (model gat: epochs 3 there, 4 here):" "$tmp/err" || fail
 run "${args41[@]}" --out "$out"
 grep -q "other settings (data: 'TREES, 40 trees from seed 0' there, 'TREES, 41 trees from seed 0' here):" "$tmp/err" \
   || fail "data difference not named: $(head -1 "$tmp/err")"
+# numbers compare as numbers: settings.txt's %.17g lr edited to its short form (the same double), and
+# a zero written as 0.0, are the same settings
+grep -q " lr=0.0050000000000000001 " "$out/settings.txt" || fail "settings.txt: lr not as %.17g: $(cat "$out/settings.txt")"
+cp "$out/settings.txt" "$tmp/settings.keep"
+sed -i 's/ lr=0.0050000000000000001 / lr=0.005 /; s/ weight_decay=0 / weight_decay=0.0 /' "$out/settings.txt"
+run "${args[@]}" --out "$out"; expect_rc 0 "depth-study after settings.txt's lr=0.005 (the same double)"
+grep -q "other settings" "$tmp/err" && fail "lr=0.005 refused: $(head -c 300 "$tmp/err")"
+sed -i 's/ lr=0.005 / lr=0.0051 /' "$out/settings.txt"
+run "${args[@]}" --out "$out"; expect_rc 2 "depth-study after settings.txt's lr=0.0051 (another)"
+grep -q "other settings (model gat: lr 0.0051 there, 0.0050000000000000001 here)" "$tmp/err" || fail "lr=0.0051: $(head -c 300 "$tmp/err")"
+cp "$tmp/settings.keep" "$out/settings.txt"
 run "${args[@]}" --threads 1 --out "$out"; expect_rc 0 "depth-study --threads 1 (threads change no result)"
 lines=$(wc -l <"$out/settings.txt")
 run depth-study --trees 2 --trees-count 40 --layers 1 --norms none --seeds 1 --epochs 3 --hidden 8 --model gat,gt \

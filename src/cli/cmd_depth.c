@@ -1197,6 +1197,52 @@ static void lg__settings_line(const lg__grid *g, const lg_train_opts *o, int mi,
     }
 }
 
+/* 1 when two values of settings.txt (a[0..alen), b[0..blen)) are the same:
+ * the same text, or comma-separated parts each the same text or numbers that
+ * read as the same double (lr=0.005 and lr=0.0050000000000000001, which %.17g
+ * writes for it: an edited file's number against the one written). */
+static int lg__settings_value_same(const char *a, size_t alen, const char *b, size_t blen) {
+    if (alen == blen && !strncmp(a, b, alen)) return 1;
+    while (1) {
+        const char *ca = memchr(a, ',', alen), *cb = memchr(b, ',', blen);
+        const size_t la = ca ? (size_t)(ca - a) : alen, lb = cb ? (size_t)(cb - b) : blen;
+        if (!ca != !cb) return 0;
+        if (la != lb || strncmp(a, b, la)) { /* as numbers: each part whole */
+            char x[64], y[64], *ex, *ey;
+            if (!la || !lb || la >= sizeof x || lb >= sizeof y) return 0;
+            memcpy(x, a, la), x[la] = 0;
+            memcpy(y, b, lb), y[lb] = 0;
+            const double dx = strtod(x, &ex), dy = strtod(y, &ey);
+            if (*ex || *ey || isspace((unsigned char)x[0]) || isspace((unsigned char)y[0]) || dx != dy) return 0;
+        }
+        if (!ca) return 1;
+        alen -= la + 1, a = ca + 1;
+        blen -= lb + 1, b = cb + 1;
+    }
+}
+
+/* 1 when two lines of settings.txt of one key say the same settings: the
+ * same space-separated tokens in the same order, a name=value's value the
+ * same by lg__settings_value_same. */
+static int lg__settings_same(const char *a, const char *b) {
+    while (1) {
+        while (*a == ' ') a++;
+        while (*b == ' ') b++;
+        const size_t la = strcspn(a, " "), lb = strcspn(b, " ");
+        if (!la || !lb) return !la && !lb;
+        const char *ea = memchr(a, '=', la), *eb = memchr(b, '=', lb);
+        if (!ea || !eb) { /* a token without a value: as text */
+            if (ea || eb || la != lb || strncmp(a, b, la)) return 0;
+        } else {
+            const size_t ka = (size_t)(ea - a), kb = (size_t)(eb - b);
+            if (ka != kb || strncmp(a, b, ka) ||
+                !lg__settings_value_same(ea + 1, la - ka - 1, eb + 1, lb - kb - 1))
+                return 0;
+        }
+        a += la, b += lb;
+    }
+}
+
 /* Writes to buf (cap bytes) the settings in which two lines of settings.txt
  * with the same key differ: each space-separated name=value of either whose
  * value differs or that the other lacks, "epochs 50 there, 60 here"; the
@@ -1222,7 +1268,7 @@ static void lg__settings_diff(const char *there, const char *here, char *buf, si
                 if (!strncmp(q, p, klen + 1)) { found = q; break; }
             }
             const size_t flen = found ? strcspn(found, " ") : 0;
-            const int same = found && flen == len && !strncmp(found, p, len);
+            const int same = found && lg__settings_value_same(found + klen + 1, flen - klen - 1, eq + 1, len - klen - 1);
             if (!same && (side == 0 || !found) && n < cap) { /* each difference once, from the recorded side */
                 int w;
                 if (side == 0)
@@ -1279,7 +1325,7 @@ static int lg__settings_check(const char *cmd, const char *dir, const lg__grid *
         size_t klen = colon ? (size_t)(colon - line) : strlen(line); /* the key: what precedes ':' */
         for (int k = 0; k < n; k++) {
             if (strncmp(want[k], line, klen) || want[k][klen] != ':') continue;
-            if (strcmp(want[k], line)) {
+            if (!lg__settings_same(want[k], line)) {
                 char diff[512];
                 lg__settings_diff(line, want[k], diff, sizeof diff);
                 lg_cli_errorf(cmd, "%s holds a study made with other settings (%.*s: %s):\n  %s:%ld: %s\n"
