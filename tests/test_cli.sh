@@ -1100,6 +1100,7 @@ outputs)
   run train --data "$tmp/d" --epochs 1 --save "$tmp/m.ckpt"; expect_rc 0 "train for the data-file checks"
   (cd "$tmp/d" && md5sum ./*) >"$tmp/sums"
   ln -s d/test.txt "$tmp/sl"; ln "$tmp/d/labels.txt" "$tmp/hl"; ln -s d "$tmp/dl"; ln -s d/labels.txt "$tmp/g-none.csv"
+  mkdir "$tmp/study"; ln -s ../d/val.txt "$tmp/study/runs.csv"
   for cmdline in "predict --resume $tmp/m.ckpt --out $tmp/d/labels.txt|--out" \
                  "predict --resume $tmp/m.ckpt --embeddings $tmp/sl|--embeddings" \
                  "predict --resume $tmp/m.ckpt --out $tmp/hl|--out" \
@@ -1110,7 +1111,8 @@ outputs)
                  "train --data $tmp/d --epochs 1 --save $tmp/d/features.mtx|--save" \
                  "train --data $tmp/d --epochs 1 --save-best $tmp/d/graph.mtx|--save-best" \
                  "train --resume $tmp/m.ckpt --epochs 2 --log $tmp/d/val.txt|--log" \
-                 "demo --data $tmp/d --epochs 1 --layers 2 --log $tmp/g.csv|--log"; do
+                 "demo --data $tmp/d --epochs 1 --layers 2 --log $tmp/g.csv|--log" \
+                 "depth-study --data $tmp/d --layers 1 --epochs 1 --seeds 1 --out $tmp/study|--out"; do
     IFS='|' read -r c o <<<"$cmdline"
     # shellcheck disable=SC2086
     run $c; expect_rc 2 "$c"

@@ -2244,6 +2244,19 @@ int lg_cmd_depth_study(int argc, char **argv) {
     lg__cell *todo = NULL;
     FILE *runs = NULL;
     int lock = -1;
+    { /* the files --out DIR holds: none one of the data set's (a link there), before any work */
+        static const char *const names[] = {"settings.txt", "runs.csv", "summary.md", "depth.svg", ".lock"};
+        char files[5][4200];
+        const char *opt[5], *path[5];
+        for (int k = 0; k < 5; k++) {
+            snprintf(files[k], sizeof files[k], "%s/%s", dir, names[k]);
+            opt[k] = "--out", path[k] = files[k];
+        }
+        if (lg_cli_check_clobber(cmd, 5, 5, opt, path, &opts[0].data)) {
+            status = LG_EXIT_USAGE;
+            goto done;
+        }
+    }
     lg_cli_set_threads(cmd, opts[0].threads);
     status = lg_cli_data_load(cmd, &opts[0].data, opts[0].max_memory, &ds);
     if (status) goto done;
