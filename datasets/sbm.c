@@ -48,6 +48,11 @@ static lg_status lg__sbm_check(const lg_sbm_opts *o, double *p_in, double *p_out
     if (o->per_node < 1 || o->per_node > o->features)
         return lg__error(LG_EINVAL, "%s: per_node %lld is outside 1..features (%lld)", fn, (long long)o->per_node,
                          (long long)o->features);
+    /* with signal 1 every column comes from the class's band of d / k: a row
+     * of more distinct columns than the band holds could never be drawn */
+    if (o->signal == 1 && o->per_node > o->features / o->classes)
+        return lg__error(LG_EINVAL, "%s: per_node %lld is more than the %lld columns of a class's band (features / classes) "
+                         "that signal 1 draws from", fn, (long long)o->per_node, (long long)(o->features / o->classes));
     if (o->nodes > (INT64_MAX / 8) / o->per_node)
         return lg__error(LG_ERANGE, "%s: %lld x %lld feature values overflow", fn, (long long)o->nodes,
                          (long long)o->per_node);
@@ -55,10 +60,18 @@ static lg_status lg__sbm_check(const lg_sbm_opts *o, double *p_in, double *p_out
     if (o->train_per_class < 1 || o->train_per_class > b)
         return lg__error(LG_EINVAL, "%s: train_per_class %lld is outside 1..%lld (the nodes of a class)", fn,
                          (long long)o->train_per_class, (long long)b);
-    if (o->n_val < 0 || o->n_test < 1 || o->train_per_class * k + o->n_val + o->n_test > o->nodes)
-        return lg__error(LG_EINVAL, "%s: splits of %lld + %lld + %lld nodes (train, val >= 0, test >= 1) do not fit in %lld",
-                         fn, (long long)(o->train_per_class * k), (long long)o->n_val, (long long)o->n_test,
-                         (long long)o->nodes);
+    /* train_per_class * k <= b k <= nodes; each split against the room the
+     * ones before it left (a sum of the three could overflow) */
+    const lg_idx ntrain = o->train_per_class * k, room = o->nodes - ntrain;
+    if (o->n_val < 0 || o->n_val > room)
+        return lg__error(LG_EINVAL, "%s: splits: n_val %lld is outside 0..%lld (the %lld nodes less %lld training ones)", fn,
+                         (long long)o->n_val, (long long)room, (long long)o->nodes, (long long)ntrain);
+    if (o->n_test < 1 || o->n_test > room - o->n_val)
+        return lg__error(LG_EINVAL,
+                         "%s: splits: n_test %lld is outside 1..%lld (the %lld nodes less %lld training and %lld validation "
+                         "ones)",
+                         fn, (long long)o->n_test, (long long)(room - o->n_val), (long long)o->nodes, (long long)ntrain,
+                         (long long)o->n_val);
     /* expected edges m: a share `within` inside the blocks, the rest between */
     double bd = (double)b, last = (double)(o->nodes - b * (k - 1));
     double pairs_in = (double)(k - 1) * bd * (bd - 1) / 2 + last * (last - 1) / 2;

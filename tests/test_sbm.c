@@ -168,10 +168,16 @@ static void test_invalid(void **state) {
     BAD(o.features = 7, "7 features");
     BAD(o.per_node = 0, "per_node 0");
     BAD(o.per_node = 129, "per_node 129");
+    BAD((o.signal = 1, o.per_node = 17), "per_node 17"); /* bands of 128 / 8 = 16: never drawn (it hung) */
     BAD(o.train_per_class = 0, "train_per_class 0");
     BAD(o.train_per_class = 376, "train_per_class 376");
     BAD(o.n_test = 0, "splits");
     BAD(o.n_val = 2000, "splits");
+    BAD(o.n_val = -1, "n_val -1");
+    BAD(o.n_test = -5, "n_test -5");
+    BAD(o.n_val = INT64_MAX, "n_val 9223372036854775807"); /* the sum of the splits overflowed */
+    BAD(o.n_test = INT64_MAX, "n_test 9223372036854775807");
+    BAD((o.n_val = INT64_MAX - 100, o.n_test = INT64_MAX - 100), "n_val");
     BAD(o.edges = -1, "edges -1");
     BAD(o.edges = 3000000, "more than");
 #undef BAD
@@ -227,6 +233,22 @@ static void test_estimate(void **state) {
     lg_sbm_opts_default(&o);
     o.edges = o.nodes * o.nodes;
     assert_int_equal(lg_sbm_estimate(&o, &peak), LG_EINVAL); /* more edges than the blocks hold */
+    lg_sbm_opts_default(&o);
+    o.signal = 1;
+    o.per_node = 17; /* more than a band of 16 columns */
+    assert_int_equal(lg_sbm_estimate(&o, &peak), LG_EINVAL);
+    o.per_node = 16; /* a whole band: valid */
+    assert_ok(lg_sbm_estimate(&o, &peak));
+    static const lg_idx splits[][2] = {{INT64_MAX, 1000}, {500, INT64_MAX}, {-1, 1000}, {500, -1}, {INT64_MAX, INT64_MAX}};
+    for (size_t k = 0; k < sizeof splits / sizeof *splits; k++) {
+        lg_sbm_opts_default(&o);
+        o.n_val = splits[k][0];
+        o.n_test = splits[k][1];
+        peak = 1;
+        assert_int_equal(lg_sbm_estimate(&o, &peak), LG_EINVAL);
+        assert_int_equal(peak, 0);
+        assert_non_null(strstr(lg_last_error(), "splits"));
+    }
     static const lg_idx sizes[][2] = {{100000, 1500000}, {400000, 200000}};
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
         lg_sbm_opts_default(&o);

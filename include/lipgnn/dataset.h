@@ -151,7 +151,9 @@ void lg_sbm_opts_default(lg_sbm_opts *o);
  * over d; values 1 (binary, as bag-of-words). Splits from a seeded random order:
  * train_per_class nodes of each class, then n_val validation and n_test test
  * nodes. Deterministic for a seed (and igraph version). LG_EINVAL naming the
- * first bad field (fewer than 2 nodes per class, splits that do not fit,
+ * first bad field (fewer than 2 nodes per class, splits that do not fit:
+ * n_val < 0, n_test < 1 or more than the nodes the splits before leave,
+ * per_node outside 1..d, or above the band's d/k columns when signal is 1,
  * more edges than the blocks can hold, ...). O(n per_node + m) expected. */
 lg_status lg_sbm_generate(lg_dataset **out, const lg_sbm_opts *o);
 
