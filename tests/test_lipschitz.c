@@ -159,6 +159,13 @@ static void test_spectral_norm(void **state) {
     c2[1] = 2;
     assert_int_equal(lg_lip_spectral_norm(&up, z, 2, 2, c2, 2), LG_EINVAL);
     assert_int_equal(lg_lip_spectral_norm(NULL, z, 2, 2, c2, 2), LG_EINVAL);
+    /* a row stride whose extent overflows: refused, nothing read (it read out of bounds) */
+    c2[1] = 1;
+    up = -1;
+    assert_int_equal(lg_lip_spectral_norm(&up, z, 2, INT64_MAX / 4, c2, 2), LG_ERANGE);
+    assert_int_equal(lg_lip_spectral_norm(&up, z, 3, INT64_MAX / 16, c2, 2), LG_ERANGE);
+    assert_ok(lg_lip_spectral_norm(&up, z, 1, INT64_MAX, c2, 2)); /* one row: the stride is never used */
+    assert_true(up == 0);
 }
 
 /* ---- power iteration finds the spectral norm of the Jacobian ------------- */

@@ -325,6 +325,15 @@ static void test_spectral(void **state) {
     assert_int_equal(lg_spectral_rescale_f64(w2, 2, 2, 1, 10, 1, NULL), LG_EINVAL); /* ld < cols */
     assert_int_equal(lg_spectral_rescale_f64(w2, 2, 2, 2, 0, 1, NULL), LG_EINVAL);
     assert_int_equal(lg_spectral_rescale_f64(w2, -2, 2, 2, 10, 1, NULL), LG_EINVAL);
+    /* a row stride whose extent overflows: refused, nothing read or written (it wrote out of bounds) */
+    float f4[4] = {1, 2, 3, 4};
+    s = -1;
+    assert_int_equal(lg_spectral_rescale_f32(f4, 2, 2, INT64_MAX / 2, 10, 1, &s), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "overflow"));
+    assert_int_equal(lg_spectral_rescale_f32(f4, 3, 2, INT64_MAX / 16, 10, 1, &s), LG_EINVAL);
+    assert_int_equal(lg_spectral_rescale_f64(w2, 2, 2, INT64_MAX / 8, 10, 1, &s), LG_EINVAL);
+    assert_true(s == -1 && f4[0] == 1 && f4[3] == 4);
+    assert_ok(lg_spectral_rescale_f32(f4, 1, 2, INT64_MAX, 10, 1, &s)); /* one row: the stride is never used */
     double inf[4] = {INFINITY, 0, 0, 1};
     assert_int_equal(lg_spectral_rescale_f64(inf, 2, 2, 2, 10, 1, NULL), LG_EINVAL);
     lg_test_alloc_fail_at(1);

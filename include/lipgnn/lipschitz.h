@@ -112,7 +112,9 @@ lg_status lg_lip_bound_cosine(double *bound, const lg_cosatt_config *cfg, const 
  * made of the columns cols[0..ncols) of the row-major matrix w (row stride
  * ld), within a factor (min(rows, ncols))^(1/2^13) of it: sqrt of
  * trace(M^(2^12))^(1/2^12), M the smaller Gram matrix, by repeated squaring
- * with normalisation. O(rows ncols min(rows, ncols) + 12 min^3). */
+ * with normalisation. O(rows ncols min(rows, ncols) + 12 min^3). LG_ERANGE
+ * if the extent read, (rows - 1) ld + max(cols) + 1, or rows ncols exceeds
+ * 2^60 elements. */
 lg_status lg_lip_spectral_norm(double *upper, const double *w, lg_idx rows, lg_idx ld, const lg_idx *cols,
                                lg_idx ncols);
 

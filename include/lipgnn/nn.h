@@ -331,7 +331,9 @@ lg_status lg_accuracy_f64(double *acc, const double *scores, lg_idx n, lg_idx c,
  * unless sigma_1 and sigma_2 are nearly equal). *sigma (if not NULL) = the s
  * used; a zero matrix is left as it is (s = 0). Serial, deterministic;
  * allocates two vectors (LG_ENOMEM). O(iters rows cols). LG_EINVAL for NULL w
- * with a non-empty shape, ld < cols, iters < 1, or a non-finite norm. */
+ * with a non-empty shape, a negative size, ld < cols, an extent
+ * (rows - 1) ld + cols (or rows cols) of more than 2^60 elements, iters < 1,
+ * or a non-finite norm. */
 lg_status lg_spectral_rescale_f32(float *w, lg_idx rows, lg_idx cols, lg_idx ld, int iters, uint64_t seed,
                                   double *sigma);
 lg_status lg_spectral_rescale_f64(double *w, lg_idx rows, lg_idx cols, lg_idx ld, int iters, uint64_t seed,

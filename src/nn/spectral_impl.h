@@ -14,6 +14,11 @@ lg_status LG_FN(lg_spectral_rescale)(lg_real *w, lg_idx rows, lg_idx cols, lg_id
     LG_CHECK(lg__nn_shape(__func__, rows, cols));
     LG__NN_NEED(w, rows > 0 && cols > 0, "w");
     if (ld < cols) return lg__error(LG_EINVAL, "%s: ld = %lld < cols = %lld", __func__, (long long)ld, (long long)cols);
+    /* the extent (rows - 1) ld + cols, addressable as lg__nn_shape's sizes
+     * (cols <= INT64_MAX / 8 there) */
+    if (rows > 1 && cols > 0 && ld > ((lg_idx)(INT64_MAX / 8) - cols) / (rows - 1))
+        return lg__error(LG_EINVAL, "%s: %lld rows of stride ld = %lld overflow", __func__, (long long)rows,
+                         (long long)ld);
     if (iters < 1) return lg__error(LG_EINVAL, "%s: iters = %d: must be >= 1", __func__, iters);
     if (sigma) *sigma = 0;
     if (rows == 0 || cols == 0) return LG_OK;

@@ -242,10 +242,18 @@ lg_status lg_lip_spectral_norm(double *upper, const double *w, lg_idx rows, lg_i
     double *a = NULL, *mm = NULL, *m2 = NULL;
     if (!upper || !w || !cols || rows < 1 || ncols < 1) return lg__error(LG_EINVAL, "lg_lip_spectral_norm: bad argument");
     LG_CHECK(lg__blas_usable("lg_lip_spectral_norm"));
-    for (lg_idx c = 0; c < ncols; c++)
+    lg_idx maxcol = 0;
+    for (lg_idx c = 0; c < ncols; c++) {
         if (cols[c] < 0 || cols[c] >= ld)
             return lg__error(LG_EINVAL, "lg_lip_spectral_norm: column %lld outside 0..%lld", (long long)cols[c],
                              (long long)ld - 1);
+        maxcol = LG_MAX(maxcol, cols[c]);
+    }
+    /* the extent of w read, (rows - 1) ld + maxcol + 1 doubles, and the
+     * copy's rows ncols, addressable (ld > maxcol >= 0) */
+    if ((rows > 1 && ld > ((lg_idx)(INT64_MAX / 8) - maxcol - 1) / (rows - 1)) || ncols > (lg_idx)(INT64_MAX / 8) / rows)
+        return lg__error(LG_ERANGE, "lg_lip_spectral_norm: %lld rows of stride ld = %lld (%lld columns) overflow",
+                         (long long)rows, (long long)ld, (long long)ncols);
     *upper = 0;
     const lg_idx r = LG_MIN(rows, ncols);
     const lg_idx na = rows * ncols, nr = r * r;
