@@ -587,6 +587,12 @@ static void test_invalid(void **state) {
     lg_cosatt_mem mem;
     assert_int_equal(lg_cosatt_memory(&ok, 10, 10, 2, &mem), LG_EINVAL);
     assert_int_equal(lg_cosatt_memory(&ok, -1, 10, 4, &mem), LG_EINVAL);
+    /* n + 1 overflowed (signed) before the sizes were checked */
+    assert_int_equal(lg_cosatt_memory(&ok, INT64_MAX, 5, 4, &mem), LG_ERANGE);
+    lg_cosatt_cache *cc = (lg_cosatt_cache *)&cc;
+    assert_int_equal(lg_cosatt_cache_init_f32(&cc, &ok, INT64_MAX, 5), LG_ERANGE);
+    assert_null(cc);
+    assert_int_equal(lg_cosatt_cache_init_f64(&cc, &ok, INT64_MAX, 5), LG_ERANGE);
     assert_ok(lg_cosatt_memory(&ok, 10, LG__EPOS_MAX, 4, &mem)); /* 32-bit edge positions */
     assert_int_equal(lg_cosatt_memory(&ok, 10, LG__EPOS_MAX + 1, 4, &mem), LG_ERANGE);
     assert_int_equal(lg_cosatt_memory(&ok, 10, 10, 4, NULL), LG_EINVAL);

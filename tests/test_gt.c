@@ -1398,6 +1398,15 @@ static void test_memory(void **state) {
     assert_int_equal(lg_gt_memory(&c, n, nnz, 2, &mem), LG_EINVAL);
     assert_int_equal(lg_gt_memory(&c, -1, nnz, 4, &mem), LG_EINVAL);
     assert_int_equal(lg_gt_memory(&c, (lg_idx)1 << 40, nnz, 4, &mem), LG_ERANGE);
+    /* n + 1 overflowed (signed) before the sizes were checked; GAT's code for the same */
+    assert_int_equal(lg_gt_memory(&c, INT64_MAX, 5, 4, &mem), LG_ERANGE);
+    lg_gt_cache *gc = (lg_gt_cache *)&gc;
+    assert_int_equal(lg_gt_cache_init_f32(&gc, &c, INT64_MAX, 5), LG_ERANGE);
+    assert_null(gc);
+    assert_int_equal(lg_gt_cache_init_f64(&gc, &c, INT64_MAX, 5), LG_ERANGE);
+    lg_gat_config gc_ref = lg_gat_config_default(7, K, C);
+    lg_gat_mem gm;
+    assert_int_equal(lg_gat_memory(&gc_ref, INT64_MAX, 5, 4, &gm), LG_ERANGE);
     assert_ok(lg_gt_memory(&c, n, LG__EPOS_MAX, 4, &mem)); /* 32-bit edge positions */
     assert_int_equal(lg_gt_memory(&c, n, LG__EPOS_MAX + 1, 4, &mem), LG_ERANGE);
     assert_int_equal(lg_gt_memory(NULL, n, nnz, 4, &mem), LG_EINVAL);

@@ -149,7 +149,8 @@ lg_status lg_cosatt_memory(const lg_cosatt_config *cfg, lg_idx n, lg_idx nnz, si
 /* *out = a cache for cfg and any graph of at most n_cap nodes and nnz_cap
  * edges. The _f32 cache serves the _f32 functions only, _f64 the _f64 ones.
  * LG_ENOMEM (nothing leaked, *out = NULL) if an allocation fails; LG_EINVAL
- * for a bad config or size. */
+ * for a bad config or size; LG_ERANGE as lg_cosatt_memory if the sizes
+ * overflow. */
 lg_status lg_cosatt_cache_init_f32(lg_cosatt_cache **out, const lg_cosatt_config *cfg, lg_idx n_cap,
                                    lg_idx nnz_cap);
 lg_status lg_cosatt_cache_init_f64(lg_cosatt_cache **out, const lg_cosatt_config *cfg, lg_idx n_cap,

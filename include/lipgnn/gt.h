@@ -136,7 +136,8 @@ lg_status lg_gt_memory(const lg_gt_config *cfg, lg_idx n, lg_idx nnz, size_t rea
 /* *out = a cache for cfg and any graph of at most n_cap nodes and nnz_cap edges
  * (a smaller graph may use it too). The _f32 cache serves the _f32 functions
  * only, _f64 the _f64 ones. Memory: lg_gt_memory's activations + workspace.
- * LG_ENOMEM (nothing leaked, *out = NULL) if an allocation fails. */
+ * LG_EINVAL and LG_ERANGE as lg_gt_memory; LG_ENOMEM (nothing leaked,
+ * *out = NULL) if an allocation fails. */
 lg_status lg_gt_cache_init_f32(lg_gt_cache **out, const lg_gt_config *cfg, lg_idx n_cap, lg_idx nnz_cap);
 lg_status lg_gt_cache_init_f64(lg_gt_cache **out, const lg_gt_config *cfg, lg_idx n_cap, lg_idx nnz_cap);
 

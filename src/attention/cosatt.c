@@ -71,6 +71,8 @@ static lg_status lg__cos_bufs(const void *cfg, lg_idx n, lg_idx nnz, int lent_ma
     const lg_cosatt_config *c = cfg;
     (void)lent_map; /* the cosine cache always has its own edge map */
     const lg_idx K = c->heads, kc = c->heads * c->head_dim, p = 3 * kc, d = c->out_dim;
+    /* n and nnz first (n <= INT_MAX after), then the counts (n + 1 overflowed before) */
+    LG_CHECK(lg__att_check_sizes("cosine-attention", n, nnz, 0, 0));
     LG_CHECK(lg__att_check_sizes("cosine-attention", n, nnz, LG_MAX(n + 1, nnz), LG_MAX(p + d, 3 * K)));
     const lg_idx nch = (n + LG__COS_CHUNK - 1) / LG__COS_CHUNK;
     *nchunk = nch;

@@ -85,6 +85,8 @@ static lg_status lg__gt_bufs(const void *cfg, lg_idx n, lg_idx nnz, int lent_map
     int lip = c->norm != LG_ATT_NORM_NONE, ref = c->norm == LG_ATT_NORM_LIPSCHITZ_REF, gate = c->gate;
     /* every count below is at most max(n + 1, nnz) * max(p, 4K) or (nchunk + 1) * (p + 3d)
      * (part's split workspace, when larger, is at most LG__GEMM_KSPLIT_WS: core/gemm.h) */
+    /* n and nnz first (n <= INT_MAX after), then the counts (n + 1 overflowed before) */
+    LG_CHECK(lg__att_check_sizes("graph-transformer", n, nnz, 0, 0));
     LG_CHECK(lg__att_check_sizes("graph-transformer", n, nnz, LG_MAX(n + 1, nnz), LG_MAX(p, 4 * K)));
     lg_idx nch = (n + LG__GT_CHUNK - 1) / LG__GT_CHUNK;
     *nchunk = nch;
