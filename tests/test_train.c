@@ -125,6 +125,8 @@ static lg_trainer *run(const lg_dataset *ds, const lg_model_config *mc, const lg
     assert_int_equal(lg_trainer_best_epoch(t), 0);
     lg_epoch_stats es;
     lg_train_summary s;
+    lg_trainer_summary(t, &s); /* before any epoch the two agree on 0 (the summary gave -1) */
+    assert_int_equal(s.best_epoch, 0);
     for (int e = 0; e < epochs; e++) {
         assert_ok(lg_trainer_epoch(t, &es));
         if (losses) losses[e] = es.train_loss_step;

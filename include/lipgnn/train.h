@@ -176,7 +176,10 @@ typedef struct lg_train_summary {
     long epochs_run;
     double train_acc, val_acc, test_acc;  /* at the last epoch                     */
     double train_loss, val_loss, test_loss;
-    long best_epoch;                       /* epoch of the best validation accuracy */
+    long best_epoch;                       /* epoch of the best validation accuracy
+                                              (training accuracy without a
+                                              validation split), from 1; 0 before
+                                              any epoch, as lg_trainer_best_epoch */
     double best_val_acc, test_acc_at_best_val, train_acc_at_best_val;
     int exploded;                          /* the detector fired                   */
     long first_explosion_epoch;            /* -1 if none                           */
@@ -261,7 +264,8 @@ long lg_trainer_epochs_done(const lg_trainer *t);
 /* The epoch of the best validation accuracy so far (the best training
  * accuracy without a validation split), as lg_trainer_summary's best_epoch,
  * in O(1): after lg_trainer_epoch, equal to its es.epoch when that epoch is
- * the new best (the moment to save it). 0 before any epoch; 0 for NULL. */
+ * the new best (the moment to save it); epochs count from 1. 0 before any
+ * epoch (the summary's best_epoch too); 0 for NULL. */
 long lg_trainer_best_epoch(const lg_trainer *t);
 
 /* Fills *s (its arrays belong to the trainer). */

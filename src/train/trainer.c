@@ -809,7 +809,7 @@ void lg_trainer_summary(const lg_trainer *t, lg_train_summary *out) {
     out->train_acc = s->last[3];
     out->val_acc = s->last[4];
     out->test_acc = s->last[5];
-    out->best_epoch = s->best_epoch;
+    out->best_epoch = lg_trainer_best_epoch(t); /* 0 before any epoch (the state's -1, kept by checkpoints) */
     out->best_val_acc = s->best_val_acc < 0 ? 0 : s->best_val_acc;
     out->test_acc_at_best_val = s->test_at_best;
     out->train_acc_at_best_val = s->train_at_best;
