@@ -562,7 +562,7 @@ lg_status lg_dataset_resolve(const char *name, char *buf, size_t cap) {
     int slash = root[rl - 1] != '/';
     size_t need = rl + (size_t)slash + strlen(name) + 1;
     if (need > cap)
-        return lg__error(LG_EINVAL, "data set '%s': its path under LIPGNN_DATA=%s needs %zu bytes, the buffer has %zu",
+        return lg__error(LG_ERANGE, "data set '%s': its path under LIPGNN_DATA=%s needs %zu bytes, the buffer has %zu",
                          name, root, need, cap);
     memcpy(buf, root, rl);
     if (slash) buf[rl] = '/';

@@ -649,7 +649,15 @@ static void test_resolve(void **state) {
     assert_int_equal(lg_dataset_resolve("..", buf, sizeof buf), LG_EINVAL);
     assert_int_equal(lg_dataset_resolve("", buf, sizeof buf), LG_EINVAL);
     assert_int_equal(lg_dataset_resolve(NULL, buf, sizeof buf), LG_EINVAL);
-    assert_int_equal(lg_dataset_resolve("tiny", buf, 8), LG_EINVAL); /* buffer too small */
+    assert_int_equal(lg_dataset_resolve(".", buf, sizeof buf), LG_EINVAL);
+    /* buffer too small: LG_ERANGE, as lg_checkpoint_note (it was LG_EINVAL), buf "" */
+    assert_int_equal(lg_dataset_resolve("tiny", buf, 8), LG_ERANGE);
+    assert_non_null(strstr(lg_last_error(), "the buffer has 8"));
+    assert_string_equal(buf, "");
+    const size_t exact = strlen(LG_TEST_DATA "/tiny") + 1;
+    assert_int_equal(lg_dataset_resolve("tiny", buf, exact - 1), LG_ERANGE);
+    assert_ok(lg_dataset_resolve("tiny", buf, exact));
+    assert_int_equal(lg_dataset_resolve("tiny", buf, 0), LG_EINVAL);
     assert_int_equal(lg_dataset_resolve("tiny", NULL, 0), LG_EINVAL);
 
     if (saved) setenv("LIPGNN_DATA", saved, 1); else unsetenv("LIPGNN_DATA");

@@ -66,9 +66,16 @@ typedef struct lg_dataset {
  * lg_last_error() naming the file, the line and what is wrong. O(file sizes). */
 lg_status lg_dataset_load(lg_dataset **out, const char *dir);
 
-/* Resolves a data-set name to a directory: $LIPGNN_DATA/name. Writes the path
- * into buf (cap bytes). LG_ENOTFOUND with a message saying so when LIPGNN_DATA
- * is unset or the directory does not exist; LG_EINVAL for a name holding '/'. */
+/* Resolves a data-set name to a directory: $LIPGNN_DATA/name (one '/'
+ * between them whether or not LIPGNN_DATA ends in one). Writes the path and
+ * its NUL into buf (cap bytes). LG_EINVAL for a NULL buf or cap 0, and for a
+ * NULL or empty name, one holding '/', or "." or ".." (not a plain name);
+ * LG_ENOTFOUND with a message saying so when LIPGNN_DATA is unset or empty,
+ * or $LIPGNN_DATA/name is not a directory (the message lists the data sets
+ * there); LG_ERANGE when the path and its NUL do not fit in cap bytes (as
+ * lg_checkpoint_note), the message giving the bytes needed. Whenever it is
+ * not LG_OK, buf (when cap > 0) holds "", except after LG_ENOTFOUND for a
+ * missing directory, when it holds the path looked at. */
 lg_status lg_dataset_resolve(const char *name, char *buf, size_t cap);
 
 /* Frees ds and everything it owns; NULL is a no-op. */
