@@ -166,6 +166,26 @@ static void test_spectral_norm(void **state) {
     assert_int_equal(lg_lip_spectral_norm(&up, z, 3, INT64_MAX / 16, c2, 2), LG_ERANGE);
     assert_ok(lg_lip_spectral_norm(&up, z, 1, INT64_MAX, c2, 2)); /* one row: the stride is never used */
     assert_true(up == 0);
+    /* the documented errors; *upper = 0 after each */
+    up = -1;
+    assert_int_equal(lg_lip_spectral_norm(&up, z, 0, 2, c2, 2), LG_EINVAL);
+    assert_true(up == 0);
+    assert_non_null(strstr(lg_last_error(), "bad argument"));
+    up = -1;
+    assert_int_equal(lg_lip_spectral_norm(&up, z, 2, 2, c2, 0), LG_EINVAL);
+    assert_true(up == 0);
+    /* finite entries whose Gram product overflows: not "not finite" (which it said) */
+    double big[4] = {1e300, 1e300, 1e300, 1e300};
+    up = -1;
+    assert_int_equal(lg_lip_spectral_norm(&up, big, 2, 2, c2, 2), LG_ENUMERIC);
+    assert_true(up == 0);
+    assert_non_null(strstr(lg_last_error(), "the Gram product of finite weights overflows"));
+    assert_null(strstr(lg_last_error(), "not finite"));
+    big[3] = NAN;
+    up = -1;
+    assert_int_equal(lg_lip_spectral_norm(&up, big, 2, 2, c2, 2), LG_ENUMERIC);
+    assert_true(up == 0);
+    assert_non_null(strstr(lg_last_error(), "weights not finite"));
 }
 
 /* ---- power iteration finds the spectral norm of the Jacobian ------------- */
@@ -345,6 +365,14 @@ static void test_no_bound_cases(void **state) {
     assert_true(isfinite(b));
     assert_ok(lg_lip_bound_gat(&b, &gc, m.params, q.g)); /* no self-loops: Corollary 1 does not apply */
     assert_true(b == INFINITY);
+    /* a NaN weight: LG_ENUMERIC from the spectral norm, *bound = INFINITY */
+    const double w0 = m.params[0];
+    m.params[0] = NAN;
+    b = 0;
+    assert_int_equal(lg_lip_bound_gat(&b, &gc, m.params, p.g), LG_ENUMERIC);
+    assert_true(b == INFINITY);
+    assert_non_null(strstr(lg_last_error(), "lg_lip_spectral_norm: weights not finite"));
+    m.params[0] = w0;
     assert_int_equal(lg_lip_bound_gat(NULL, &gc, m.params, p.g), LG_EINVAL);
     assert_int_equal(lg_lip_bound_gat(&b, &gc, m.params, NULL), LG_EINVAL);
     gc.heads = 0;

@@ -81,7 +81,11 @@ lg_status lg_lipschitz_estimate(lg_lip_layer *out, int cap, lg_trainer *t, const
  * (concat; the mean of heads: (1/K) sum_k ||W_k|| instead), the spectral
  * norms ||W_k|| bounded from above (lg_lip_spectral_norm). *bound = INFINITY
  * where no bound is known: no normalisation, the reference code's form, a
- * node with in-neighbours but no self-loop. O(nnz + K F C^2 log). */
+ * node with in-neighbours but no self-loop. O(nnz + K F C^2 log).
+ * LG_EINVAL for a NULL argument, a bad config or graph; LG_ENUMERIC (from
+ * lg_lip_spectral_norm, its message naming it) for a NaN or infinite
+ * parameter among the W_k, or weights whose Gram product overflows; LG_ENOMEM.
+ * After a failure past the argument checks *bound = INFINITY. */
 lg_status lg_lip_bound_gat(double *bound, const lg_gat_config *cfg, const double *params, const lg_graph *g);
 
 /* The same for a graph-transformer layer, from Corollary 2,
@@ -89,7 +93,9 @@ lg_status lg_lip_bound_gat(double *bound, const lg_gat_config *cfg, const double
  *     ||Wskip|| + sqrt( sum_k Bq^2 ||Wq_k||^2 + Bkv^2 ||[Wk_k Wv_k]||^2 ),
  * Bq^2 = max_i B_i^2, Bkv^2 = max_j sum_{i : j in N(i)} B_i^2 (mean of
  * heads: the mean of the per-head roots). INFINITY for no normalisation, the
- * reference form and the gate. */
+ * reference form and the gate. Errors as lg_lip_bound_gat (LG_ENUMERIC
+ * from lg_lip_spectral_norm for a non-finite Wq, Wk, Wv or Wskip; *bound =
+ * INFINITY after a failure past the argument checks). */
 lg_status lg_lip_bound_gt(double *bound, const lg_gt_config *cfg, const double *params, const lg_graph *g);
 
 /* The same for a block of `--model cosine` (docs/cosine-attention.md):
@@ -104,7 +110,9 @@ lg_status lg_lip_bound_gt(double *bound, const lg_gt_config *cfg, const double *
  * and each message by 2 |d score| through the softmax; a row-stochastic P
  * whose columns hold at most n_out entries has ||P||_2 <= sqrt(n_out).
  * Loose by design (eps^-1/2 = 1000 at the default eps): valid, not tight.
- * O(nnz + K F C^2 log). */
+ * O(nnz + K F C^2 log). Errors as lg_lip_bound_gat (LG_ENUMERIC from
+ * lg_lip_spectral_norm for a non-finite W or W_O; *bound = INFINITY after a
+ * failure past the argument checks). */
 lg_status lg_lip_bound_cosine(double *bound, const lg_cosatt_config *cfg, const double *params, const double *gain,
                               const double *alpha, const lg_graph *g);
 
@@ -112,9 +120,15 @@ lg_status lg_lip_bound_cosine(double *bound, const lg_cosatt_config *cfg, const 
  * made of the columns cols[0..ncols) of the row-major matrix w (row stride
  * ld), within a factor (min(rows, ncols))^(1/2^13) of it: sqrt of
  * trace(M^(2^12))^(1/2^12), M the smaller Gram matrix, by repeated squaring
- * with normalisation. O(rows ncols min(rows, ncols) + 12 min^3). LG_ERANGE
- * if the extent read, (rows - 1) ld + max(cols) + 1, or rows ncols exceeds
- * 2^60 elements. */
+ * with normalisation; 0 for a zero matrix. O(rows ncols min(rows, ncols) +
+ * 12 min^3). Errors ("bad argument" and the field): LG_EINVAL for a NULL
+ * upper, w or cols, rows < 1 or ncols < 1, or a column outside [0, ld);
+ * LG_ERANGE if the extent read, (rows - 1) ld + max(cols) + 1, or rows ncols
+ * exceeds 2^60 elements; LG_ENUMERIC "weights not finite" for a NaN or
+ * infinite entry among the columns, and "the Gram product of finite weights
+ * overflows" for finite entries too large to square and sum in double
+ * (about 1e154 and beyond); LG_ENOMEM. On every failure *upper (when upper
+ * is not NULL) is 0. */
 lg_status lg_lip_spectral_norm(double *upper, const double *w, lg_idx rows, lg_idx ld, const lg_idx *cols,
                                lg_idx ncols);
 

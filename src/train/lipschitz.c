@@ -240,7 +240,11 @@ lg_status lg_lip_spectral_norm(double *upper, const double *w, lg_idx rows, lg_i
                                lg_idx ncols) {
     lg_status st = LG_OK;
     double *a = NULL, *mm = NULL, *m2 = NULL;
-    if (!upper || !w || !cols || rows < 1 || ncols < 1) return lg__error(LG_EINVAL, "lg_lip_spectral_norm: bad argument");
+    if (!upper) return lg__error(LG_EINVAL, "lg_lip_spectral_norm: bad argument (upper is NULL)");
+    *upper = 0;
+    if (!w || !cols || rows < 1 || ncols < 1)
+        return lg__error(LG_EINVAL, "lg_lip_spectral_norm: bad argument (w %s, cols %s, rows %lld, ncols %lld)",
+                         w ? "given" : "NULL", cols ? "given" : "NULL", (long long)rows, (long long)ncols);
     LG_CHECK(lg__blas_usable("lg_lip_spectral_norm"));
     lg_idx maxcol = 0;
     for (lg_idx c = 0; c < ncols; c++) {
@@ -254,20 +258,27 @@ lg_status lg_lip_spectral_norm(double *upper, const double *w, lg_idx rows, lg_i
     if ((rows > 1 && ld > ((lg_idx)(INT64_MAX / 8) - maxcol - 1) / (rows - 1)) || ncols > (lg_idx)(INT64_MAX / 8) / rows)
         return lg__error(LG_ERANGE, "lg_lip_spectral_norm: %lld rows of stride ld = %lld (%lld columns) overflow",
                          (long long)rows, (long long)ld, (long long)ncols);
-    *upper = 0;
     const lg_idx r = LG_MIN(rows, ncols);
     const lg_idx na = rows * ncols, nr = r * r;
     LG_ALLOC(a, na, "spectral norm");
     LG_ALLOC(mm, nr, "spectral norm");
     LG_ALLOC(m2, nr, "spectral norm");
+    int finite = 1;
     for (lg_idx i = 0; i < rows; i++)
-        for (lg_idx c = 0; c < ncols; c++) a[i * ncols + c] = w[i * ld + cols[c]];
+        for (lg_idx c = 0; c < ncols; c++) {
+            a[i * ncols + c] = w[i * ld + cols[c]];
+            finite &= isfinite(a[i * ncols + c]) != 0;
+        }
+    if (!finite) { st = lg__error(LG_ENUMERIC, "lg_lip_spectral_norm: weights not finite"); goto fail; }
     /* the smaller Gram matrix: A^T A (ncols) or A A^T (rows) */
     if (ncols <= rows) lg__gemm_f64(CblasTrans, CblasNoTrans, r, r, rows, a, ncols, a, ncols, 0, mm, r);
     else lg__gemm_f64(CblasNoTrans, CblasTrans, r, r, ncols, a, ncols, a, ncols, 0, mm, r);
     double tr = 0;
     for (lg_idx i = 0; i < r; i++) tr += mm[i * r + i];
-    if (!isfinite(tr)) { st = lg__error(LG_ENUMERIC, "lg_lip_spectral_norm: weights not finite"); goto fail; }
+    if (!isfinite(tr)) {
+        st = lg__error(LG_ENUMERIC, "lg_lip_spectral_norm: the Gram product of finite weights overflows (trace %g)", tr);
+        goto fail;
+    }
     if (tr > 0) {
         /* M^(2^p) = c_p N_p with trace(N_p) = 1: log c_{p+1} = 2 log c_p + log trace(N_p^2) */
         enum { P = 12 };
