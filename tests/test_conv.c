@@ -462,6 +462,14 @@ static void test_misuse(void **state) {
     assert_ok(lg_conv_memory(&cfg, 100, 4, &mem));
     assert_true(mem.activations == 4 * (100 + 100 * 5) && mem.workspace == 4 * 2 * 100 * 5);
     assert_int_equal(lg_conv_memory(&cfg, 100, 3, &mem), LG_EINVAL);
+    /* a negative size is LG_EINVAL in both (lg_conv_memory gave LG_ERANGE), one too large LG_ERANGE */
+    assert_int_equal(lg_conv_memory(&cfg, -1, 4, &mem), LG_EINVAL);
+    assert_int_equal(lg_conv_memory(&cfg, ((lg_idx)1 << 40) + 1, 4, &mem), LG_ERANGE);
+    lg_conv_cache *neg = (lg_conv_cache *)&neg;
+    assert_int_equal(lg_conv_cache_init_f32(&neg, &cfg, -1), LG_EINVAL);
+    assert_null(neg);
+    assert_int_equal(lg_conv_cache_init_f64(&neg, &cfg, ((lg_idx)1 << 40) + 1), LG_ERANGE);
+    assert_null(neg);
     gpair_free(&big);
     free(din), free(dp);
     prob_free(&pr);

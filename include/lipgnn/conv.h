@@ -115,11 +115,16 @@ typedef struct lg_conv_mem {
     size_t workspace;   /* forward and backward scratch       */
 } lg_conv_mem;
 
-/* Fills *mem for cfg, n and a scalar of real_size bytes (4 or 8). */
+/* Fills *mem for cfg, n and a scalar of real_size bytes (4 or 8). LG_EINVAL
+ * for a bad config (lg_conv_config_check), a NULL mem, real_size not 4 or 8,
+ * or a negative n; LG_ERANGE for n above 2^40. */
 lg_status lg_conv_memory(const lg_conv_config *cfg, lg_idx n, size_t real_size, lg_conv_mem *mem);
 
-/* The _f32 cache serves the _f32 functions only, _f64 the _f64 ones.
- * LG_ENOMEM (nothing leaked, *out = NULL) if an allocation fails. */
+/* *out = a cache for cfg and graphs of at most n_cap nodes. The _f32 cache
+ * serves the _f32 functions only, _f64 the _f64 ones. LG_EINVAL for a NULL
+ * out, a bad config or a negative n_cap, LG_ERANGE for n_cap above 2^40 (as
+ * lg_conv_memory); LG_ENOMEM (nothing leaked, *out = NULL) if an allocation
+ * fails. */
 lg_status lg_conv_cache_init_f32(lg_conv_cache **out, const lg_conv_config *cfg, lg_idx n_cap);
 lg_status lg_conv_cache_init_f64(lg_conv_cache **out, const lg_conv_config *cfg, lg_idx n_cap);
 void lg_conv_cache_free(lg_conv_cache *cache);

@@ -115,7 +115,8 @@ lg_status lg_conv_memory(const lg_conv_config *cfg, lg_idx n, size_t real_size, 
     LG_CHECK(lg_conv_config_check(cfg));
     if (!mem) return lg__error(LG_EINVAL, "lg_conv_memory: mem is NULL");
     if (real_size != 4 && real_size != 8) return lg__error(LG_EINVAL, "lg_conv_memory: real_size %zu is not 4 or 8", real_size);
-    if (n < 0 || n > ((lg_idx)1 << 40)) return lg__error(LG_ERANGE, "lg_conv_memory: n = %lld out of range", (long long)n);
+    if (n < 0) return lg__error(LG_EINVAL, "lg_conv_memory: negative n = %lld", (long long)n);
+    if (n > ((lg_idx)1 << 40)) return lg__error(LG_ERANGE, "lg_conv_memory: n = %lld exceeds 2^40", (long long)n);
     lg_idx a, w;
     lg__conv_sizes(cfg, n, &a, &w);
     mem->activations = (size_t)a * real_size;
@@ -129,8 +130,9 @@ lg_status lg__conv_cache_alloc(lg_conv_cache **out, const lg_conv_config *cfg, l
     if (!out) return lg__error(LG_EINVAL, "lg_conv_cache_init: out is NULL");
     *out = NULL;
     LG_CHECK(lg_conv_config_check(cfg));
-    if (n_cap < 0 || n_cap > ((lg_idx)1 << 40))
-        return lg__error(LG_EINVAL, "lg_conv_cache_init: n_cap = %lld out of range", (long long)n_cap);
+    if (n_cap < 0) return lg__error(LG_EINVAL, "lg_conv_cache_init: negative n_cap = %lld", (long long)n_cap);
+    if (n_cap > ((lg_idx)1 << 40))
+        return lg__error(LG_ERANGE, "lg_conv_cache_init: n_cap = %lld exceeds 2^40", (long long)n_cap);
     lg_idx a, w;
     lg__conv_sizes(cfg, n_cap, &a, &w);
     LG_CALLOC(c, 1, "conv cache");
