@@ -59,9 +59,18 @@ void lg_clear_error(void);
 /* Allocator hook                                                             */
 /* ------------------------------------------------------------------------- */
 
-/* The library allocates only through these. A setting to be made before any
- * other call (it is global, not thread-safe). NULL fields restore the C
- * library's functions; lg_set_allocator(NULL) restores all four. */
+/* The library's own allocations go through these. Two libraries it calls
+ * allocate with the C library's malloc instead, bypassing the hook:
+ * CXSparse, for the edge triplets, their compressed copy and the transposes
+ * that sort a graph's neighbours (cs_dl_spalloc, cs_dl_compress,
+ * cs_dl_transpose) whenever a graph is built from an edge list -
+ * lg_graph_from_edges, lg_graph_from_igraph, lg_dataset_load (graph.mtx),
+ * lg_trees_generate and lg_sbm_generate - and igraph, for its graphs and
+ * vectors (lg_graph_to_igraph, lg_graph_from_igraph, lg_trees_generate,
+ * lg_sbm_generate). Their failures are still returned as LG_ENOMEM (nothing
+ * leaked). A setting to be made before any other call (it is global, not
+ * thread-safe). NULL fields restore the C library's functions;
+ * lg_set_allocator(NULL) restores all four. */
 typedef struct lg_allocator {
     void *(*malloc_fn)(size_t size);
     void *(*calloc_fn)(size_t count, size_t size);
