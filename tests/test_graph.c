@@ -47,6 +47,13 @@ static void test_flags(void **state) {
     assert_int_equal(lg_graph_from_edges(&g, 4, 3, src, dst, LG_GRAPH_ADD_SELF_LOOPS | LG_GRAPH_REMOVE_SELF_LOOPS),
                      LG_EINVAL);
     assert_null(g);
+    /* unknown flag bits: refused, named (they were ignored) */
+    g = (lg_graph *)&g;
+    assert_int_equal(lg_graph_from_edges(&g, 4, 3, src, dst, 1u << 7), LG_EINVAL);
+    assert_null(g);
+    assert_non_null(strstr(lg_last_error(), "lg_graph_from_edges: flags 0x80 hold unknown bits 0x80"));
+    assert_int_equal(lg_graph_from_edges(&g, 4, 3, src, dst, LG_GRAPH_SYMMETRIZE | 1u << 31), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "unknown bits 0x80000000"));
 }
 
 static void test_bad_edges(void **state) {

@@ -106,6 +106,9 @@ static void test_empty_and_errors(void **state) {
     assert_int_equal(lg_graph_from_igraph(&h, &ig, LG_GRAPH_ADD_SELF_LOOPS | LG_GRAPH_REMOVE_SELF_LOOPS),
                      LG_EINVAL);
     assert_null(h);
+    assert_int_equal(lg_graph_from_igraph(&h, &ig, 1u << 3), LG_EINVAL); /* unknown bits (they were ignored) */
+    assert_null(h);
+    assert_non_null(strstr(lg_last_error(), "lg_graph_from_igraph: flags 0x8 hold unknown bits 0x8"));
     assert_int_equal(lg_graph_from_igraph(&h, NULL, 0), LG_EINVAL);
     assert_int_equal(lg_graph_from_igraph(NULL, &ig, 0), LG_EINVAL);
     igraph_destroy(&ig);

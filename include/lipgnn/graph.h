@@ -35,7 +35,9 @@ enum {
  * through CXSparse (a pattern's triplets, compress, transpose twice to sort,
  * once when symmetrised; repeated edges kept once). Ids must lie in [0, n):
  * LG_ERANGE otherwise, naming the edge. ADD and REMOVE self-loops together are
- * LG_EINVAL. O(n + m) time and memory: at most 24 bytes an entry (an edge, two
+ * LG_EINVAL, as is a flags word with a bit that is none of the LG_GRAPH_*
+ * flags above (the message names the unknown bits); LG_EINVAL too for a NULL
+ * out, a negative n or m, or NULL edge arrays with m > 0. O(n + m) time and memory: at most 24 bytes an entry (an edge, two
  * when symmetrised) and 24 a node beside the caller's arrays.
  * On success *out is a new graph for lg_graph_free; on failure *out is NULL. */
 lg_status lg_graph_from_edges(lg_graph **out, lg_idx n, lg_idx m, const lg_idx *src,
@@ -110,7 +112,8 @@ lg_status lg_graph_to_igraph(const lg_graph *g, struct igraph_s *out);
 /* *out = the lipgnn graph of ig: each directed edge u -> v becomes an
  * in-neighbour u of v; an undirected graph's edges go both ways. flags as in
  * lg_graph_from_edges, which it is, on igraph's own arrays of edge ends (no
- * copy of them). */
+ * copy of them): unknown bits of flags are LG_EINVAL; LG_EINVAL for a NULL
+ * out or ig. */
 lg_status lg_graph_from_igraph(lg_graph **out, const struct igraph_s *ig, unsigned flags);
 
 #ifdef __cplusplus

@@ -132,6 +132,7 @@ lg_status lg_graph_from_edges(lg_graph **out, lg_idx n, lg_idx m, const lg_idx *
     cs_dl *T = NULL;
     if (!out) return lg__error(LG_EINVAL, "lg_graph_from_edges: out is NULL");
     *out = NULL;
+    LG_CHECK(lg__graph_flags_check(flags, "lg_graph_from_edges"));
     LG_CHECK(lg__graph_triplets(&T, n, m, src, dst, flags));
     return lg__graph_from_triplets(out, T, flags);
 }

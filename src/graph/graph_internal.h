@@ -43,6 +43,17 @@ lg_status lg__graph_check_arg(const lg_graph *g, const char *what, const char *f
  * then *out = the graph of T, which lg__graph_from_triplets frees, also on
  * failure. Between the two, the caller may free the edges' arrays: the
  * triplets are the only copy needed. O(n + m) each. */
+/* Every flag of lg_graph_from_edges and lg_graph_from_igraph (lipgnn/graph.h). */
+#define LG__GRAPH_FLAGS_ALL (LG_GRAPH_SYMMETRIZE | LG_GRAPH_ADD_SELF_LOOPS | LG_GRAPH_REMOVE_SELF_LOOPS)
+
+/* LG_EINVAL naming fn and the unknown bits of flags, if any. O(1). */
+static inline lg_status lg__graph_flags_check(unsigned flags, const char *fn) {
+    if (flags & ~(unsigned)LG__GRAPH_FLAGS_ALL)
+        return lg__error(LG_EINVAL, "%s: flags 0x%x hold unknown bits 0x%x (known: 0x%x)", fn, flags,
+                         flags & ~(unsigned)LG__GRAPH_FLAGS_ALL, (unsigned)LG__GRAPH_FLAGS_ALL);
+    return LG_OK;
+}
+
 struct cs_dl_sparse;
 lg_status lg__graph_triplets(struct cs_dl_sparse **T, lg_idx n, lg_idx m, const lg_idx *src, const lg_idx *dst,
                              unsigned flags);

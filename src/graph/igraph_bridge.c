@@ -70,6 +70,8 @@ static lg_status lg__graph_from_igraph(lg_graph **out, igraph_t *ig, unsigned fl
 
 lg_status lg_graph_from_igraph(lg_graph **out, const igraph_t *ig, unsigned flags) {
     if (!out || !ig) return lg__error(LG_EINVAL, "lg_graph_from_igraph: NULL argument");
+    *out = NULL;
+    LG_CHECK(lg__graph_flags_check(flags, "lg_graph_from_igraph"));
     return lg__graph_from_igraph(out, (igraph_t *)ig, flags, 0); /* read only */
 }
 
