@@ -1232,6 +1232,9 @@ static void test_misuse(void **state) {
     assert_int_equal(lg_gat_forward_f64(NULL, pr.cache, pr.in, pr.params, g, &cfg, 0, 0, 0), LG_EINVAL);
     assert_int_equal(lg_gat_forward_f64(pr.out, NULL, pr.in, pr.params, g, &cfg, 0, 0, 0), LG_EINVAL);
     assert_int_equal(lg_gat_forward_f64(pr.out, pr.cache, pr.in, pr.params, NULL, &cfg, 0, 0, 0), LG_EINVAL);
+    /* out aliasing in: refused (it ran and returned LG_OK) */
+    assert_int_equal(lg_gat_forward_f64((double *)pr.in, pr.cache, pr.in, pr.params, g, &cfg, 0, 0, 0), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "out and in overlap"));
     float fo[64];
     assert_int_equal(lg_gat_forward_f32(fo, pr.cache, (const float *)pr.in, (const float *)pr.params, g, &cfg, 0, 0, 0),
                      LG_EINVAL);

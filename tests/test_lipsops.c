@@ -204,6 +204,12 @@ static void test_wresidual(void **state) {
     assert_int_equal(lg_wresidual_backward_f64(NULL, df, NULL, c.G, c.f, NULL, n, d), LG_EINVAL);
     assert_int_equal(lg_wresidual_backward_f64(NULL, NULL, da, c.G, NULL, c.a, n, d), LG_EINVAL);
     assert_int_equal(lg_wresidual_backward_f64(dx, NULL, NULL, NULL, c.f, c.a, n, d), LG_EINVAL);
+    /* dx and df aliasing: refused (it added both into one array and returned LG_OK) */
+    assert_int_equal(lg_wresidual_backward_f64(dx, dx, NULL, c.G, c.f, c.a, n, d), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "dx and df overlap"));
+    float fdx[8] = {0}, fg[6] = {1, 1, 1, 1, 1, 1}, fa[2] = {1, 1};
+    assert_int_equal(lg_wresidual_backward_f32(fdx, fdx + 2, NULL, fg, NULL, fa, 3, 2), LG_EINVAL);
+    assert_true(fdx[0] == 0 && fdx[2] == 0); /* nothing written */
     assert_ok(lg_wresidual_forward_f64(NULL, NULL, NULL, NULL, 0, d)); /* empty */
     free(c.x), free(c.f), free(c.a), free(c.G), free(c.y), free(xc), free(dx), free(df), free(da), free(da2);
 }

@@ -1318,6 +1318,13 @@ static void test_bad_input(void **state) {
     assert_int_equal(lg_linear_forward_f32(y, x, w, NULL, -1, 2, 2), LG_EINVAL);
     assert_int_equal(lg_linear_forward_f32(y, x, w, NULL, INT64_MAX / 2, 4, 2), LG_EINVAL);
     assert_int_equal(lg_linear_forward_f32(y, x, w, NULL, (lg_idx)1 << 32, 1, 0), LG_ERANGE);
+    /* y overlapping x or w: refused (it ran, in place, and returned LG_OK) */
+    assert_int_equal(lg_linear_forward_f32(y, y, w, NULL, 3, 2, 2), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "y and x overlap"));
+    assert_int_equal(lg_linear_forward_f32(y + 5, y, w, NULL, 3, 2, 2), LG_EINVAL); /* x's last value is y's first */
+    assert_int_equal(lg_linear_forward_f32(w + 2, x, w, NULL, 3, 2, 2), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "y and w overlap"));
+    assert_ok(lg_linear_forward_f32(y + 6, y, w, NULL, 3, 2, 2)); /* adjacent, not overlapping */
     assert_int_equal(lg_linear_backward_f32(x, NULL, NULL, y, x, NULL, 3, 2, 2), LG_EINVAL); /* dx needs w */
     assert_ok(lg_linear_forward_f32(y, NULL, NULL, NULL, 0, 0, 0));
     assert_ok(lg_elu_forward_f32(NULL, NULL, 0));

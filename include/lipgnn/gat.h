@@ -176,8 +176,9 @@ void lg_gat_cache_free(lg_gat_cache *cache);
  * (seed, counter, e, k), not on threads. Otherwise att' = att.
  * cfg must match the cache's (dimensions and norm); g->n and g->nnz must fit
  * it. g, in and params must stay unchanged until the matching backward. out must
- * not alias in. O(n F K C) in OpenBLAS + O(nnz K C) in fused row passes.
- * LG_EINVAL (message) for a bad argument, nothing written then. */
+ * not alias in: LG_EINVAL ("out and in overlap") if the bytes of out (n x D)
+ * and in (n x F) overlap. O(n F K C) in OpenBLAS + O(nnz K C) in fused row
+ * passes. LG_EINVAL (message) for a bad argument, nothing written then. */
 lg_status lg_gat_forward_f32(float *out, lg_gat_cache *cache, const float *in, const float *params,
                              const lg_graph *g, const lg_gat_config *cfg, int training,
                              uint64_t seed, uint64_t counter);

@@ -45,7 +45,8 @@ extern "C" {
 /* ------------------------------------------------------------------------- */
 
 /* Forward: y (n x out) = x (n x in) w (in x out) + b (out; NULL: no bias).
- * One OpenBLAS gemm. y must not overlap x or w. O(n in out). */
+ * One OpenBLAS gemm. y must not overlap x or w: LG_EINVAL ("y and x
+ * overlap", "y and w overlap") if its bytes do. O(n in out). */
 lg_status lg_linear_forward_f32(float *y, const float *x, const float *w, const float *b,
                                 lg_idx n, lg_idx in, lg_idx out);
 lg_status lg_linear_forward_f64(double *y, const double *x, const double *w, const double *b,
@@ -120,7 +121,8 @@ lg_status lg_elu_backward_f64(double *dx, const double *dy, const double *y, lg_
 /* The same in place, when the incoming gradient is not needed afterwards:
  *   g[k] *= (y[k] > 0 ? 1 : y[k] + 1)
  * (the bits of lg_elu_backward into a zeroed dx, but for the sign of a zero
- * product). O(count). */
+ * product). g and y must be different arrays: LG_EINVAL ("g and y are the
+ * same array") for g == y with count > 0. O(count). */
 lg_status lg_elu_backward_inplace_f32(float *g, const float *y, lg_idx count);
 lg_status lg_elu_backward_inplace_f64(double *g, const double *y, lg_idx count);
 
@@ -383,8 +385,9 @@ lg_status lg_wresidual_forward_f64(double *y, const double *x, const double *f, 
 
 /* Backward: dx += dy; df += alpha (*) dy; dalpha (d) += sum over rows of
  * dy (*) f (row order, column blocks). Any of dx, df, dalpha may be NULL
- * (alpha is needed for df, f for dalpha); dx and df must not alias.
- * O(n d). */
+ * (alpha is needed for df, f for dalpha); dx and df must not alias:
+ * LG_EINVAL ("dx and df overlap") if both are given and their bytes
+ * overlap. O(n d). */
 lg_status lg_wresidual_backward_f32(float *dx, float *df, float *dalpha, const float *dy, const float *f,
                                     const float *alpha, lg_idx n, lg_idx d);
 lg_status lg_wresidual_backward_f64(double *dx, double *df, double *dalpha, const double *dy, const double *f,

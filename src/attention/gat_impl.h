@@ -350,6 +350,10 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
     LG__PASS_MARK(LG__PASS_START);
     if (!out || !in || !params) return lg__error(LG_EINVAL, "%s: out, in or params is NULL", fn);
     LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
+    /* out (n x D) must not alias in (n x F): sizes within the cache's, checked at its making */
+    if (lg__overlap(out, (size_t)(g->n * lg_gat_out_dim(cfg)) * sizeof(lg_real), in,
+                    (size_t)(g->n * cfg->in_dim) * sizeof(lg_real)))
+        return lg__error(LG_EINVAL, "%s: out and in overlap", fn);
     LG_CHECK(lg__gat_fscr_reserve(cache, omp_get_max_threads())); /* (more threads than at its making) */
     cache->have_fwd = 0;
 

@@ -119,6 +119,14 @@ static inline uint64_t lg__hash64(uint64_t z) {
 /* A caller's name for messages: a data set made by hand may leave it NULL. */
 static inline const char *lg__name(const char *s) { return s ? s : "(unnamed)"; }
 
+/* 1 if the byte ranges [a, a + abytes) and [b, b + bbytes) overlap (an empty
+ * range overlaps nothing). O(1): the argument checks of the public functions
+ * whose arrays must not alias. */
+static inline int lg__overlap(const void *a, size_t abytes, const void *b, size_t bbytes) {
+    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return abytes > 0 && bbytes > 0 && x < y + bbytes && y < x + abytes;
+}
+
 #define LG_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define LG_MAX(a, b) ((a) > (b) ? (a) : (b))
 

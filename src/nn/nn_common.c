@@ -60,8 +60,7 @@ lg_status lg__nn_dropout_p(const char *fn, double p) {
 
 /* 1 if the arrays a and b of count elements of size bytes each overlap. */
 static int lg__nn_overlap(const void *a, const void *b, lg_idx count, size_t size) {
-    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b, len = (uintptr_t)count * size;
-    return x < y + len && y < x + len;
+    return lg__overlap(a, (size_t)count * size, b, (size_t)count * size);
 }
 
 lg_status lg__nn_dropout_args(const char *fn, lg_idx count, double p, const void *a, const char *an, const void *b,
