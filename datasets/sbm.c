@@ -32,6 +32,15 @@ void lg_sbm_opts_default(lg_sbm_opts *o) {
 /* The block sizes: n / k each, the last one taking the remainder. */
 static lg_idx lg__sbm_block(const lg_sbm_opts *o) { return o->nodes / o->classes; }
 
+/* The node pairs inside the blocks (*in) and between them (*out) of o's
+ * nodes in o's classes (at least 2 nodes a class). */
+static void lg__sbm_pairs(const lg_sbm_opts *o, double *in, double *out) {
+    const lg_idx b = lg__sbm_block(o), k = o->classes;
+    const double bd = (double)b, last = (double)(o->nodes - b * (k - 1));
+    *in = (double)(k - 1) * bd * (bd - 1) / 2 + last * (last - 1) / 2;
+    *out = ((double)o->nodes * (double)o->nodes - (double)(k - 1) * bd * bd - last * last) / 2;
+}
+
 /* Validates o: LG_EINVAL naming the first bad field. */
 static lg_status lg__sbm_check(const lg_sbm_opts *o, double *p_in, double *p_out) {
     static const char fn[] = "lg_sbm_generate";
@@ -73,9 +82,8 @@ static lg_status lg__sbm_check(const lg_sbm_opts *o, double *p_in, double *p_out
                          fn, (long long)o->n_test, (long long)(room - o->n_val), (long long)o->nodes, (long long)ntrain,
                          (long long)o->n_val);
     /* expected edges m: a share `within` inside the blocks, the rest between */
-    double bd = (double)b, last = (double)(o->nodes - b * (k - 1));
-    double pairs_in = (double)(k - 1) * bd * (bd - 1) / 2 + last * (last - 1) / 2;
-    double pairs_out = ((double)o->nodes * (double)o->nodes - (double)(k - 1) * bd * bd - last * last) / 2;
+    double pairs_in, pairs_out;
+    lg__sbm_pairs(o, &pairs_in, &pairs_out);
     if (o->edges < 0) return lg__error(LG_EINVAL, "%s: edges %lld < 0", fn, (long long)o->edges);
     *p_in = o->within * (double)o->edges / pairs_in;
     *p_out = (1 - o->within) * (double)o->edges / pairs_out;
@@ -83,6 +91,20 @@ static lg_status lg__sbm_check(const lg_sbm_opts *o, double *p_in, double *p_out
         return lg__error(LG_EINVAL, "%s: %lld edges (%.0f%% within classes) are more than %lld nodes in %d classes can hold",
                          fn, (long long)o->edges, 100 * o->within, (long long)o->nodes, o->classes);
     return LG_OK;
+}
+
+lg_idx lg_sbm_max_edges(const lg_sbm_opts *o) {
+    if (!o || o->classes < 2 || o->classes > 65536 || o->nodes < 2 * (lg_idx)o->classes ||
+        !(o->within >= 0 && o->within <= 1))
+        return 0;
+    double pairs_in, pairs_out, m = 1e300;
+    lg__sbm_pairs(o, &pairs_in, &pairs_out);
+    if (o->within > 0) m = pairs_in / o->within;
+    if (o->within < 1 && pairs_out / (1 - o->within) < m) m = pairs_out / (1 - o->within);
+    lg_idx e = m < 9e18 ? (lg_idx)floor(m) : (lg_idx)9e18;
+    /* the largest e that lg__sbm_check's divisions take (floor may round up past it) */
+    while (e > 0 && (o->within * (double)e / pairs_in > 1 || (1 - o->within) * (double)e / pairs_out > 1)) e--;
+    return e;
 }
 
 lg_status lg_sbm_estimate(const lg_sbm_opts *o, size_t *peak) {

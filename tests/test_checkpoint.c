@@ -230,7 +230,7 @@ static void test_save_targets(void **state) {
     char lost[320];
     snprintf(lost, sizeof lost, "%s/none/x.ckpt", dir);
     assert_int_equal(lg_trainer_save_check(lost), LG_EIO);
-    assert_non_null(strstr(lg_last_error(), "cannot make a file in"));
+    assert_non_null(strstr(lg_last_error(), "cannot create a file in"));
     assert_int_equal(lg__ckpt_save(lost, s, 1, -1), LG_EIO);
     assert_ok(lg_trainer_save_check(file));
     assert_ok(lg_trainer_save_check(link));

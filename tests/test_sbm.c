@@ -261,11 +261,47 @@ static void test_estimate(void **state) {
     }
 }
 
+/* lg_sbm_max_edges is the generator's limit: that many edges are taken, one
+ * more refused, across node counts, classes and shares within them. */
+static void test_max_edges(void **state) {
+    (void)state;
+    lg_sbm_opts o;
+    size_t peak;
+    assert_int_equal(lg_sbm_max_edges(NULL), 0);
+    static const struct { lg_idx nodes; int classes; double within; } c[] = {
+        {16, 8, 0.8}, {20, 8, 0.8}, {61, 8, 0.8}, {1000, 8, 0.8}, {3000, 8, 0.8},
+        {100, 2, 0.5}, {37, 3, 0.0}, {37, 3, 1.0}, {2000000, 8, 0.8}};
+    for (size_t k = 0; k < sizeof c / sizeof *c; k++) {
+        lg_sbm_opts_default(&o);
+        o.nodes = c[k].nodes;
+        o.classes = c[k].classes;
+        o.within = c[k].within;
+        o.train_per_class = 1;
+        o.n_val = 0;
+        o.n_test = 1;
+        o.features = 128;
+        o.per_node = 1;
+        o.edges = lg_sbm_max_edges(&o);
+        assert_true(o.edges > 0);
+        assert_ok(lg_sbm_estimate(&o, &peak));
+        o.edges++;
+        assert_int_equal(lg_sbm_estimate(&o, &peak), LG_EINVAL);
+        assert_non_null(strstr(lg_last_error(), "can hold"));
+    }
+    lg_sbm_opts_default(&o);
+    o.nodes = 15; /* fewer than 2 a class */
+    assert_int_equal(lg_sbm_max_edges(&o), 0);
+    lg_sbm_opts_default(&o);
+    o.within = 1.5;
+    assert_int_equal(lg_sbm_max_edges(&o), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),     cmocka_unit_test(test_structure),
         cmocka_unit_test(test_determinism),  cmocka_unit_test(test_invalid),
         cmocka_unit_test(test_alloc_failures), cmocka_unit_test(test_estimate),
+        cmocka_unit_test(test_max_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -164,6 +164,11 @@ void lg_sbm_opts_default(lg_sbm_opts *o);
  * more edges than the blocks can hold, ...). O(n per_node + m) expected. */
 lg_status lg_sbm_generate(lg_dataset **out, const lg_sbm_opts *o);
 
+/* The most edges (o->edges) lg_sbm_generate takes for o's nodes, classes
+ * and share `within` (both edge probabilities at most 1; o's other fields
+ * are not read); 0 for NULL or when those three fields are bad. O(1). */
+lg_idx lg_sbm_max_edges(const lg_sbm_opts *o);
+
 /* *peak = the bytes that lg_sbm_generate(o) would hold at its peak, computed
  * without allocating (options checked as lg_sbm_generate does, its statuses),
  * for the expected edge count plus six standard deviations, with 1% and

@@ -282,8 +282,10 @@ lg_status lg_trainer_save(const lg_trainer *t, const char *path);
 
 /* The checks lg_trainer_save makes of path before it writes, to be made
  * before a long training: LG_OK, or LG_EIO naming path when what is there is
- * not a regular file or its directory takes no new file (missing, not
- * writable). Writes nothing. */
+ * not a regular file or the directory of the file it replaces (a link's
+ * target) takes no new file (missing, not a directory, not writable: found
+ * by creating and removing an empty probe file there, as access() cannot
+ * tell as root in /proc). Leaves path and its directory as they were. */
 lg_status lg_trainer_save_check(const char *path);
 
 /* Restores a trainer made with the same configuration and data set from a

@@ -77,10 +77,9 @@ int lg_cli_check_clobber(const char *cmd, int n, int nout, const char *const *op
  * leave an old output truncated). O(1). */
 int lg_cli_check_writable(const char *cmd, const char *opt, const char *path);
 
-/* Before a command computes: -1 after a message ("--save P: ...") when a
- * checkpoint cannot be written to path (lg_trainer_save_check), or its new
- * file cannot be made beside the file it replaces (a link's target): a probe
- * file created and removed in that directory, whose failure gives the reason
+/* Before a command computes: -1 after a message ("--save P: ...", opt
+ * naming the option) when lg_trainer_save_check(path) refuses path: not a
+ * regular file, or no new file can be made beside the file it replaces
  * ("cannot create a file in /proc: No such file or directory"); else 0 (NULL
  * path: 0). */
 int lg_cli_check_save(const char *cmd, const char *opt, const char *path);

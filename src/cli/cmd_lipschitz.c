@@ -275,7 +275,6 @@ int lg_cmd_lipschitz(int argc, char **argv) {
         svg = svgbuf;
     }
     const char *opt[3] = {"--csv", "--svg", "--model"}, *path[3] = {csv, svg, model};
-    if (lg_cli_check_clobber(cmd, 3, 2, opt, path, NULL)) return LG_EXIT_USAGE;
     lg_cli_set_threads(cmd, threads);
     lg_model_config mc;
     lg_train_config tc;
@@ -286,8 +285,8 @@ int lg_cmd_lipschitz(int argc, char **argv) {
     if (lg_cli_data_from_checkpoint(cmd, &d, 0, model, data_note, sizeof data_note, quiet) ||
         lg_cli_data_check(cmd, &d))
         return LG_EXIT_USAGE;
-    /* the outputs against the data set's files too, now that it is known; all
-     * before the estimate, not after it */
+    /* the outputs against each other, the checkpoint and the data set's files
+     * (known now); all before the estimate, not after it */
     if (lg_cli_check_clobber(cmd, 3, 2, opt, path, &d)) return LG_EXIT_USAGE;
     for (int k = 0; k < 2; k++)
         if (lg_cli_check_writable(cmd, outdir ? "--out" : opt[k], path[k])) return LG_EXIT_USAGE;

@@ -78,7 +78,6 @@ int lg_cmd_predict(int argc, char **argv) {
     if (optind < argc) { lg_cli_errorf(cmd, "unexpected argument '%s'", argv[optind]); return LG_EXIT_USAGE; }
     if (!resume) { lg_cli_errorf(cmd, "--resume FILE is required"); return LG_EXIT_USAGE; }
     const char *opt[4] = {"--out", "--embeddings", "--attention", "--resume"}, *path[4] = {out, emb, att, resume};
-    if (lg_cli_check_clobber(cmd, 4, 3, opt, path, NULL)) return LG_EXIT_USAGE;
     lg_cli_set_threads(cmd, threads);
     lg_model_config mc;
     lg_train_config tc;
@@ -94,8 +93,8 @@ int lg_cmd_predict(int argc, char **argv) {
     if (lg_cli_data_from_checkpoint(cmd, &d, seed_given, resume, data_note, sizeof data_note, 0) ||
         lg_cli_data_check(cmd, &d))
         return LG_EXIT_USAGE;
-    /* the outputs against the data set's files too, now that it is known (the
-     * checkpoint's); all before the work, not after it */
+    /* the outputs against each other, the checkpoint and the data set's files
+     * (the checkpoint's data, known now); all before the work, not after it */
     if (lg_cli_check_clobber(cmd, 4, 3, opt, path, &d)) return LG_EXIT_USAGE;
     for (int k = 0; k < 3; k++)
         if (lg_cli_check_writable(cmd, opt[k], path[k])) return LG_EXIT_USAGE;

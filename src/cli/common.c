@@ -2,7 +2,6 @@
 #define _DEFAULT_SOURCE /* realpath */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <omp.h>
@@ -119,24 +118,9 @@ int lg_cli_check_clobber(const char *cmd, int n, int nout, const char *const *op
  * can be made in dir (a probe file created there and removed at once: what
  * access() cannot tell, as root in /proc, or a regular file in the path); else 0. */
 static int lg__probe_dir(const char *cmd, const char *opt, const char *path, const char *dir) {
-    char probe[4200];
-    struct stat sb;
-    if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
-        lg_cli_errorf(cmd, "%s %s: cannot create a file in %s: %s", opt, path, dir, strerror(ENOTDIR));
-        return -1;
-    }
-    if (snprintf(probe, sizeof probe, "%s/.lipgnn-probe.%ld", dir, (long)getpid()) >= (int)sizeof probe) {
-        lg_cli_errorf(cmd, "%s %s: path too long", opt, path);
-        return -1;
-    }
-    const int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0600);
-    if (fd < 0) {
-        lg_cli_errorf(cmd, "%s %s: cannot create a file in %s: %s", opt, path, dir, strerror(errno));
-        return -1;
-    }
-    close(fd);
-    unlink(probe);
-    return 0;
+    const int e = lg__dir_probe(dir);
+    if (e) lg_cli_errorf(cmd, "%s %s: cannot create a file in %s: %s", opt, path, dir, strerror(e));
+    return e ? -1 : 0;
 }
 
 int lg_cli_check_writable(const char *cmd, const char *opt, const char *path) {
@@ -161,29 +145,7 @@ int lg_cli_check_writable(const char *cmd, const char *opt, const char *path) {
 
 int lg_cli_check_save(const char *cmd, const char *opt, const char *path) {
     if (!path) return 0;
-    /* the file the checkpoint replaces: a link's target (lg_trainer_save's) */
-    char real[4096], dir[4096];
-    const char *file = path;
-    struct stat sb;
-    if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) {
-        char *r = realpath(path, NULL);
-        if (r && strlen(r) < sizeof real) snprintf(real, sizeof real, "%s", r), file = real;
-        else if (!r && errno == ENOENT) { /* a link to a file not made yet: that file (one level) */
-            char to[4096];
-            const ssize_t n = readlink(path, to, sizeof to - 1);
-            if (n > 0) {
-                to[n] = '\0';
-                const char *slash = strrchr(path, '/');
-                const int dl = to[0] == '/' || !slash ? 0 : (int)(slash - path + 1);
-                if (snprintf(real, sizeof real, "%.*s%s", dl, path, to) < (int)sizeof real) file = real;
-            }
-        }
-        free(r);
-    }
-    lg__dir_of(file, dir, sizeof dir);
-    if (stat(file, &sb) != 0 || S_ISREG(sb.st_mode)) /* (another kind of file: lg_trainer_save_check's to say) */
-        if (lg__probe_dir(cmd, opt, path, dir)) return -1;
-    if (lg_trainer_save_check(path) != LG_OK) {
+    if (lg_trainer_save_check(path) != LG_OK) { /* its message: "PATH: cannot create a file in DIR: <reason>", ... */
         lg_cli_errorf(cmd, "%s %s", opt, lg_last_error());
         return -1;
     }
@@ -438,21 +400,6 @@ const char lg_cli_data_help_resume[] =
     "Data (exactly one of --data, --dataset, --trees, --sbm; with --resume FILE, none:\n"
     "the data options FILE records; its --seed unless --seed is given):\n" LG__CLI_DATA_OPTIONS_HELP;
 
-/* The most expected edges a stochastic block model of o's classes and share
- * within them (the rest of o's defaults) holds on nodes nodes (>= 2 a
- * class): lg_sbm_generate's limit, both edge probabilities at most 1. */
-static long long lg__sbm_max_edges(const lg_sbm_opts *o, long long nodes) {
-    const double k = o->classes, b = (double)(nodes / o->classes), last = (double)nodes - b * (k - 1);
-    const double pairs_in = (k - 1) * b * (b - 1) / 2 + last * (last - 1) / 2;
-    const double pairs_out = ((double)nodes * (double)nodes - (k - 1) * b * b - last * last) / 2;
-    double m = 1e300;
-    if (o->within > 0) m = pairs_in / o->within;
-    if (o->within < 1 && pairs_out / (1 - o->within) < m) m = pairs_out / (1 - o->within);
-    long long e = (long long)floor(m);
-    while (e > 0 && (o->within * (double)e / pairs_in > 1 || (1 - o->within) * (double)e / pairs_out > 1)) e--;
-    return e;
-}
-
 int lg_cli_path_value(const char *cmd, const char *opt, const char *value) {
     if (value && *value) return 0;
     lg_cli_errorf(cmd, "%s: an empty path", opt);
@@ -508,7 +455,8 @@ int lg_cli_data_option(const char *cmd, lg_cli_data *d, const char *name, const 
         d->sbm_edges = 0;
         if (comma && lg_cli_parse_ll(cmd, "--sbm (edges)", comma + 1, 0, 4000000000LL, &d->sbm_edges)) return -1;
         if (!comma) d->sbm_edges = 4 * d->sbm_nodes;
-        const long long max_edges = lg__sbm_max_edges(&so, d->sbm_nodes);
+        so.nodes = d->sbm_nodes;
+        const long long max_edges = lg_sbm_max_edges(&so);
         if (d->sbm_edges > max_edges) {
             lg_cli_errorf(cmd, "--sbm %s: %lld edges%s are more than %lld nodes in %d classes can hold (at most %lld, "
                           "%.0f%% of them within classes): give fewer edges (--sbm %lld,%lld) or more nodes",

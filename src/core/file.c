@@ -1,4 +1,5 @@
-/* Opening the files the library reads (data sets, checkpoints). */
+/* Opening the files the library reads (data sets, checkpoints), and whether
+ * a directory takes the files it writes. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -44,4 +45,15 @@ lg_status lg__file_open_regular(const char *path, const char *what, FILE **fp, s
     }
     *len = (size_t)sb.st_size;
     return LG_OK;
+}
+
+int lg__dir_probe(const char *dir) {
+    char probe[4200];
+    if (snprintf(probe, sizeof probe, "%s/.lipgnn-probe.%ld", dir, (long)getpid()) >= (int)sizeof probe)
+        return ENAMETOOLONG;
+    const int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) return errno;
+    close(fd);
+    unlink(probe);
+    return 0;
 }

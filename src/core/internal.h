@@ -38,6 +38,12 @@ lg_status lg__error(lg_status s, const char *fmt, ...)
  * FIFO is refused at once, not waited on. O(1). */
 lg_status lg__file_open_regular(const char *path, const char *what, FILE **fp, size_t *len);
 
+/* 0 if a new file can be made in the directory dir, else the errno that
+ * says why not (ENOTDIR, ENOENT, EACCES, EROFS, ...): found by creating an
+ * empty probe file there (O_EXCL, a name of this process's) and removing it
+ * at once, which access() cannot tell as root (/proc, /sys). O(1). */
+int lg__dir_probe(const char *dir);
+
 /* Records "out of memory: <what>" and returns LG_ENOMEM. */
 lg_status lg__nomem(const char *what);
 

@@ -36,13 +36,6 @@ lg_status lg__graph_self_loops(const lg_graph *g, int add, lg_graph **out);
  * "<fn>: <what>: ". O(n + nnz). */
 lg_status lg__graph_check_arg(const lg_graph *g, const char *what, const char *fn);
 
-/* Construction in two steps, for lg_graph_from_edges and the igraph bridge
- * (graph.c): *T = the n x n pattern of the m edges src[e] -> dst[e] with the
- * flags' extra entries (a CXSparse triplet matrix without values, 16 bytes an
- * entry), after the checks of lg_graph_from_edges (its statuses and messages);
- * then *out = the graph of T, which lg__graph_from_triplets frees, also on
- * failure. Between the two, the caller may free the edges' arrays: the
- * triplets are the only copy needed. O(n + m) each. */
 /* Every flag of lg_graph_from_edges and lg_graph_from_igraph (lipgnn/graph.h). */
 #define LG__GRAPH_FLAGS_ALL (LG_GRAPH_SYMMETRIZE | LG_GRAPH_ADD_SELF_LOOPS | LG_GRAPH_REMOVE_SELF_LOOPS)
 
@@ -54,6 +47,13 @@ static inline lg_status lg__graph_flags_check(unsigned flags, const char *fn) {
     return LG_OK;
 }
 
+/* Construction in two steps, for lg_graph_from_edges and the igraph bridge
+ * (graph.c): *T = the n x n pattern of the m edges src[e] -> dst[e] with the
+ * flags' extra entries (a CXSparse triplet matrix without values, 16 bytes an
+ * entry), after the checks of lg_graph_from_edges (its statuses and messages);
+ * then *out = the graph of T, which lg__graph_from_triplets frees, also on
+ * failure. Between the two, the caller may free the edges' arrays: the
+ * triplets are the only copy needed. O(n + m) each. */
 struct cs_dl_sparse;
 lg_status lg__graph_triplets(struct cs_dl_sparse **T, lg_idx n, lg_idx m, const lg_idx *src, const lg_idx *dst,
                              unsigned flags);

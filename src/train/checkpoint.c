@@ -91,8 +91,8 @@ lg_status lg__ckpt_target(const char *path, char *real, const char **file) {
     const char *slash = strrchr(*file, '/');
     if (!slash) snprintf(dir, sizeof dir, ".");
     else snprintf(dir, sizeof dir, "%.*s", slash == *file ? 1 : (int)(slash - *file), *file);
-    if (access(dir, W_OK | X_OK) != 0)
-        return lg__error(LG_EIO, "%s: cannot make a file in %s: %s", path, dir, strerror(errno));
+    const int e = lg__dir_probe(dir);
+    if (e) return lg__error(LG_EIO, "%s: cannot create a file in %s: %s", path, dir, strerror(e));
     return LG_OK;
 }
 
@@ -107,7 +107,7 @@ lg_status lg__ckpt_save(const char *path, const lg_ckpt_section *sections, uint3
     snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {
-        lg_status st = lg__error(LG_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+        lg_status st = lg__error(LG_EIO, "%s: cannot create its new file %s: %s", path, tmp, strerror(errno));
         lg__free(tmp);
         return st;
     }
