@@ -148,16 +148,12 @@ bad_input)
   run train --trees 2 --trees-count 5 --epochs 1 --save "$tmp/in.ckpt" --grad-log "$tmp/in.csv"; expect_rc 0 "train for the clobber checks"
   ln -s in.ckpt "$tmp/in-link.ckpt"
   cp "$tmp/in.ckpt" "$tmp/in.keep"; cp "$tmp/in.csv" "$tmp/in.csv.keep"
-  for cmdline in "predict --resume $tmp/in.ckpt --trees 2 --trees-count 5 --out $tmp/in-link.ckpt|--out" \
-                 "predict --resume $tmp/in.ckpt --trees 2 --trees-count 5 --out $tmp/p.csv --embeddings $tmp/in.ckpt|--embeddings" \
-                 "lipschitz --model $tmp/in.ckpt --trees 2 --trees-count 5 --csv $tmp/in.ckpt|--csv" \
-                 "gradmap --log $tmp/in.csv --out $tmp/in.csv|--out" \
-                 "train --trees 2 --trees-count 5 --epochs 1 --resume $tmp/in.ckpt --grad-log $tmp/in-link.ckpt|--grad-log"; do
-    IFS='|' read -r c o <<<"$cmdline"
-    # shellcheck disable=SC2086
-    run $c; expect_rc 2 "$c"
-    grep -q -- "$o [^ ]* and --[a-z-]* [^ ]* are the same file" "$tmp/err" || fail "$c: $(cat "$tmp/err")"
-  done
+  expect_refusals "@OPT@ [^ ]* and --[a-z-]* [^ ]* are the same file" \
+    "predict --resume $tmp/in.ckpt --trees 2 --trees-count 5 --out $tmp/in-link.ckpt|--out" \
+    "predict --resume $tmp/in.ckpt --trees 2 --trees-count 5 --out $tmp/p.csv --embeddings $tmp/in.ckpt|--embeddings" \
+    "lipschitz --model $tmp/in.ckpt --trees 2 --trees-count 5 --csv $tmp/in.ckpt|--csv" \
+    "gradmap --log $tmp/in.csv --out $tmp/in.csv|--out" \
+    "train --trees 2 --trees-count 5 --epochs 1 --resume $tmp/in.ckpt --grad-log $tmp/in-link.ckpt|--grad-log"
   cmp -s "$tmp/in.ckpt" "$tmp/in.keep" || fail "a refused command changed the checkpoint"
   cmp -s "$tmp/in.csv" "$tmp/in.csv.keep" || fail "a refused command changed the grad log"
   run predict --resume "$tmp/in.ckpt" --trees 2 --trees-count 5 --out "$tmp/p2.csv" --embeddings "$tmp/p2.csv"
@@ -1101,25 +1097,19 @@ outputs)
   (cd "$tmp/d" && md5sum ./*) >"$tmp/sums"
   ln -s d/test.txt "$tmp/sl"; ln "$tmp/d/labels.txt" "$tmp/hl"; ln -s d "$tmp/dl"; ln -s d/labels.txt "$tmp/g-none.csv"
   mkdir "$tmp/study"; ln -s ../d/val.txt "$tmp/study/runs.csv"
-  for cmdline in "predict --resume $tmp/m.ckpt --out $tmp/d/labels.txt|--out" \
-                 "predict --resume $tmp/m.ckpt --embeddings $tmp/sl|--embeddings" \
-                 "predict --resume $tmp/m.ckpt --out $tmp/hl|--out" \
-                 "predict --resume $tmp/m.ckpt --out $tmp/dl/edges.txt|--out" \
-                 "lipschitz --model $tmp/m.ckpt --csv $tmp/d/val.txt|--csv" \
-                 "train --data $tmp/d --epochs 1 --log $tmp/d/labels.txt|--log" \
-                 "train --data $tmp/d --epochs 1 --grad-log $tmp/d/train.txt|--grad-log" \
-                 "train --data $tmp/d --epochs 1 --save $tmp/d/features.mtx|--save" \
-                 "train --data $tmp/d --epochs 1 --save-best $tmp/d/graph.mtx|--save-best" \
-                 "train --resume $tmp/m.ckpt --epochs 2 --log $tmp/d/val.txt|--log" \
-                 "demo --data $tmp/d --epochs 1 --layers 2 --log $tmp/g.csv|--log" \
-                 "depth-study --data $tmp/d --layers 1 --epochs 1 --seeds 1 --out $tmp/study|--out"; do
-    IFS='|' read -r c o <<<"$cmdline"
-    # shellcheck disable=SC2086
-    run $c; expect_rc 2 "$c"
-    grep -q -- "$o [^ ]* is the data set's [a-z]*\.[a-z]* (--data [^)]*): writing $o would destroy the data set" "$tmp/err" ||
-      fail "$c: $(cat "$tmp/err")"
-    grep -q "^epoch\|^node" "$tmp/out" && fail "$c: worked before refusing"
-  done
+  expect_refusals "@OPT@ [^ ]* is the data set's [a-z]*\.[a-z]* (--data [^)]*): writing @OPT@ would destroy the data set" \
+    "predict --resume $tmp/m.ckpt --out $tmp/d/labels.txt|--out" \
+    "predict --resume $tmp/m.ckpt --embeddings $tmp/sl|--embeddings" \
+    "predict --resume $tmp/m.ckpt --out $tmp/hl|--out" \
+    "predict --resume $tmp/m.ckpt --out $tmp/dl/edges.txt|--out" \
+    "lipschitz --model $tmp/m.ckpt --csv $tmp/d/val.txt|--csv" \
+    "train --data $tmp/d --epochs 1 --log $tmp/d/labels.txt|--log" \
+    "train --data $tmp/d --epochs 1 --grad-log $tmp/d/train.txt|--grad-log" \
+    "train --data $tmp/d --epochs 1 --save $tmp/d/features.mtx|--save" \
+    "train --data $tmp/d --epochs 1 --save-best $tmp/d/graph.mtx|--save-best" \
+    "train --resume $tmp/m.ckpt --epochs 2 --log $tmp/d/val.txt|--log" \
+    "demo --data $tmp/d --epochs 1 --layers 2 --log $tmp/g.csv|--log" \
+    "depth-study --data $tmp/d --layers 1 --epochs 1 --seeds 1 --out $tmp/study|--out"
   (cd "$tmp/d" && md5sum -c --quiet "$tmp/sums") || fail "a refused command changed the data set"
   [ -e "$tmp/d/edges.txt" ] && fail "a refused command made edges.txt in the data set"
   # every two outputs of train are distinct: --save and --save-best against each log too
@@ -1176,16 +1166,12 @@ messages)
     grep -q "lg_\|: : " "$tmp/err" && fail "$c '': $(cat "$tmp/err")"
   done
   # a data option given twice is refused, as two sources are, not the last one kept
-  for cmdline in "info --data A --data B|--data" "info --trees 3 --trees 4|--trees" "info --sbm 400 --sbm=800|--sbm" \
-                 "info --dataset cora --dataset pubmed|--dataset" "info --trees 2 --trees-count 5 --trees-count 6|--trees-count" \
-                 "train --trees 2 --seed 1 --seed 2 --epochs 1|--seed" "predict --resume x --trees 2 --trees 3|--trees" \
-                 "lipschitz --model x --sbm 400 --sbm 400|--sbm" "demo --trees 2 --trees 3|--trees" \
-                 "depth-study --sbm 400 --sbm 400 --layers 2 --out $tmp/ds|--sbm"; do
-    IFS='|' read -r c o <<<"$cmdline"
-    # shellcheck disable=SC2086
-    run $c; expect_rc 2 "$c"
-    grep -q -- "^lipgnn [a-z-]*: $o given twice" "$tmp/err" || fail "$c: $(cat "$tmp/err")"
-  done
+  expect_refusals "^lipgnn [a-z-]*: @OPT@ given twice" \
+    "info --data A --data B|--data" "info --trees 3 --trees 4|--trees" "info --sbm 400 --sbm=800|--sbm" \
+    "info --dataset cora --dataset pubmed|--dataset" "info --trees 2 --trees-count 5 --trees-count 6|--trees-count" \
+    "train --trees 2 --seed 1 --seed 2 --epochs 1|--seed" "predict --resume x --trees 2 --trees 3|--trees" \
+    "lipschitz --model x --sbm 400 --sbm 400|--sbm" "demo --trees 2 --trees 3|--trees" \
+    "depth-study --sbm 400 --sbm 400 --layers 2 --out $tmp/ds|--sbm"
   run demo --trees 2 --trees-count 30 --layers 2 --epochs 1; expect_rc 0 "demo --trees 2 --trees-count 30 (the demo's count replaced)"
   # a full standard output is said with its reason by every command (train --json flushed it before
   # main closed it, and lost the reason)
