@@ -533,7 +533,7 @@ int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_data
             if (lg_trainer_best_epoch(t) == es.epoch) {
                 if (lg_trainer_save(t, o->save_best) != LG_OK) {
                     if (tty && !o->verbose) fputc('\n', stderr);
-                    lg_cli_errorf(cmd, "--save-best %s: %s", o->save_best, lg_last_error());
+                    lg_cli_errorf(cmd, "--save-best %s", lg_last_error()); /* "PATH: ..." */
                     status = LG_EXIT_FAIL;
                     break;
                 }
@@ -581,7 +581,7 @@ int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_data
     if (o->save && st == LG_OK) {
         lg_status ss = lg_trainer_save(t, o->save);
         if (ss != LG_OK) {
-            lg_cli_errorf(cmd, "--save %s: %s", o->save, lg_last_error());
+            lg_cli_errorf(cmd, "--save %s", lg_last_error()); /* "PATH: ...", as lg_cli_check_save's */
             status = LG_EXIT_FAIL;
         } else if (!sum->params_finite)
             fprintf(stderr, "lipgnn %s: note: %s holds parameters that are not finite numbers (the run diverged): "
