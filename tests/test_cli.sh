@@ -356,6 +356,32 @@ omp)
   OMP_NUM_THREADS=100000 timeout 120 "$bin" train --data "$dir/data/tiny" --layers 2 --epochs 2 >"$tmp/out" 2>"$tmp/err"
   echo $? >"$tmp/rc"; expect_rc 0 "train at OMP_NUM_THREADS=100000"
   grep -q "note: 100000 threads asked for (OMP_NUM_THREADS), 1024 used" "$tmp/err" || fail "no note of the cap: $(head -c 400 "$tmp/err")"
+  # beyond INT_MAX, which libgomp takes and wraps into its int (4294967297: 1
+  # thread; it ran so, silently): capped the same way
+  OMP_NUM_THREADS=4294967297 timeout 120 "$bin" train --data "$dir/data/tiny" --layers 2 --epochs 2 --json >"$tmp/out" 2>"$tmp/err"
+  echo $? >"$tmp/rc"; expect_rc 0 "train at OMP_NUM_THREADS=4294967297"
+  grep -q "note: 4294967297 threads asked for (OMP_NUM_THREADS), 1024 used" "$tmp/err" || fail "2^32+1 threads: no note of the cap: $(head -c 400 "$tmp/err")"
+  grep -q '"threads":1024,' "$tmp/out" || fail "2^32+1 threads: $(grep -o '"threads":[^,]*' "$tmp/out")"
+  # a list, with spaces, as libgomp reads it: its first number
+  OMP_NUM_THREADS=" 3 , 2" timeout 120 "$bin" train --data "$dir/data/tiny" --layers 2 --epochs 2 --json >"$tmp/out" 2>"$tmp/err" ||
+    fail "train at OMP_NUM_THREADS=' 3 , 2': $(cat "$tmp/err")"
+  grep -q '"threads":3,' "$tmp/out" || fail "' 3 , 2' threads: $(grep -o '"threads":[^,]*' "$tmp/out")"
+  # one that libgomp refuses (it warns as the program loads, and runs one
+  # thread per core): warned once, not again by the restart (spin unset here)
+  # or by depth-study's workers, which run as many threads as the first process
+  for bad in 0 abc 3,; do
+    env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT OMP_NUM_THREADS=$bad timeout 120 "$bin" train --data "$dir/data/tiny" --layers 2 --epochs 2 --json >"$tmp/out" 2>"$tmp/err" ||
+      fail "train at OMP_NUM_THREADS=$bad: $(cat "$tmp/err")"
+    [ "$(grep -c "Invalid value for environment variable OMP_NUM_THREADS" "$tmp/err")" = 1 ] ||
+      fail "OMP_NUM_THREADS=$bad: not one warning: $(cat "$tmp/err")"
+    grep -q "\"threads\":$(nproc)," "$tmp/out" || fail "OMP_NUM_THREADS=$bad: $(grep -o '"threads":[^,]*' "$tmp/out"), not $(nproc)"
+  done
+  rm -rf "$tmp/omp-study"
+  env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT OMP_NUM_THREADS=0 timeout 300 "$bin" depth-study --data "$dir/data/tiny" --layers 2,3 --norms none --seeds 1 --epochs 2 --jobs 2 --out "$tmp/omp-study" --quiet >"$tmp/out" 2>"$tmp/err" ||
+    fail "depth-study at OMP_NUM_THREADS=0: $(cat "$tmp/err")"
+  [ "$(grep -c "Invalid value for environment variable OMP_NUM_THREADS" "$tmp/err")" = 1 ] ||
+    fail "depth-study at OMP_NUM_THREADS=0: not one warning: $(cat "$tmp/err")"
+  echo "OMP_NUM_THREADS beyond the limit or INT_MAX capped with a note; a list read as libgomp reads it; a refused one warned of once"
   # OpenMP waiting: with OMP_WAIT_POLICY and GOMP_SPINCOUNT unset, the computing
   # commands restart once with GOMP_SPINCOUNT (a short spin; libgomp reads it
   # when it loads), which libgomp then uses; a setting of the user's is kept,

@@ -379,6 +379,26 @@ static void test_blas_room(void **state) {
 #endif
 }
 
+/* lg_set_threads returns the count in effect: n itself, LG_MAX_THREADS above
+ * it, and for n <= 0 OpenMP's count, which libgomp wraps from an
+ * OMP_NUM_THREADS beyond INT_MAX (2147483648: -2147483648; the ctest
+ * core_threads_wrapped runs this file so) into a count of 1. The first test:
+ * the others set the count. */
+static void test_set_threads(void **state) {
+    (void)state;
+    const int maxt = omp_get_max_threads();
+    const char *env = getenv("OMP_NUM_THREADS");
+    const int wrapped = env && !strcmp(env, "2147483648");
+    if (wrapped) assert_true(maxt < 1); /* the libgomp this test is about */
+    const int got = lg_set_threads(0);
+    assert_int_equal(got, wrapped ? 1 : maxt);
+    assert_int_equal(omp_get_max_threads(), got);
+    assert_int_equal(lg_set_threads(3), 3);
+    assert_int_equal(omp_get_max_threads(), 3);
+    assert_int_equal(lg_set_threads(LG_MAX_THREADS + 1), LG_MAX_THREADS);
+    assert_int_equal(lg_set_threads(got), got);
+}
+
 static void test_version(void **state) {
     (void)state;
     assert_string_equal(lg_version(), LG_VERSION_STRING);
@@ -389,7 +409,7 @@ static void test_version(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_status_strings), cmocka_unit_test(test_error_message),
+        cmocka_unit_test(test_set_threads), cmocka_unit_test(test_status_strings), cmocka_unit_test(test_error_message),
         cmocka_unit_test(test_error_is_thread_local), cmocka_unit_test(test_allocator_hook),
         cmocka_unit_test(test_rng), cmocka_unit_test(test_null_safe), cmocka_unit_test(test_blas_check), cmocka_unit_test(test_blas_room),
         cmocka_unit_test(test_blas_core_runs), cmocka_unit_test(test_isa_info),

@@ -160,7 +160,8 @@ typedef struct lg_blas_info {
 void lg_blas_check(lg_blas_info *info);
 
 /* Sets the threads of lipgnn's kernels to n (OpenMP; n <= 0: OpenMP's
- * default, OMP_NUM_THREADS or one per core)
+ * default, OMP_NUM_THREADS or one per core, and 1 where libgomp wrapped an
+ * OMP_NUM_THREADS beyond INT_MAX into a count below 1; at most LG_MAX_THREADS)
  * and pins OpenBLAS to one thread: every dense product is then split by lipgnn
  * into fixed panels (or, a weight gradient over a large graph, fixed chunks
  * of its inner dimension, summed in order) spread over those threads, so

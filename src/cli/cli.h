@@ -89,6 +89,14 @@ int lg_cli_check_save(const char *cmd, const char *opt, const char *path);
  * LG_MAX_THREADS. Returns the thread count in effect. */
 int lg_cli_set_threads(const char *cmd, int n);
 
+/* OMP_NUM_THREADS read as libgomp (GCC 12, env.c) reads it: white space, a
+ * positive decimal number, white space, then optionally a comma and such a list
+ * again. 1 with the first number in *v when libgomp takes it (a number beyond
+ * INT_MAX included, which libgomp's int then wraps: 4294967297 gives 1
+ * thread), 0 when unset, -1 when libgomp refused it (it warned on stderr when
+ * the program loaded, and runs all cores). */
+int lg_cli_env_threads(unsigned long *v);
+
 /* How many signals stop training at the end of an epoch (the stop signals):
  * SIGINT (Ctrl-C), SIGTERM and SIGHUP (the terminal gone). */
 #define LG_CLI_NSTOP 3

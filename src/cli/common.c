@@ -152,11 +152,33 @@ int lg_cli_check_save(const char *cmd, const char *opt, const char *path) {
     return 0;
 }
 
+int lg_cli_env_threads(unsigned long *v) {
+    const char *s = getenv("OMP_NUM_THREADS");
+    if (!s) return 0;
+    for (int first = 1;; first = 0) {
+        while (isspace((unsigned char)*s)) s++;
+        if (!isdigit((unsigned char)*s) && *s != '+') return -1; /* strtoul's sign, which libgomp refuses at 0 */
+        char *end;
+        errno = 0;
+        const unsigned long x = strtoul(s, &end, 10);
+        if (errno || end == s || (long)x <= 0) return -1; /* "-1": ULONG_MAX, (long) -1 */
+        if (first) *v = x;
+        for (s = end; isspace((unsigned char)*s); s++) {}
+        if (!*s) return 1;
+        if (*s++ != ',') return -1;
+    }
+}
+
 int lg_cli_set_threads(const char *cmd, int n) {
-    const int asked = n > 0 ? n : omp_get_max_threads();
-    const int got = lg_set_threads(n);
-    if (got < asked)
-        fprintf(stderr, "%s%s%s: note: %d threads asked for (OMP_NUM_THREADS), %d used: lipgnn runs at most %d\n",
+    /* the number OMP_NUM_THREADS asks for, not omp_get_max_threads(): libgomp
+     * wraps one beyond INT_MAX into its int (2147483648 gave -2147483648) */
+    unsigned long env = 0;
+    const unsigned long asked = n > 0                          ? (unsigned long)n
+                                : lg_cli_env_threads(&env) > 0 ? env
+                                                               : (unsigned long)LG_MAX(omp_get_max_threads(), 1);
+    const int got = lg_set_threads(asked > LG_MAX_THREADS ? LG_MAX_THREADS : (int)asked);
+    if ((unsigned long)got < asked)
+        fprintf(stderr, "%s%s%s: note: %lu threads asked for (OMP_NUM_THREADS), %d used: lipgnn runs at most %d\n",
                 lg_cli_prog, cmd ? " " : "", cmd ? cmd : "", asked, got, LG_MAX_THREADS);
     return got;
 }

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <omp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -138,6 +139,18 @@ static int lg_cli_small_stack(void) {
     struct rlimit st;
     return getrlimit(RLIMIT_STACK, &st) == 0 && st.rlim_cur != RLIM_INFINITY &&
            st.rlim_cur < ((rlim_t)LG_CLI_STACK_MIN_MIB << 20);
+}
+
+/* An OMP_NUM_THREADS that libgomp refused (it warned, and runs all cores)
+ * is replaced by that count for the processes this one starts (the restart
+ * of lg_cli_env_fix, depth-study's workers), so that the warning is printed
+ * once and they run as this one does. */
+static void lg_cli_threads_env_fix(void) {
+    unsigned long v;
+    char num[16];
+    if (lg_cli_env_threads(&v) >= 0) return;
+    snprintf(num, sizeof num, "%d", omp_get_max_threads());
+    (void)setenv("OMP_NUM_THREADS", num, 1); /* on failure the warning is only repeated */
 }
 
 static void lg_cli_env_fix(int argc, char **argv) {
@@ -301,6 +314,7 @@ static void *lg_cli_run_thread(void *arg) {
 
 int main(int argc, char **argv) {
     lg_cli_std_fds();
+    lg_cli_threads_env_fix();
     lg_cli_env_fix(argc, argv);
     if (!lg_cli_small_stack()) return lg_cli_main(argc, argv);
     struct lg_cli_run r = {.argc = argc, .argv = argv, .rc = LG_EXIT_FAIL};

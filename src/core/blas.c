@@ -221,7 +221,7 @@ lg_status lg__blas_usable(const char *fn) {
 }
 
 int lg_set_threads(int n) {
-    if (n <= 0) n = omp_get_max_threads();
+    if (n <= 0) n = LG_MAX(omp_get_max_threads(), 1); /* libgomp's int wraps OMP_NUM_THREADS=2147483648 */
     if (n > LG_MAX_THREADS) n = LG_MAX_THREADS;
     omp_set_num_threads(n);
     openblas_set_num_threads(1);
