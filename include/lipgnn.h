@@ -32,7 +32,7 @@
  * Speed of a program that links lipgnn depends on two environment variables
  * read when it loads, which the lipgnn command sets by restarting itself:
  * OPENBLAS_CORETYPE (Debian's OpenBLAS 0.3.21 takes AVX-512 CPUs for old
- * ones, 3-5x slower: lg_blas_check names the best type) and GOMP_SPINCOUNT
+ * ones, 2-5x slower: lg_blas_check names the best type) and GOMP_SPINCOUNT
  * (libgomp's spinning at barriers, ruinous on a busy machine: lg_set_threads).
  *
  * The sub-headers below are included here; include only this file.

@@ -567,6 +567,16 @@ PY
   run train --data "$tiny" --layers 3 --hidden 8 --epochs 6 --norm lipschitz+pairnorm --residual --resume "$tmp/c.ckpt" --json
   expect_rc 0 "train --resume"; tail -1 "$tmp/out" > "$tmp/r.json"
   [ "$(strip "$tmp/a.json")" = "$(strip "$tmp/r.json")" ] || fail "resumed run differs from the straight one"
+  grep -q "counts the whole run" "$tmp/err" && fail "a note on a resume that trains: $(cat "$tmp/err")"
+  # --epochs counts the whole run: at or below the checkpoint's epochs none
+  # runs, and a note says so (it ran none silently)
+  for e in 3 2; do
+    run train --data "$tiny" --layers 3 --hidden 8 --epochs $e --norm lipschitz+pairnorm --residual --resume "$tmp/c.ckpt" --json
+    expect_rc 0 "train --resume --epochs $e"
+    grep -q "note: $tmp/c.ckpt has run 3 epochs, and --epochs $e counts the whole run, those included: no epoch to run (give --epochs above 3 to train on)" "$tmp/err" ||
+      fail "--resume --epochs $e: no note: $(cat "$tmp/err")"
+    grep -q '"epochs_run":3,' "$tmp/out" || fail "--resume --epochs $e: $(grep -o '"epochs_run":[^,]*' "$tmp/out")"
+  done
   # a diverged run's checkpoint: saved, with a note that it will be refused (it was saved silently)
   run train --data "$dir/data/random60" --lr 100 --epochs 30 --layers 8 --model gt --dropout 0 --save "$tmp/nan.ckpt"
   expect_rc 0 "train, diverging"
@@ -1108,10 +1118,25 @@ demo)
   if [ -n "$best" ] && [ "$best" != Prescott ] && [ "$best" != unknown ]; then
     grep -q "^note: OPENBLAS_CORETYPE=Prescott" "$tmp/err" || fail "demo --json: no core-type note on stderr: $(cat "$tmp/err")"
   fi
-  run demo --sbm 400,1200 --model gcn --epochs 2; expect_rc 2 "demo --model gcn"
-  grep -q "no attention to normalise" "$tmp/err" || fail "demo --model gcn: $(cat "$tmp/err")"
-  grep -q "epoch" "$tmp/out" && fail "demo --model gcn trained first: $(cat "$tmp/out")"
+  # --json: one object a run, none's first
+  [ "$(wc -l <"$tmp/out")" = 2 ] && [ "$(grep -c '^{.*}$' "$tmp/out")" = 2 ] || fail "demo --json: not two objects: $(cat "$tmp/out")"
+  head -1 "$tmp/out" | grep -q '"norm":"none",' && tail -1 "$tmp/out" | grep -q '"norm":"lipschitz",' ||
+    fail "demo --json: not none, then lipschitz: $(grep -o '"norm":"[^"]*"' "$tmp/out")"
+  # a model without an attention LipschitzNorm normalises: refused, naming the
+  # model, not the demo's own --norm lipschitz (it did)
+  for m in gcn l2 cosine; do
+    run demo --sbm 400,1200 --model $m --epochs 2; expect_rc 2 "demo --model $m"
+    grep -q "^lipgnn demo: --model $m: the demo trains a model without and with LipschitzNorm, which needs an attention it normalises (--model gat, gt or gat-classic)$" "$tmp/err" ||
+      fail "demo --model $m: $(cat "$tmp/err")"
+    grep -q "epoch" "$tmp/out" && fail "demo --model $m trained first: $(cat "$tmp/out")"
+  done
+  # --resume refused before the checkpoint is read (it said first which data the checkpoint records)
   run demo --sbm 400,1200 --resume "$tmp/dm-none.ckpt"; expect_rc 2 "demo --resume"
+  [ "$(cat "$tmp/err")" = "lipgnn demo: --resume: the demo trains two models from their start (use lipgnn train --resume)" ] ||
+    fail "demo --resume: $(cat "$tmp/err")"
+  # gat-classic, which the help names, on its 2 layers (the demo's --layers 12 refused it)
+  run demo --sbm 400,1200 --model gat-classic --epochs 1; expect_rc 0 "demo --model gat-classic"
+  grep -q "2-layer GAT" "$tmp/out" || fail "demo --model gat-classic: $(head -1 "$tmp/out")"
   run demo --sbm 400,1200 --model gt --layers 2 --epochs 1; expect_rc 0 "demo --model gt"
   grep -q "2-layer graph transformer" "$tmp/out" || fail "demo --model gt: $(head -1 "$tmp/out")"
   ;;

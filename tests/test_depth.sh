@@ -96,6 +96,10 @@ cp "$out/runs.csv" "$tmp/runs1.csv"
 run "${args[@]}" --out "$out"; expect_rc 0 "depth-study again"; no_sanitizer "depth-study again"
 grep -q "8 already in .*0 to do" "$tmp/err" || fail "second run does not say '0 to do': $(head -3 "$tmp/err")"
 cmp -s "$out/runs.csv" "$tmp/runs1.csv" || fail "a finished study changed runs.csv"
+# the same --out with trailing slashes: the same study, its files named without "//"
+run "${args[@]}" --out "$out//"; expect_rc 0 "depth-study --out DIR//"
+grep -q "8 already in $out/runs.csv, 0 to do" "$tmp/err" && grep -q "$out/summary.md, $out/depth.svg" "$tmp/err" ||
+  fail "--out DIR//: $(cat "$tmp/err")"
 
 # a narrower grid on the same --out: the other runs are kept, and a note says the outputs show this grid only
 rm -rf "$tmp/narrow"; cp -r "$out" "$tmp/narrow"

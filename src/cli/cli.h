@@ -248,6 +248,11 @@ int lg_cli_data_option(const char *cmd, lg_cli_data *d, const char *name, const 
  * or "" (which no file has: refused as the option is parsed), else 0. */
 int lg_cli_path_value(const char *cmd, const char *opt, const char *value);
 
+/* dir without its trailing slashes ("study/" -> "study", "/" kept), for the
+ * paths made in it ("study/runs.csv", not "study//runs.csv"), into buf of cap
+ * bytes; -1 when it does not fit, else 0. */
+int lg_cli_trim_dir(char *buf, size_t cap, const char *dir);
+
 /* Checks that exactly one source is given (message printed, -1 otherwise). */
 int lg_cli_data_check(const char *cmd, const lg_cli_data *d);
 

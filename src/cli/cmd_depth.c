@@ -1383,7 +1383,8 @@ done:
 typedef struct lg__depth_args {
     lg__grid *g;           /* the grid (owned)                                  */
     lg_train_opts *opts;   /* the train options of each model (owned)          */
-    const char *dir;       /* --out                                             */
+    const char *dir;       /* --out, without trailing slashes: dirbuf           */
+    char dirbuf[3904];
     int metric;            /* --metric: 0 train, 1 val, 2 test; -1 the default  */
     int json, verbose, quiet, grad_logs;
     int jobs;              /* --jobs: runs at once, each in a worker process    */
@@ -1460,7 +1461,8 @@ static int lg__depth_parse(const char *cmd, int argc, char **argv, lg__depth_arg
         lg_cli_errorf(cmd, "--layers L1,L2,... is required (or --trees D1,D2,...)");
         return LG_EXIT_USAGE;
     }
-    a->dir = vals[7];
+    lg_cli_trim_dir(a->dirbuf, sizeof a->dirbuf, vals[7]); /* (fits: checked above) */
+    a->dir = a->dirbuf;
     lg__grid *g = a->g = calloc(1, sizeof *g);
     if (!g) { lg_cli_errorf(cmd, "out of memory"); return LG_EXIT_FAIL; }
     char first_depth[8]; /* lives as long as rest is used: this function */

@@ -260,8 +260,13 @@ int lg_cmd_lipschitz(int argc, char **argv) {
     if (optind < argc) { lg_cli_errorf(cmd, "unexpected argument '%s'", argv[optind]); return LG_EXIT_USAGE; }
     if (!model) { lg_cli_errorf(cmd, "--model FILE is required (a checkpoint of 'lipgnn train --save')"); return LG_EXIT_USAGE; }
     if (outdir && (csv || svg)) { lg_cli_errorf(cmd, "give --out DIR or --csv/--svg FILE, not both"); return LG_EXIT_USAGE; }
-    char csvbuf[4096], svgbuf[4096];
+    char csvbuf[4096], svgbuf[4096], outbuf[4096];
     if (outdir) {
+        if (lg_cli_trim_dir(outbuf, sizeof outbuf, outdir)) {
+            lg_cli_errorf(cmd, "--out: path too long");
+            return LG_EXIT_USAGE;
+        }
+        outdir = outbuf;
         if (mkdir(outdir, 0777) != 0 && errno != EEXIST) {
             lg_cli_errorf(cmd, "%s: cannot create: %s", outdir, strerror(errno));
             return LG_EXIT_USAGE;

@@ -57,7 +57,8 @@ static const char lg__train_help[] =
     "\n"
     "Training:\n"
     "  --epochs E           epochs (default 200; 0: build the model, save it with --save,\n"
-    "                       train and evaluate nothing; --json then has null metrics)\n"
+    "                       train and evaluate nothing; --json then has null metrics).\n"
+    "                       With --resume, the run's total, the checkpoint's included\n"
     "  --batch-size N       graphs (trees) per mini-batch, 0 = full batch (default 0;\n"
     "                       --trees: 1024). Each epoch visits the training graphs in an\n"
     "                       order shuffled from the seed, one Adam step per batch; the\n"
@@ -471,6 +472,10 @@ int lg_cli_train_run(const char *cmd_name, const lg_train_opts *o, const lg_data
     if (st == LG_OK && ck_lr && ck_tc.lr != o->tc.lr && !o->quiet)
         fprintf(stderr, "lipgnn %s: note: --lr %g replaces the checkpoint's learning rate (its run's --lr %g) from "
                 "epoch %ld\n", cmd, o->tc.lr, ck_tc.lr, lg_trainer_epochs_done(t) + 1);
+    if (st == LG_OK && o->resume && o->tc.epochs <= lg_trainer_epochs_done(t) && !o->quiet)
+        fprintf(stderr, "lipgnn %s: note: %s has run %ld epochs, and --epochs %ld counts the whole run, those "
+                "included: no epoch to run (give --epochs above %ld to train on)\n", cmd, o->resume,
+                lg_trainer_epochs_done(t), (long)o->tc.epochs, lg_trainer_epochs_done(t));
     if (st != LG_OK) {
         lg_cli_errorf(cmd, "%s", lg_last_error());
         status = lg_cli_exit_for(st);
@@ -696,7 +701,8 @@ static const char lg__demo_help[] =
     "sets the attention norm (none, then lipschitz; a node norm given with --norm, as\n"
     "pairnorm, stays in both runs), so --model needs attention (gat, gt, gat-classic).\n"
     "--save, --save-best, --log and --grad-log name two files, one a run: g.csv gives\n"
-    "g-none.csv and g-lipschitz.csv.\n";
+    "g-none.csv and g-lipschitz.csv. --json prints one JSON object a run (train's), the\n"
+    "run without the norm first, in place of the table.\n";
 
 /* path with "-tag" before its extension (g.csv, none: g-none.csv; a name
  * without one: g-none), or an error (1) when it does not fit cap. */
@@ -720,9 +726,17 @@ int lg_cmd_demo(int argc, char **argv) {
      * problem only when the user names none */
     char *args[256];
     int n = 0;
-    int has_trees = 0, has_data = 0, has_count = 0;
+    int has_trees = 0, has_data = 0, has_count = 0, classic = 0;
     for (int k = 1; k < argc; k++) {
         const char *a = argv[k];
+        /* refused before the parse, which would read the checkpoint's data (and say so) */
+        if (!strcmp(a, "--resume") || !strncmp(a, "--resume=", 9)) {
+            lg_cli_errorf(cmd, "--resume: the demo trains two models from their start (use lipgnn train --resume)");
+            return LG_EXIT_USAGE;
+        }
+        /* gat-classic has its 2 layers, not the demo's 12 */
+        classic |= (!strcmp(a, "--model") && k + 1 < argc && !strcmp(argv[k + 1], "gat-classic")) ||
+                   !strcmp(a, "--model=gat-classic");
         has_count |= !strcmp(a, "--trees-count") || !strncmp(a, "--trees-count=", 14);
         int trees = !strcmp(a, "--trees") || !strncmp(a, "--trees=", 8);
         has_trees |= trees;
@@ -732,7 +746,8 @@ int lg_cmd_demo(int argc, char **argv) {
     const char *common[] = {"demo", "--layers", "12", "--epochs", "100"};
     const char *sbm[] = {"--sbm", "3000"};
     const char *trees[] = {"--trees-count", "500", "--hidden", "32", "--dropout", "0", "--att-dropout", "0"};
-    for (size_t k = 0; k < sizeof common / sizeof *common; k++) args[n++] = (char *)common[k];
+    for (size_t k = 0; k < sizeof common / sizeof *common; k++)
+        if (!classic || (k != 1 && k != 2)) args[n++] = (char *)common[k];
     if (!has_data)
         for (size_t k = 0; k < sizeof sbm / sizeof *sbm; k++) args[n++] = (char *)sbm[k];
     if (has_trees) /* (its --trees-count only when none is given: a data option is given once) */
@@ -746,8 +761,9 @@ int lg_cmd_demo(int argc, char **argv) {
         lg_cli_errorf(cmd, "%s", o.unused);
         return LG_EXIT_USAGE;
     }
-    if (o.resume) {
-        lg_cli_errorf(cmd, "--resume: the demo trains two models from their start (use lipgnn train --resume)");
+    if (o.mc.kind != LG_MODEL_GAT && o.mc.kind != LG_MODEL_GT && o.mc.kind != LG_MODEL_GAT_CLASSIC) {
+        lg_cli_errorf(cmd, "--model %s: the demo trains a model without and with LipschitzNorm, which needs an "
+                      "attention it normalises (--model gat, gt or gat-classic)", lg_model_kind_name(o.mc.kind));
         return LG_EXIT_USAGE;
     }
     const lg_att_norm norms[2] = {LG_ATT_NORM_NONE, LG_ATT_NORM_LIPSCHITZ};

@@ -422,6 +422,15 @@ const char lg_cli_data_help_resume[] =
     "Data (exactly one of --data, --dataset, --trees, --sbm; with --resume FILE, none:\n"
     "the data options FILE records; its --seed unless --seed is given):\n" LG__CLI_DATA_OPTIONS_HELP;
 
+int lg_cli_trim_dir(char *buf, size_t cap, const char *dir) {
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/') n--;
+    if (n >= cap) return -1;
+    memcpy(buf, dir, n);
+    buf[n] = 0;
+    return 0;
+}
+
 int lg_cli_path_value(const char *cmd, const char *opt, const char *value) {
     if (value && *value) return 0;
     lg_cli_errorf(cmd, "%s: an empty path", opt);

@@ -42,6 +42,7 @@ static const char lg__usage[] =
     "Options:\n"
     "  -h, --help     this help; `lipgnn COMMAND --help` for a command's options\n"
     "  -V, --version  the version, the OpenBLAS core type and lipgnn's kernel instruction set\n"
+    "  (help and version, without dashes, are the same)\n"
     "\n"
     "Environment:\n"
     "  LIPGNN_DATA        directory that --dataset NAME looks in (e.g. holding cora/, pubmed/)\n"
