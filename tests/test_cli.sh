@@ -187,6 +187,10 @@ bad_input)
   grep -q "need the checkpoint's --seed" "$tmp/err" || fail "predict, another seed: $(cat "$tmp/err")"
   # an output that fails ends the outputs: no attention file begun after --out's write error
   run train --data "$dir/data/tiny" --layers 2 --epochs 1 --save "$tmp/tiny.ckpt"; expect_rc 0 "train tiny for predict"
+  # --batch-size on a data set of one graph: said to be one batch of the whole graph
+  run train --data "$dir/data/tiny" --layers 2 --epochs 1 --batch-size 4; expect_rc 0 "train tiny --batch-size 4"
+  grep -q -- "--batch-size 4 on its one graph: one batch an epoch, the whole graph" "$tmp/out" ||
+    fail "train --batch-size on one graph: $(head -2 "$tmp/out")"
   run predict --resume "$tmp/tiny.ckpt" --data "$dir/data/tiny" --out /dev/full --attention "$tmp/att-after.csv"
   expect_rc 1 "predict --out /dev/full"; [ -e "$tmp/att-after.csv" ] && fail "predict wrote --attention after --out failed"
   # outputs that cannot be made: refused before the model is built and run

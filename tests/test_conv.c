@@ -442,6 +442,19 @@ static void test_misuse(void **state) {
     /* another config than the cache's */
     lg_conv_config other = lg_conv_config_default(LG_CONV_GCN, 5, 5);
     assert_int_equal(lg_conv_forward_f64(pr.out, pr.cache, pr.in, pr.h0, pr.params, pr.gp.g, &other), LG_EINVAL);
+    /* out overlapping in, h0 or params: refused (it ran, writing over what its
+     * backward reads); out right after in: run */
+    double *both = calloc((size_t)(pr.n * (pr.F + 5) + pr.P), sizeof(double));
+    assert_non_null(both);
+    memcpy(both, pr.in, sizeof(double) * (size_t)(pr.n * pr.F));
+    assert_int_equal(lg_conv_forward_f64(both + 1, pr.cache, both, pr.h0, pr.params, pr.gp.g, &cfg), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "out and in overlap"));
+    assert_int_equal(lg_conv_forward_f64(both + 1, pr.cache, pr.in, both, pr.params, pr.gp.g, &cfg), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "out and h0 overlap"));
+    assert_int_equal(lg_conv_forward_f64(both + pr.P - 1, pr.cache, pr.in, pr.h0, both, pr.gp.g, &cfg), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "out and params overlap"));
+    assert_ok(lg_conv_forward_f64(both + pr.n * pr.F, pr.cache, both, pr.h0, pr.params, pr.gp.g, &cfg));
+    free(both);
     /* a graph larger than the cache */
     gpair big = random_graph(50, 2, 1, 1);
     assert_int_equal(lg_conv_forward_f64(pr.out, pr.cache, pr.in, pr.h0, pr.params, big.g, &cfg), LG_EINVAL);

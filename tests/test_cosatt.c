@@ -647,12 +647,22 @@ static void test_invalid(void **state) {
     bj[0] = 99;
     broken.j = bj;
     assert_int_equal(lg_cosatt_forward_f32(out, c, in, prm, &broken, &ok), LG_EINVAL);
+    /* out overlapping in: refused; out right after in: run */
+    float *both = lg_test_fvec(n * (4 + D));
+    assert_int_equal(lg_cosatt_forward_f32(both + 1, c, both, prm, gp.g, &ok), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "out and in overlap"));
+    assert_int_equal(lg_cosatt_forward_f32(both, c, both + n * 4 - 1, prm, gp.g, &ok), LG_EINVAL);
+    assert_ok(lg_cosatt_forward_f32(both + n * 4, c, both, prm, gp.g, &ok));
+    free(both);
 
     assert_ok(lg_cosatt_forward_f32(out, c, in, prm, gp.g, &ok));
     assert_int_equal(lg_cosatt_backward_f32(din, NULL, out, c, in, prm, gp.g, gp.gT, &ok), LG_EINVAL);
     assert_int_equal(lg_cosatt_backward_f32(din, dpr, NULL, c, in, prm, gp.g, gp.gT, &ok), LG_EINVAL);
     assert_int_equal(lg_cosatt_backward_f32(din, dpr, out, c, in, prm, gp.g, NULL, &ok), LG_EINVAL);
     assert_int_equal(lg_cosatt_backward_f32(din, dpr, out, c, in, prm, gp.g, gp.g, &ok), LG_EINVAL);
+    lg_graph same = *gp.g; /* the forward's graph in another lg_graph */
+    assert_int_equal(lg_cosatt_backward_f32(din, dpr, out, c, in, prm, &same, gp.gT, &ok), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "graph is not the forward's"));
     { /* a transposed graph of the right shape with an entry out of range */
         lg_graph badT = *gp.gT;
         lg_idx *tj = malloc(sizeof(lg_idx) * (size_t)gp.gT->nnz);

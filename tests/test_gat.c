@@ -525,7 +525,7 @@ static void test_score_bound_and_huge_inputs(void **state) {
                 (void)prob_loss(&pn, 0);
                 double *tn = malloc(sizeof(double) * (size_t)(g->nnz * 2));
                 assert_non_null(tn);
-                assert_ok(lg_gat_scores_f64(tn, pn.cache, g));
+                assert_ok(lg_gat_scores_f64(tn, pn.cache, pn.gp.g));
                 double mn = 0;
                 for (lg_idx e = 0; e < g->nnz * 2; e++) mn = fmax(mn, fabs(tn[e]));
                 assert_true(mn > 1.5);
@@ -1263,6 +1263,29 @@ static void test_misuse(void **state) {
     assert_int_equal(lg_gat_backward_f64(din, dp, pr.R, pr.cache, pr.in, pr.params, g, g, &cfg), LG_EINVAL);
     assert_non_null(strstr(lg_last_error(), "transpose"));
     assert_int_equal(lg_gat_backward_f64(din, dp, NULL, pr.cache, pr.in, pr.params, g, gT, &cfg), LG_EINVAL);
+    /* a graph other than the forward's, of its sizes (it passed, and the
+     * gradient walked the forward's activations over its edges): a copy with
+     * one edge's source changed, the same graph in another lg_graph, g with
+     * its j replaced; each refused, as is a read-out over them */
+    lg_graph *moved = NULL;
+    assert_ok(lg_graph_copy(g, &moved));
+    moved->j[moved->p[1] - 1] = moved->j[moved->p[1] - 1] == 0 ? 1 : 0;
+    assert_int_equal(lg_gat_backward_f64(din, dp, pr.R, pr.cache, pr.in, pr.params, moved, gT, &cfg), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "graph is not the forward's"));
+    lg_graph same = *g;
+    assert_int_equal(lg_gat_backward_f64(din, dp, pr.R, pr.cache, pr.in, pr.params, &same, gT, &cfg), LG_EINVAL);
+    double sc[512];
+    assert_int_equal(lg_gat_scores_f64(sc, pr.cache, &same), LG_EINVAL);
+    assert_int_equal(lg_gat_edge_normaliser_f64(sc, pr.cache, moved), LG_EINVAL);
+    lg_graph *gm = (lg_graph *)g;
+    lg_idx *j0 = gm->j;
+    gm->j = moved->j;
+    assert_int_equal(lg_gat_backward_f64(din, dp, pr.R, pr.cache, pr.in, pr.params, g, gT, &cfg), LG_EINVAL);
+    gm->j = j0;
+    assert_int_equal(lg_gat_backward_f64(din, dp, pr.R, pr.cache, pr.in, pr.params, NULL, gT, &cfg), LG_EINVAL);
+    lg_graph_free(moved);
+    assert_true(g->nnz * 2 <= 512);
+    assert_ok(lg_gat_scores_f64(sc, pr.cache, g));
     /* a malformed or wrong transpose: bad row pointers, one wrong entry */
     lg_graph *badT = NULL;
     assert_ok(lg_graph_copy(gT, &badT));

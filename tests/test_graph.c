@@ -67,6 +67,12 @@ static void test_bad_edges(void **state) {
     assert_int_equal(lg_graph_from_edges(&g, -1, 0, NULL, NULL, 0), LG_EINVAL);
     assert_int_equal(lg_graph_from_edges(&g, 4, 2, NULL, dst, 0), LG_EINVAL);
     assert_int_equal(lg_graph_from_edges(NULL, 4, 0, NULL, NULL, 0), LG_EINVAL);
+    /* more nodes than CXSparse's unchecked sizes allow (2^61 wrapped its
+     * n + 1 pointers to 8 bytes): refused before any allocation */
+    assert_int_equal(lg_graph_from_edges(&g, (lg_idx)1 << 61, 0, NULL, NULL, 0), LG_ERANGE);
+    assert_null(g);
+    assert_non_null(strstr(lg_last_error(), "exceeds 2^40"));
+    assert_int_equal(lg_graph_from_edges(&g, LG_GRAPH_MAX_NODES + 1, 2, src, dst, LG_GRAPH_ADD_SELF_LOOPS), LG_ERANGE);
     /* empty graphs are fine */
     assert_ok(lg_graph_from_edges(&g, 0, 0, NULL, NULL, LG_GRAPH_ADD_SELF_LOOPS));
     assert_int_equal(g->n, 0);
@@ -217,14 +223,15 @@ static void test_functions_check_graph(void **state) {
     }
     assert_int_equal(lg_graph_transpose(NULL, &(lg_graph *){NULL}), LG_EINVAL);
     assert_int_equal(lg_graph_stats_compute(NULL, &gs), LG_EINVAL);
-    /* a node count whose self-loops cannot be held: LG_ENOMEM, where the
-     * triplets' size wrapped around and the loops were written past it */
+    /* a node count whose self-loops cannot be held: refused (LG_ERANGE, above
+     * LG_GRAPH_MAX_NODES), where the triplets' size wrapped around and the
+     * loops were written past it */
     lg_graph *g = (lg_graph *)&g;
-    assert_int_equal(lg_graph_from_edges(&g, (lg_idx)1 << 62, 0, NULL, NULL, LG_GRAPH_ADD_SELF_LOOPS), LG_ENOMEM);
+    assert_int_equal(lg_graph_from_edges(&g, (lg_idx)1 << 62, 0, NULL, NULL, LG_GRAPH_ADD_SELF_LOOPS), LG_ERANGE);
     assert_null(g);
     lg_idx s1[] = {0}, d1[] = {1};
     assert_int_equal(lg_graph_from_edges(&g, INT64_MAX, 1, s1, d1, LG_GRAPH_ADD_SELF_LOOPS | LG_GRAPH_SYMMETRIZE),
-                     LG_ENOMEM);
+                     LG_ERANGE);
     assert_null(g);
 }
 

@@ -1035,6 +1035,14 @@ static void test_invalid(void **state) {
     bj[0] = 99; /* out of range */
     broken.j = bj;
     assert_int_equal(lg_gt_forward_f32(out, c, in, prm, &broken, &ok, 0, 0, 0), LG_EINVAL);
+    /* out overlapping in: refused (it ran, writing over the in its backward
+     * reads); out right after in: run */
+    float *both = lg_test_fvec(n * (4 + D));
+    assert_int_equal(lg_gt_forward_f32(both + 1, c, both, prm, g, &ok, 0, 0, 0), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "out and in overlap"));
+    assert_int_equal(lg_gt_forward_f32(both, c, both + n * 4 - 1, prm, g, &ok, 0, 0, 0), LG_EINVAL);
+    assert_ok(lg_gt_forward_f32(both + n * 4, c, both, prm, g, &ok, 0, 0, 0));
+    free(both);
 
     assert_ok(lg_gt_forward_f32(out, c, in, prm, g, &ok, 0, 0, 0));
     assert_int_equal(lg_gt_backward_f32(din, NULL, out, c, in, prm, g, gT, &ok), LG_EINVAL);
@@ -1056,6 +1064,15 @@ static void test_invalid(void **state) {
         assert_int_equal(lg_gt_backward_f32(din, dpr, out, c, in, prm, g, &badT, &ok), LG_EINVAL);
     }
     assert_int_equal(lg_gt_backward_f32(din, dpr, out, c, in, prm, g2, g2T, &ok), LG_EINVAL); /* not the forward's */
+    { /* the forward's graph in another lg_graph: refused (a graph of its sizes passed) */
+        lg_graph same = *g;
+        assert_int_equal(lg_gt_backward_f32(din, dpr, out, c, in, prm, &same, gT, &ok), LG_EINVAL);
+        assert_non_null(strstr(lg_last_error(), "graph is not the forward's"));
+        float ts[64];
+        assert_true(g->nnz * ok.heads <= 64);
+        assert_int_equal(lg_gt_scores_f32(ts, c, &same), LG_EINVAL);
+        assert_ok(lg_gt_scores_f32(ts, c, g));
+    }
     b = ok;
     b.att_dropout = 0.5;
     assert_int_equal(lg_gt_backward_f32(din, dpr, out, c, in, prm, g, gT, &b), LG_EINVAL);

@@ -216,6 +216,16 @@ static void test_misuse(void **state) {
     assert_int_equal(lg_l2att_forward_f64(pr.out, cache, pr.in, NULL, g, &c), LG_EINVAL);
     assert_int_equal(lg_l2att_forward_f64(pr.out, cache, pr.in, pr.params, NULL, &c), LG_EINVAL);
     assert_int_equal(lg_l2att_forward_f64(pr.out, cache, pr.in, pr.params, g, NULL), LG_EINVAL);
+    /* out overlapping in: refused (it ran, writing over the in its backward
+     * reads); out right after in: run */
+    double *both = calloc((size_t)(pr.n * (5 + c.out_dim)), sizeof(double));
+    assert_non_null(both);
+    memcpy(both, pr.in, sizeof(double) * (size_t)(pr.n * 5));
+    assert_int_equal(lg_l2att_forward_f64(both + 1, cache, both, pr.params, g, &c), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "out and in overlap"));
+    assert_int_equal(lg_l2att_forward_f64(both, cache, both + pr.n * 5 - 1, pr.params, g, &c), LG_EINVAL);
+    assert_ok(lg_l2att_forward_f64(both + pr.n * 5, cache, both, pr.params, g, &c));
+    free(both);
     /* a graph without self-loops: the first node without one is named */
     gpair nl = small_graph(3, 0);
     assert_int_equal(lg_l2att_forward_f64(pr.out, cache, pr.in, pr.params, nl.g, &c), LG_EINVAL);
@@ -253,6 +263,9 @@ static void test_misuse(void **state) {
     assert_int_equal(lg_l2att_backward_f64(d_in, dp, pr.R, cache, pr.in, pr.params, g, NULL, &c), LG_EINVAL);
     assert_int_equal(lg_l2att_backward_f64(d_in, NULL, pr.R, cache, pr.in, pr.params, g, gT, &c), LG_EINVAL);
     assert_int_equal(lg_l2att_backward_f64(d_in, dp, NULL, cache, pr.in, pr.params, g, gT, &c), LG_EINVAL);
+    lg_graph same = *g; /* the forward's graph in another lg_graph */
+    assert_int_equal(lg_l2att_backward_f64(d_in, dp, pr.R, cache, pr.in, pr.params, &same, gT, &c), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "graph is not the forward's"));
     gpair other = random_graph(6, 2, 4, 1);
     assert_int_equal(lg_l2att_backward_f64(d_in, dp, pr.R, cache, pr.in, pr.params, other.g, other.gT, &c), LG_EINVAL);
     gpair_free(&other);

@@ -1275,6 +1275,13 @@ static void test_act_rms(void **state) {
         assert_ok(lg_trainer_init(&t, &mc, &tc, ds));
         const int L = lg_trainer_layers(t);
         const lg_idx n = ds->graph->n, H = lg_trainer_hidden_width(t);
+        if (k == 0) { /* gat-classic: 8 heads, then 1; 0 for a layer outside [0, L) */
+            assert_int_equal(L, 2);
+            assert_int_equal(lg_trainer_layer_heads(t, 0), 8);
+            assert_int_equal(lg_trainer_layer_heads(t, 1), 1);
+            assert_int_equal(lg_trainer_layer_heads(t, 2), 0);
+            assert_int_equal(lg_trainer_layer_heads(t, -1), 0);
+        }
         double rms[16];
         float *hid = malloc(sizeof(float) * (size_t)(n * H));
         assert_non_null(hid);

@@ -131,8 +131,9 @@ void lg_conv_cache_free(lg_conv_cache *cache);
 
 /* out (n x D) = layer(in (n x F)) on g (n = g->n). h0 (n x F): GCNII's
  * initial representation (NULL for the other kinds). in, h0, params and g must
- * stay unchanged until the matching backward; out must not alias them.
- * LG_EINVAL (message) for a bad argument, nothing written then. */
+ * stay unchanged until the matching backward; out must not alias them
+ * (LG_EINVAL "out and in overlap", "... h0 ...", "... params ..." if their
+ * bytes do). LG_EINVAL (message) for a bad argument, nothing written then. */
 lg_status lg_conv_forward_f32(float *out, lg_conv_cache *cache, const float *in, const float *h0,
                               const float *params, const lg_graph *g, const lg_conv_config *cfg);
 lg_status lg_conv_forward_f64(double *out, lg_conv_cache *cache, const double *in, const double *h0,

@@ -69,7 +69,8 @@
  * fused row pass; backward the same order (four gemms, a row pass over g and
  * a source pass over gT). Threads: OpenMP over CSR rows, no atomics,
  * parameter-gradient sums over fixed chunks of nodes added in chunk order:
- * results are bitwise identical whatever the number of threads.
+ * results are bitwise identical whatever the number of threads once
+ * lg_set_threads has pinned OpenBLAS to one thread (core.h).
  * Not implemented: attention dropout, learnable tau / nu.
  */
 #ifndef LIPGNN_COSATT_H
@@ -166,7 +167,8 @@ void lg_cosatt_cache_free(lg_cosatt_cache *cache);
 /* out (n x D) = the layer (maths above) on in (n x F), n = g->n. cfg must
  * equal the cache's (dimensions, tau, nu, eps); g must fit the cache. in and
  * params must stay unchanged until the matching backward; out must not alias
- * in. LG_EINVAL (message, nothing written) for a bad argument. Inputs of any
+ * in (LG_EINVAL "out and in overlap" if their bytes do). LG_EINVAL (message,
+ * nothing written) for a bad argument. Inputs of any
  * finite scale whose Z fits the scalar type are fine: the scores are bounded
  * by tau in absolute value. */
 lg_status lg_cosatt_forward_f32(float *out, lg_cosatt_cache *cache, const float *in, const float *params,
@@ -180,7 +182,8 @@ lg_status lg_cosatt_forward_f64(double *out, lg_cosatt_cache *cache, const doubl
  *     d_out    n x D   dL/d out
  * gT must be g's transpose (the source-node terms dk_j, dv_j walk it).
  * LG_EINVAL if no forward preceded, if an argument is NULL, if g is not the
- * forward's, if cfg differs, or if gT is not g's transpose. */
+ * forward's (the same lg_graph with the same p and j arrays, O(1)), if cfg
+ * differs, or if gT is not g's transpose. */
 lg_status lg_cosatt_backward_f32(float *d_in, float *d_params, const float *d_out, lg_cosatt_cache *cache,
                                  const float *in, const float *params, const lg_graph *g, const lg_graph *gT,
                                  const lg_cosatt_config *cfg);

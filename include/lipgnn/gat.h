@@ -19,6 +19,7 @@
  * g->j[e] = source j); per-edge, per-head arrays are nnz x K, edge-major.
  *
  * Use (one layer; a model keeps one cache per layer):
+ *     lg_set_threads(0);                      // once, before use (core.h)
  *     lg_gat_config cfg = lg_gat_config_default(F, K, C);
  *     cfg.norm = LG_ATT_NORM_LIPSCHITZ;
  *     lg_gat_layout lay;  lg_gat_layout_get(&cfg, &lay);     // lay.count params
@@ -28,7 +29,11 @@
  *     lg_gat_cache_free(cache);
  * g carries the self-loops wanted (lg_graph_self_loops), gT = its transpose
  * (lg_graph_transpose). Threads: OpenMP over CSR rows, no atomics; results are
- * bitwise identical whatever the number of threads.
+ * bitwise identical whatever the number of threads once lg_set_threads has
+ * pinned OpenBLAS to one thread (lipgnn then splits the dense products itself,
+ * core.h); with OpenBLAS's own threads, as a program has it until then, the
+ * products (x = h W, the weight gradient) may round differently at another
+ * OpenBLAS thread count.
  */
 #ifndef LIPGNN_GAT_H
 #define LIPGNN_GAT_H
@@ -200,8 +205,9 @@ lg_status lg_gat_forward_f64(double *out, lg_gat_cache *cache, const double *in,
  * normalised scores of head k are 0 (uniform attention; the paper's form is
  * invariant to the scale of a_k, so no limit exists there) and no gradient
  * reaches a_k through them. O(n F K C) in OpenBLAS + O(nnz K C) fused.
- * g must be the forward's graph (the same object is not checked again). A
- * cache serves one call at a time. LG_EINVAL if no forward preceded, if
+ * g must be the forward's graph: the same lg_graph, with the same p and j
+ * arrays, else LG_EINVAL (O(1); its contents, checked by the forward, are not
+ * checked again: keep them unchanged). A cache serves one call at a time. LG_EINVAL if no forward preceded, if
  * arguments differ from the forward's in size or cfg, or if gT is not g's
  * transpose (checked in O(n + nnz)). */
 lg_status lg_gat_backward_f32(float *d_in, float *d_params, const float *d_out,
@@ -229,13 +235,14 @@ lg_status lg_gat_node_normaliser_f32(float *c, const lg_gat_cache *cache);
 lg_status lg_gat_node_normaliser_f64(double *c, const lg_gat_cache *cache);
 
 /* c (nnz x K) = what the score of edge e, head k was divided by in the last
- * forward: c_i of its target, c_ij, or 1 per cfg->norm. g: the forward's. */
+ * forward: c_i of its target, c_ij, or 1 per cfg->norm. g: the forward's
+ * (the same lg_graph with the same arrays: LG_EINVAL otherwise). */
 lg_status lg_gat_edge_normaliser_f32(float *c, const lg_gat_cache *cache, const lg_graph *g);
 lg_status lg_gat_edge_normaliser_f64(double *c, const lg_gat_cache *cache, const lg_graph *g);
 
 /* e (nnz x K) = the normalised scores s * s_ij / c of the last forward, before
  * the LeakyReLU (raw s_ij for LG_ATT_NORM_NONE). With LG_ATT_NORM_LIPSCHITZ
- * |e| <= s. g: the forward's. */
+ * |e| <= s. g: the forward's (the same lg_graph: LG_EINVAL otherwise). */
 lg_status lg_gat_scores_f32(float *e, const lg_gat_cache *cache, const lg_graph *g);
 lg_status lg_gat_scores_f64(double *e, const lg_gat_cache *cache, const lg_graph *g);
 

@@ -31,14 +31,19 @@ enum {
     LG_GRAPH_REMOVE_SELF_LOOPS = 1u << 2,  /* drop every i -> i                   */
 };
 
+/* The most nodes lg_graph_from_edges and lg_graph_from_igraph take: 2^40. */
+#define LG_GRAPH_MAX_NODES ((lg_idx)1 << 40)
+
 /* Builds the in-neighbour CSR of the m edges src[e] -> dst[e] on n nodes,
  * through CXSparse (a pattern's triplets, compress, transpose twice to sort,
  * once when symmetrised; repeated edges kept once). Ids must lie in [0, n):
  * LG_ERANGE otherwise, naming the edge. ADD and REMOVE self-loops together are
  * LG_EINVAL, as is a flags word with a bit that is none of the LG_GRAPH_*
  * flags above (the message names the unknown bits); LG_EINVAL too for a NULL
- * out, a negative n or m, or NULL edge arrays with m > 0. O(n + m) time and memory: at most 24 bytes an entry (an edge, two
- * when symmetrised) and 24 a node beside the caller's arrays.
+ * out, a negative n or m, or NULL edge arrays with m > 0; LG_ERANGE for n
+ * above LG_GRAPH_MAX_NODES. O(n + m) time and memory: at most 24 bytes an
+ * entry (an edge, two when symmetrised) and 24 a node beside the caller's
+ * arrays.
  * On success *out is a new graph for lg_graph_free; on failure *out is NULL. */
 lg_status lg_graph_from_edges(lg_graph **out, lg_idx n, lg_idx m, const lg_idx *src,
                               const lg_idx *dst, unsigned flags);

@@ -23,6 +23,7 @@
  * g->j[e] = source j); per-edge, per-head arrays are nnz x K, edge-major.
  *
  * Use (one layer; a model keeps one cache per layer):
+ *     lg_set_threads(0);                      // once, before use (core.h)
  *     lg_gt_config cfg = lg_gt_config_default(F, K, C);
  *     cfg.norm = LG_ATT_NORM_LIPSCHITZ;
  *     lg_gt_layout lay;  lg_gt_layout_get(&cfg, &lay);      // lay.count params
@@ -33,7 +34,10 @@
  * Self-loops: the layer adds NONE (as TransformerConv); g carries exactly the
  * edges wanted (lg_graph_self_loops to add them), gT = its transpose
  * (lg_graph_transpose). Threads: OpenMP over CSR rows, no atomics; results
- * are bitwise identical whatever the number of threads.
+ * are bitwise identical whatever the number of threads once lg_set_threads
+ * has pinned OpenBLAS to one thread (lipgnn then splits the dense products
+ * itself, core.h); with OpenBLAS's own threads, as a program has it until
+ * then, the products may round differently at another OpenBLAS thread count.
  */
 #ifndef LIPGNN_GT_H
 #define LIPGNN_GT_H
@@ -172,7 +176,9 @@ void lg_gt_cache_free(lg_gt_cache *cache);
  * key = lg_hash64(seed ^ lg_hash64(counter)) (the GAT layer's rule): the mask
  * depends only on (seed, counter, e, k), not on threads. Otherwise att' = att.
  * cfg must match the cache's; g->n and g->nnz must fit it. in and params must
- * stay unchanged until the matching backward. out must not alias in. Range:
+ * stay unchanged until the matching backward. out must not alias in:
+ * LG_EINVAL ("out and in overlap") if the bytes of out (n x D) and in (n x F)
+ * overlap. Range:
  * the products q_i . k_j, ||q_i|| ||k_j|| (and U ||k||) must be finite in the
  * scalar type (in float, norms up to ~1e19); the normalised scores are
  * invariant to a common scale of q, k and v (up to eps), and huge scores
@@ -202,7 +208,9 @@ lg_status lg_gt_forward_f64(double *out, lg_gt_cache *cache, const double *in, c
  * through U to every query. The gradient of a norm at a zero vector is taken
  * as 0, so everything stays finite. O(n F P) in OpenBLAS + O(nnz K C) fused.
  * LG_EINVAL if no forward preceded, if arguments differ from the forward's in
- * size or cfg, or if gT is not g's transpose. */
+ * size or cfg, if g is not the forward's lg_graph (the same object with the
+ * same p and j arrays; O(1), its contents not checked again), or if gT is not
+ * g's transpose. */
 lg_status lg_gt_backward_f32(float *d_in, float *d_params, const float *d_out, lg_gt_cache *cache,
                              const float *in, const float *params, const lg_graph *g, const lg_graph *gT,
                              const lg_gt_config *cfg);
@@ -227,7 +235,8 @@ lg_status lg_gt_normaliser_f32(float *c, const lg_gt_cache *cache);
 lg_status lg_gt_normaliser_f64(double *c, const lg_gt_cache *cache);
 
 /* t (nnz x K) = the normalised scores t_ij of the last forward, before the
- * softmax. With LG_ATT_NORM_LIPSCHITZ |t| <= 1. g: the forward's. */
+ * softmax. With LG_ATT_NORM_LIPSCHITZ |t| <= 1. g: the forward's (the same
+ * lg_graph with the same arrays: LG_EINVAL otherwise). */
 lg_status lg_gt_scores_f32(float *t, const lg_gt_cache *cache, const lg_graph *g);
 lg_status lg_gt_scores_f64(double *t, const lg_gt_cache *cache, const lg_graph *g);
 

@@ -46,7 +46,8 @@
  * Lip_2(out) <= c and y = x + out is invertible (lg_l2att_invert).
  * Edge e (0 <= e < nnz) is position e of g's CSR; per-edge arrays are nnz x K.
  * Threads: OpenMP over CSR rows, no atomics; every result is bitwise identical
- * whatever the number of threads.
+ * whatever the number of threads once lg_set_threads has pinned OpenBLAS to
+ * one thread (core.h).
  */
 #ifndef LIPGNN_L2ATT_H
 #define LIPGNN_L2ATT_H
@@ -161,7 +162,8 @@ void lg_l2att_cache_free(lg_l2att_cache *cache);
  * g must contain the self-loop of every node: LG_EINVAL naming the first node
  * without one otherwise (checked in O(n + nnz)); it must fit the cache. cfg
  * must match the cache's. in, params and g must stay unchanged until the
- * matching backward; out must not alias in. Cost: O(n F K C) + O(n K C^2) +
+ * matching backward; out must not alias in (LG_EINVAL "out and in overlap"
+ * if their bytes do). Cost: O(n F K C) + O(n K C^2) +
  * O(n K C D) in gemms, O(nnz K C) in one fused row pass, O(n + nnz) checks.
  * LG_EINVAL (message) for a bad argument, nothing written then. With
  * cfg.contractive, LG_ENUMERIC if the bound is not finite. Scores use the
@@ -183,7 +185,8 @@ lg_status lg_l2att_forward_f64(double *out, lg_l2att_cache *cache, const double 
  * model needs one gradient buffer between layers instead of two.
  * gT must be g's transpose (checked, O(n + nnz)): the source-node terms walk it.
  * Same cost as the forward. LG_EINVAL if no forward preceded or an argument
- * differs from the forward's. */
+ * differs from the forward's (g: the same lg_graph with the same p and j
+ * arrays, O(1)). */
 lg_status lg_l2att_backward_f32(float *d_in, float *d_params, const float *d_out, lg_l2att_cache *cache,
                                 const float *in, const float *params, const lg_graph *g, const lg_graph *gT,
                                 const lg_l2att_config *cfg);

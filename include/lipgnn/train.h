@@ -6,6 +6,7 @@
  *
  * Part of the umbrella header <lipgnn.h>; include that one.
  *
+ *     lg_set_threads(0);   // OpenMP's count; OpenBLAS on one thread (core.h)
  *     lg_model_config mc;  lg_model_config_default(&mc, LG_MODEL_GAT);
  *     mc.layers = 20;  mc.att_norm = LG_ATT_NORM_LIPSCHITZ;
  *     lg_train_config tc;  lg_train_config_default(&tc);
@@ -231,8 +232,10 @@ void lg_trainer_free(lg_trainer *t);
 
 /* One epoch: training forward, backward, gradient norms, explosion check, Adam
  * step, evaluation, scheduler. Fills *st. Deterministic for a seed and a
- * thread count; lipgnn's own kernels give the same bits whatever the thread
- * count (OpenBLAS's sgemm may round differently at another count).
+ * thread count; after lg_set_threads, the same bits whatever the thread count
+ * (it pins OpenBLAS to one thread and lipgnn splits the products itself);
+ * without it, OpenBLAS's threaded sgemm may round differently at another
+ * count.
  *
  * Mini-batches (tc.batch_size = B > 0; the data set must be a disjoint union
  * of graphs, ds->graph_ptr, as TREES is): the training graphs (those holding
@@ -338,7 +341,8 @@ lg_status lg_checkpoint_note(const char *path, char *buf, size_t cap, size_t *le
  * +infinity among the log-probabilities). */
 lg_status lg_trainer_predict(lg_trainer *t, float *logp, float *hidden);
 
-/* Number of classes and width of the last hidden representation. */
+/* Number of classes and width of the last hidden representation; 0 for a
+ * NULL t (these value getters leave no message: test for 0). */
 lg_idx lg_trainer_classes(const lg_trainer *t);
 lg_idx lg_trainer_hidden_width(const lg_trainer *t);
 
@@ -380,7 +384,10 @@ lg_status lg_trainer_set_params(lg_trainer *t, const float *params, lg_idx n);
  * (nnz x heads, edge-major over the model's graph) of layer l after the last
  * forward pass. The model's graph (with the self-loops it added) is returned by
  * lg_trainer_graph. A mini-batch trainer has no graph of the whole data set:
- * lg_trainer_graph returns NULL and lg_trainer_attention LG_EUNSUPPORTED. */
+ * lg_trainer_graph returns NULL and lg_trainer_attention LG_EUNSUPPORTED.
+ * lg_trainer_layers and lg_trainer_layer_heads return 0 for a NULL t or an l
+ * outside [0, lg_trainer_layers), lg_trainer_graph NULL for a NULL t, and
+ * leave no message (a value, not a status, is returned). */
 int lg_trainer_layers(const lg_trainer *t);
 lg_idx lg_trainer_layer_heads(const lg_trainer *t, int l);
 lg_status lg_trainer_attention(const lg_trainer *t, int l, float *att);

@@ -76,6 +76,7 @@ lg_status LG_FN(lg_cosatt_forward)(lg_real *out, lg_cosatt_cache *cache, const l
     LG_CHECK(lg__cos_check_cache(cache, cfg, sizeof(lg_real), fn));
     if (!out || !in || !params) return lg__error(LG_EINVAL, "%s: out, in or params is NULL", fn);
     LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
+    LG_CHECK(LG__CHECK_APART(out, g->n, cfg->out_dim, in, cfg->in_dim, sizeof(lg_real), fn, "in"));
     cache->have_fwd = 0;
 
     const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C;
@@ -137,6 +138,7 @@ lg_status LG_FN(lg_cosatt_forward)(lg_real *out, lg_cosatt_cache *cache, const l
     }
     cache->n = n;
     cache->nnz = nnz;
+    lg__att_forward_graph(&cache->head, g);
     cache->have_fwd = 1;
     return LG_OK;
 }
@@ -149,7 +151,7 @@ lg_status LG_FN(lg_cosatt_backward)(lg_real *d_in, lg_real *d_params, const lg_r
     LG_CHECK(LG__ATT_AFTER_FWD(cache, fn));
     if (!d_params || !d_out || !in || !params)
         return lg__error(LG_EINVAL, "%s: d_params, d_out, in or params is NULL", fn);
-    LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
+    LG_CHECK(lg__att_check_fwd_graph(&cache->head, g, fn)); /* checked by the forward */
     /* gT's shape here, its entries by the transpose map (B0) */
     LG_CHECK(lg__att_check_backward_graphs(&cache->head, g, gT, cache->n, cache->nnz, fn));
 

@@ -351,9 +351,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
     if (!out || !in || !params) return lg__error(LG_EINVAL, "%s: out, in or params is NULL", fn);
     LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
     /* out (n x D) must not alias in (n x F): sizes within the cache's, checked at its making */
-    if (lg__overlap(out, (size_t)(g->n * lg_gat_out_dim(cfg)) * sizeof(lg_real), in,
-                    (size_t)(g->n * cfg->in_dim) * sizeof(lg_real)))
-        return lg__error(LG_EINVAL, "%s: out and in overlap", fn);
+    LG_CHECK(LG__CHECK_APART(out, g->n, lg_gat_out_dim(cfg), in, cfg->in_dim, sizeof(lg_real), fn, "in"));
     LG_CHECK(lg__gat_fscr_reserve(cache, omp_get_max_threads())); /* (more threads than at its making) */
     cache->have_fwd = 0;
 
@@ -446,7 +444,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
     cache->fcfg = *cfg;
     cache->n = n;
     cache->nnz = g->nnz;
-    cache->fgraph = g;
+    lg__att_forward_graph(&cache->head, g);
     cache->drop_on = drop;
     cache->drop_key = key;
     cache->drop_p = p;
@@ -466,9 +464,9 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
     if (fc->lip_scale != cfg->lip_scale || fc->negative_slope != cfg->negative_slope ||
         fc->att_dropout != cfg->att_dropout)
         return lg__error(LG_EINVAL, "%s: config differs from the forward's (lip_scale, negative_slope or att_dropout)", fn);
-    /* g was checked by the forward if it is the same graph; gT's rows are
-     * checked here (O(n)) and its entries by B0 */
-    if (g != cache->fgraph) LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
+    /* g must be the forward's, which checked it; gT's rows are checked here
+     * (O(n)) and its entries by B0 */
+    LG_CHECK(lg__att_check_fwd_graph(&cache->head, g, fn));
     LG_CHECK(lg__att_check_backward_graphs(&cache->head, g, gT, cache->n, cache->nnz, fn));
 
     const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim;
@@ -733,9 +731,7 @@ static lg_status LG_FN(lg__gat_edge_readout)(lg_real *r, const lg_gat_cache *cac
                                              const char *fn) {
     LG_CHECK(LG__ATT_AFTER_FWD(cache, fn));
     if (!r) return lg__error(LG_EINVAL, "%s: output is NULL", fn);
-    LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
-    if (g->n != cache->n || g->nnz != cache->nnz)
-        return lg__error(LG_EINVAL, "%s: graph is not the forward's", fn);
+    LG_CHECK(lg__att_check_fwd_graph(&cache->head, g, fn));
     const lg_idx K = cache->cfg.heads;
     const lg_att_norm mode = cache->cfg.norm;
     const lg_real sc = (lg_real)cache->fcfg.lip_scale;

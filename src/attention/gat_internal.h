@@ -27,7 +27,6 @@ struct lg_gat_cache {
     int have_fwd;       /* 1 once a forward completed                         */
     lg_gat_config fcfg; /* the cfg it was called with                         */
     lg_idx n, nnz;      /* its graph's sizes                                  */
-    const lg_graph *fgraph; /* its graph (checked there; identity only)         */
     int drop_on;        /* 1 if attention dropout was applied                 */
     uint64_t drop_key;  /* mask key: lg_hash64(seed ^ lg_hash64(counter))     */
     double drop_p;      /* its probability                                    */

@@ -160,6 +160,8 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_forward))(lg_real *out, lg_gt_cache *cache, co
     LG__PASS_MARK(LG__PASS_START);
     if (!out || !in || !params) return lg__error(LG_EINVAL, "%s: out, in or params is NULL", fn);
     LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
+    /* out (n x D) must not alias in (n x F): sizes within the cache's, checked at its making */
+    LG_CHECK(LG__CHECK_APART(out, g->n, lg_gt_out_dim(cfg), in, cfg->in_dim, sizeof(lg_real), fn, "in"));
     cache->have_fwd = 0;
 
     const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim;
@@ -283,6 +285,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_forward))(lg_real *out, lg_gt_cache *cache, co
     cache->drop_on = drop;
     cache->drop_key = key;
     cache->drop_p = p;
+    lg__att_forward_graph(&cache->head, g);
     cache->have_fwd = 1;
     return LG_OK;
 }
@@ -299,7 +302,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
     if (cache->fcfg.att_dropout != cfg->att_dropout)
         return lg__error(LG_EINVAL, "%s: att_dropout %g differs from the forward's %g", fn, cfg->att_dropout,
                          cache->fcfg.att_dropout);
-    LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
+    LG_CHECK(lg__att_check_fwd_graph(&cache->head, g, fn)); /* checked by the forward */
     /* gT's shape here, its entries by the transpose map (B0) */
     LG_CHECK(lg__att_check_backward_graphs(&cache->head, g, gT, cache->n, cache->nnz, fn));
 
@@ -533,8 +536,7 @@ lg_status LG_FN(lg_gt_scores)(lg_real *t, const lg_gt_cache *cache, const lg_gra
     static const char fn[] = "lg_gt_scores";
     LG_CHECK(LG__ATT_AFTER_FWD(cache, fn));
     if (!t) return lg__error(LG_EINVAL, "%s: t is NULL", fn);
-    LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
-    if (g->n != cache->n || g->nnz != cache->nnz) return lg__error(LG_EINVAL, "%s: graph is not the forward's", fn);
+    LG_CHECK(lg__att_check_fwd_graph(&cache->head, g, fn));
     const lg_idx K = cache->cfg.heads, C = cache->cfg.head_dim, KC = K * C;
     const lg_idx P = 3 * KC + lg_gt_out_dim(&cache->cfg);
     const lg_att_norm mode = cache->cfg.norm;

@@ -136,6 +136,7 @@ lg_status LG_FN(lg_l2att_forward)(lg_real *out, lg_l2att_cache *cache, const lg_
     if (!out || !in || !params) return lg__error(LG_EINVAL, "%s: out, in or params is NULL", fn);
     LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
     LG_CHECK(lg__l2att_check_loops(g, fn));
+    LG_CHECK(LG__CHECK_APART(out, g->n, cfg->out_dim, in, cfg->in_dim, sizeof(lg_real), fn, "in"));
     cache->have_fwd = 0;
 
     const lg_idx n = g->n, F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C, D = cfg->out_dim;
@@ -200,7 +201,7 @@ lg_status LG_FN(lg_l2att_forward)(lg_real *out, lg_l2att_cache *cache, const lg_
     cache->fcfg = *cfg;
     cache->n = n;
     cache->nnz = g->nnz;
-    cache->fgraph = g;
+    lg__att_forward_graph(&cache->head, g);
     cache->n_in = n_in;
     cache->n_out = n_out;
     cache->bound = B;
@@ -220,7 +221,7 @@ lg_status LG_FN(lg_l2att_backward)(lg_real *d_in, lg_real *d_params, const lg_re
     if (cache->fcfg.contractive != cfg->contractive)
         return lg__error(LG_EINVAL, "%s: contractive = %g differs from the forward's %g", fn, cfg->contractive,
                          cache->fcfg.contractive);
-    if (g != cache->fgraph) LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
+    LG_CHECK(lg__att_check_fwd_graph(&cache->head, g, fn)); /* checked by the forward */
     LG_CHECK(lg__att_check_backward_graphs(&cache->head, g, gT, cache->n, cache->nnz, fn));
 
     const lg_idx n = g->n, F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C, D = cfg->out_dim;

@@ -29,7 +29,6 @@ struct lg_l2att_cache {
     int have_fwd;
     lg_l2att_config fcfg;
     lg_idx n, nnz;
-    const lg_graph *fgraph;
     lg_idx n_in, n_out;   /* its graph's degree limits (contractive form)     */
     double bound;         /* B of the last forward (contractive form; else 0)  */
     double scale;         /* c / (B + eps), or 1                              */

@@ -640,7 +640,10 @@ int lg_cmd_train(int argc, char **argv) {
         printf("model %s, %d layers, hidden %d, %d head(s), norm %s%s; %s, seed %llu", lg_model_kind_name(o.mc.kind),
                o.mc.kind == LG_MODEL_GAT_CLASSIC ? 2 : o.mc.layers, o.mc.hidden, o.mc.heads, norm,
                o.mc.residual ? ", residual" : "", ds->name, (unsigned long long)o.tc.seed);
-        if (o.tc.batch_size > 0) printf(", mini-batches of %d of its %lld graphs", o.tc.batch_size, (long long)ds->n_graphs);
+        if (o.tc.batch_size > 0 && ds->n_graphs == 1)
+            printf(", --batch-size %d on its one graph: one batch an epoch, the whole graph", o.tc.batch_size);
+        else if (o.tc.batch_size > 0)
+            printf(", mini-batches of %d of its %lld graphs", o.tc.batch_size, (long long)ds->n_graphs);
         putchar('\n');
         if (untrained) {
             printf("--epochs 0: the model was built with its initial parameters%s%s; nothing was trained or "

@@ -118,10 +118,14 @@ lg_status LG_FN(lg_conv_forward)(lg_real *out, lg_conv_cache *cache, const lg_re
     if (!out || !in || !params) return lg__error(LG_EINVAL, "%s: out, in or params is NULL", fn);
     if (cfg->kind == LG_CONV_GCNII && !h0) return lg__error(LG_EINVAL, "%s: gcnii needs h0", fn);
     LG_CHECK(lg__conv_check_graph(cache, g, "graph", fn));
-    cache->have_fwd = 0;
     const lg_idx n = g->n, F = cfg->in_dim, D = cfg->out_dim;
     lg_conv_layout lay;
     LG_CHECK(lg_conv_layout_get(cfg, &lay));
+    LG_CHECK(LG__CHECK_APART(out, n, D, in, F, sizeof(lg_real), fn, "in"));
+    if (h0) LG_CHECK(LG__CHECK_APART(out, n, D, h0, F, sizeof(lg_real), fn, "h0"));
+    if (lg__overlap(out, (size_t)(n * D) * sizeof(lg_real), params, (size_t)lay.count * sizeof(lg_real)))
+        return lg__error(LG_EINVAL, "%s: out and params overlap", fn);
+    cache->have_fwd = 0;
     lg_real *act = cache->act, *work = cache->work;
     if (n > 0) switch (cfg->kind) {
         case LG_CONV_GCN: {

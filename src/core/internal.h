@@ -133,6 +133,14 @@ static inline int lg__overlap(const void *a, size_t abytes, const void *b, size_
     return abytes > 0 && bbytes > 0 && x < y + bbytes && y < x + abytes;
 }
 
+/* The argument check of a layer's forward whose output (n x D values of size
+ * bytes) must not alias an input (n x F): LG_EINVAL "fn: out and what
+ * overlap" if their bytes do, else LG_OK. O(1). */
+#define LG__CHECK_APART(out, n, D, inp, F, size, fn, what)                                                    \
+    (lg__overlap((out), (size_t)((n) * (D)) * (size), (inp), (size_t)((n) * (F)) * (size))                   \
+         ? lg__error(LG_EINVAL, "%s: out and %s overlap", (fn), (what))                                      \
+         : LG_OK)
+
 #define LG_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define LG_MAX(a, b) ((a) > (b) ? (a) : (b))
 

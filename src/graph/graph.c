@@ -73,6 +73,10 @@ lg_status lg__graph_triplets(cs_dl **T, lg_idx n, lg_idx m, const lg_idx *src, c
     *T = NULL;
     if (n < 0 || m < 0) return lg__error(LG_EINVAL, "lg_graph_from_edges: negative size (n=%lld, m=%lld)", (long long)n, (long long)m);
     if (m > 0 && (!src || !dst)) return lg__error(LG_EINVAL, "lg_graph_from_edges: edge arrays are NULL");
+    /* CXSparse allocates n + 1 pointers without checking the product (its
+     * cs_malloc multiplies): n = 2^61 wrapped it to 8 bytes */
+    if (n > LG_GRAPH_MAX_NODES)
+        return lg__error(LG_ERANGE, "lg_graph_from_edges: n = %lld exceeds 2^40 nodes", (long long)n);
     if ((flags & LG_GRAPH_ADD_SELF_LOOPS) && (flags & LG_GRAPH_REMOVE_SELF_LOOPS))
         return lg__error(LG_EINVAL, "lg_graph_from_edges: adding and removing self-loops at once");
     for (lg_idx e = 0; e < m; e++) {
