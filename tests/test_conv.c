@@ -464,6 +464,12 @@ static void test_misuse(void **state) {
                      LG_EINVAL);
     assert_int_equal(lg_conv_backward_f64(din, NULL, dp, pr.R, pr.cache, pr.in, pr.h0, pr.params, pr.gp.g, NULL, &cfg),
                      LG_EINVAL);
+    lg_graph same = *pr.gp.g; /* the forward's graph in another lg_graph: refused (one of its sizes passed) */
+    assert_int_equal(lg_conv_backward_f64(din, NULL, dp, pr.R, pr.cache, pr.in, pr.h0, pr.params, &same, pr.gp.gT, &cfg),
+                     LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "graph is not the forward's"));
+    assert_int_equal(lg_conv_backward_f64(din, NULL, dp, pr.R, pr.cache, pr.in, pr.h0, pr.params, big.g, big.gT, &cfg),
+                     LG_EINVAL);
     other = cfg;
     other.alpha = 0.2;
     assert_int_equal(lg_conv_backward_f64(din, NULL, dp, pr.R, pr.cache, pr.in, pr.h0, pr.params, pr.gp.g, pr.gp.gT, &other),

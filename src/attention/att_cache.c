@@ -74,17 +74,6 @@ lg_status lg__att_after_fwd(int present, size_t cache_rs, size_t rs, int have_fw
     return LG_OK;
 }
 
-void lg__att_forward_graph(lg__att_head *h, const lg_graph *g) {
-    h->fg = (lg__att_fgraph){g, g->p, g->j};
-}
-
-lg_status lg__att_check_fwd_graph(const lg__att_head *h, const lg_graph *g, const char *fn) {
-    if (!g) return lg__error(LG_EINVAL, "%s: graph is NULL", fn);
-    if (g != h->fg.g || g->p != h->fg.p || g->j != h->fg.j)
-        return lg__error(LG_EINVAL, "%s: graph is not the forward's (another lg_graph, or its arrays replaced since)", fn);
-    return LG_OK;
-}
-
 lg_status lg__att_check_backward_graphs(const lg__att_head *h, const lg_graph *g, const lg_graph *gT, lg_idx n,
                                         lg_idx nnz, const char *fn) {
     if (!gT) return lg__error(LG_EINVAL, "%s: transposed graph is NULL", fn);

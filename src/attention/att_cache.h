@@ -45,15 +45,6 @@ typedef struct lg__att_tmap {
                                these two graphs (a model's own full graph)    */
 } lg__att_tmap;
 
-/* The graph of a cache's last forward, as its backward and read-outs must be
- * given it again: the object and its two arrays (identity only; the forward
- * checked the contents, which the caller keeps unchanged). */
-typedef struct lg__att_fgraph {
-    const lg_graph *g; /* the graph (NULL: no forward yet)                   */
-    const lg_idx *p;   /* its g->p then                                      */
-    const lg_idx *j;   /* its g->j then                                      */
-} lg__att_fgraph;
-
 /* One entry of a layer's buffer table: the void * field `field` of the cache
  * struct `type`, of kind (LG__ATT_ACT / LG__ATT_WORK), element type idx
  * (LG__ATT_REAL / LG__ATT_IDX / LG__ATT_EPOS) and count elements, appended at
@@ -72,7 +63,7 @@ typedef struct lg__att_fgraph {
     int lent_map;      /* 1: no edge map (tpos, ...) of its own: the backward uses the one
                           lent to it (lg__<layer>_cache_lend_tmap)                       */               \
     lg__att_tmap lent; /* the lent edge map (tpos NULL: none)                            */               \
-    lg__att_fgraph fg; /* the last forward's graph (lg__att_forward_graph)               */
+    lg__graph_id fg;   /* the last forward's graph (lg__graph_id_of)                      */
 
 /* The head of a cache, for the life cycle below. */
 typedef struct lg__att_head {
@@ -176,15 +167,6 @@ lg_status lg__att_memory_args(void *mem, size_t size, size_t real_size, const ch
  * (naming fn) if the cache is absent (present = 0), was made for another
  * scalar size than rs, or has seen no forward. */
 lg_status lg__att_after_fwd(int present, size_t cache_rs, size_t rs, int have_fwd, const char *fn);
-
-/* Records g as the graph of the forward just completed (h->fg). O(1). */
-void lg__att_forward_graph(lg__att_head *h, const lg_graph *g);
-
-/* The check of the graph given to a backward or a read-out (fn): LG_EINVAL
- * if g is NULL, or is not the last forward's (another lg_graph, or its p or j
- * replaced since: a graph of the same sizes used to pass, and the gradient
- * was the forward's activations walked over another graph's edges). O(1). */
-lg_status lg__att_check_fwd_graph(const lg__att_head *h, const lg_graph *g, const char *fn);
 
 /* The graphs of a backward: g of the forward's size (n, nnz) and gT not NULL,
  * of g's size, with row pointers spanning [0, nnz) without a negative row

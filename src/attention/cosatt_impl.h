@@ -138,7 +138,7 @@ lg_status LG_FN(lg_cosatt_forward)(lg_real *out, lg_cosatt_cache *cache, const l
     }
     cache->n = n;
     cache->nnz = nnz;
-    lg__att_forward_graph(&cache->head, g);
+    cache->fg = lg__graph_id_of(g);
     cache->have_fwd = 1;
     return LG_OK;
 }
@@ -151,7 +151,7 @@ lg_status LG_FN(lg_cosatt_backward)(lg_real *d_in, lg_real *d_params, const lg_r
     LG_CHECK(LG__ATT_AFTER_FWD(cache, fn));
     if (!d_params || !d_out || !in || !params)
         return lg__error(LG_EINVAL, "%s: d_params, d_out, in or params is NULL", fn);
-    LG_CHECK(lg__att_check_fwd_graph(&cache->head, g, fn)); /* checked by the forward */
+    LG_CHECK(lg__graph_id_check(&cache->fg, g, fn)); /* checked by the forward */
     /* gT's shape here, its entries by the transpose map (B0) */
     LG_CHECK(lg__att_check_backward_graphs(&cache->head, g, gT, cache->n, cache->nnz, fn));
 

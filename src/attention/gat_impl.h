@@ -444,7 +444,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
     cache->fcfg = *cfg;
     cache->n = n;
     cache->nnz = g->nnz;
-    lg__att_forward_graph(&cache->head, g);
+    cache->fg = lg__graph_id_of(g);
     cache->drop_on = drop;
     cache->drop_key = key;
     cache->drop_p = p;
@@ -466,7 +466,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
         return lg__error(LG_EINVAL, "%s: config differs from the forward's (lip_scale, negative_slope or att_dropout)", fn);
     /* g must be the forward's, which checked it; gT's rows are checked here
      * (O(n)) and its entries by B0 */
-    LG_CHECK(lg__att_check_fwd_graph(&cache->head, g, fn));
+    LG_CHECK(lg__graph_id_check(&cache->fg, g, fn));
     LG_CHECK(lg__att_check_backward_graphs(&cache->head, g, gT, cache->n, cache->nnz, fn));
 
     const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim;
@@ -731,7 +731,7 @@ static lg_status LG_FN(lg__gat_edge_readout)(lg_real *r, const lg_gat_cache *cac
                                              const char *fn) {
     LG_CHECK(LG__ATT_AFTER_FWD(cache, fn));
     if (!r) return lg__error(LG_EINVAL, "%s: output is NULL", fn);
-    LG_CHECK(lg__att_check_fwd_graph(&cache->head, g, fn));
+    LG_CHECK(lg__graph_id_check(&cache->fg, g, fn));
     const lg_idx K = cache->cfg.heads;
     const lg_att_norm mode = cache->cfg.norm;
     const lg_real sc = (lg_real)cache->fcfg.lip_scale;

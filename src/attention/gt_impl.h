@@ -285,7 +285,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_forward))(lg_real *out, lg_gt_cache *cache, co
     cache->drop_on = drop;
     cache->drop_key = key;
     cache->drop_p = p;
-    lg__att_forward_graph(&cache->head, g);
+    cache->fg = lg__graph_id_of(g);
     cache->have_fwd = 1;
     return LG_OK;
 }
@@ -302,7 +302,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
     if (cache->fcfg.att_dropout != cfg->att_dropout)
         return lg__error(LG_EINVAL, "%s: att_dropout %g differs from the forward's %g", fn, cfg->att_dropout,
                          cache->fcfg.att_dropout);
-    LG_CHECK(lg__att_check_fwd_graph(&cache->head, g, fn)); /* checked by the forward */
+    LG_CHECK(lg__graph_id_check(&cache->fg, g, fn)); /* checked by the forward */
     /* gT's shape here, its entries by the transpose map (B0) */
     LG_CHECK(lg__att_check_backward_graphs(&cache->head, g, gT, cache->n, cache->nnz, fn));
 
@@ -536,7 +536,7 @@ lg_status LG_FN(lg_gt_scores)(lg_real *t, const lg_gt_cache *cache, const lg_gra
     static const char fn[] = "lg_gt_scores";
     LG_CHECK(LG__ATT_AFTER_FWD(cache, fn));
     if (!t) return lg__error(LG_EINVAL, "%s: t is NULL", fn);
-    LG_CHECK(lg__att_check_fwd_graph(&cache->head, g, fn));
+    LG_CHECK(lg__graph_id_check(&cache->fg, g, fn));
     const lg_idx K = cache->cfg.heads, C = cache->cfg.head_dim, KC = K * C;
     const lg_idx P = 3 * KC + lg_gt_out_dim(&cache->cfg);
     const lg_att_norm mode = cache->cfg.norm;

@@ -201,7 +201,7 @@ lg_status LG_FN(lg_l2att_forward)(lg_real *out, lg_l2att_cache *cache, const lg_
     cache->fcfg = *cfg;
     cache->n = n;
     cache->nnz = g->nnz;
-    lg__att_forward_graph(&cache->head, g);
+    cache->fg = lg__graph_id_of(g);
     cache->n_in = n_in;
     cache->n_out = n_out;
     cache->bound = B;
@@ -221,7 +221,7 @@ lg_status LG_FN(lg_l2att_backward)(lg_real *d_in, lg_real *d_params, const lg_re
     if (cache->fcfg.contractive != cfg->contractive)
         return lg__error(LG_EINVAL, "%s: contractive = %g differs from the forward's %g", fn, cfg->contractive,
                          cache->fcfg.contractive);
-    LG_CHECK(lg__att_check_fwd_graph(&cache->head, g, fn)); /* checked by the forward */
+    LG_CHECK(lg__graph_id_check(&cache->fg, g, fn)); /* checked by the forward */
     LG_CHECK(lg__att_check_backward_graphs(&cache->head, g, gT, cache->n, cache->nnz, fn));
 
     const lg_idx n = g->n, F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C, D = cfg->out_dim;

@@ -185,7 +185,7 @@ lg_status LG_FN(lg_conv_forward)(lg_real *out, lg_conv_cache *cache, const lg_re
     cache->fcfg = *cfg;
     cache->n = n;
     cache->nnz = g->nnz;
-    cache->fgraph = g;
+    cache->fg = lg__graph_id_of(g);
     cache->have_fwd = 1;
     return LG_OK;
 }
@@ -201,10 +201,7 @@ lg_status LG_FN(lg_conv_backward)(lg_real *d_in, lg_real *d_h0, lg_real *d_param
     if (cfg->alpha != cache->fcfg.alpha || cfg->beta != cache->fcfg.beta || cfg->train_eps != cache->fcfg.train_eps ||
         cfg->eps != cache->fcfg.eps)
         return lg__error(LG_EINVAL, "%s: config differs from the forward's", fn);
-    if (g != cache->fgraph) LG_CHECK(lg__conv_check_graph(cache, g, "graph", fn));
-    if (g->n != cache->n || g->nnz != cache->nnz)
-        return lg__error(LG_EINVAL, "%s: graph (%lld nodes, %lld edges) is not the forward's (%lld, %lld)", fn,
-                         (long long)g->n, (long long)g->nnz, (long long)cache->n, (long long)cache->nnz);
+    LG_CHECK(lg__graph_id_check(&cache->fg, g, fn)); /* checked by the forward */
     LG_CHECK(lg__conv_check_graph(cache, gT, "transposed graph", fn));
     if (gT->n != g->n || gT->nnz != g->nnz)
         return lg__error(LG_EINVAL, "%s: transposed graph (%lld nodes, %lld edges) does not match the graph (%lld, %lld)",

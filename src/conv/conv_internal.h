@@ -6,6 +6,7 @@
 #define LG_CONV_CONV_INTERNAL_H
 
 #include "core/internal.h"
+#include "graph/graph_internal.h"
 
 /* The layer's cache. Buffers are void* because one struct serves both scalar
  * types; real_size says which. Layout of the two buffers per kind (values):
@@ -24,7 +25,7 @@ struct lg_conv_cache {
     int have_fwd;           /* 1 once a forward completed                      */
     lg_conv_config fcfg;    /* the cfg the last forward was called with        */
     lg_idx n, nnz;          /* its graph's sizes                               */
-    const lg_graph *fgraph; /* its graph (identity only)                       */
+    lg__graph_id fg;        /* its graph (lg__graph_id_of)                     */
     void *act;              /* activations kept for backward                   */
     void *work;             /* scratch                                         */
 };

@@ -154,6 +154,13 @@ void lg__graph_transpose_into(lg_graph *t, lg_idx *next, const lg_graph *g) {
         for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) t->j[next[g->j[e]]++] = i;
 }
 
+lg_status lg__graph_id_check(const lg__graph_id *id, const lg_graph *g, const char *fn) {
+    if (!g) return lg__error(LG_EINVAL, "%s: graph is NULL", fn);
+    if (g != id->g || g->p != id->p || g->j != id->j)
+        return lg__error(LG_EINVAL, "%s: graph is not the forward's (another lg_graph, or its arrays replaced since)", fn);
+    return LG_OK;
+}
+
 lg_status lg_graph_transpose(const lg_graph *g, lg_graph **out) {
     if (!out) return lg__error(LG_EINVAL, "lg_graph_transpose: out is NULL");
     *out = NULL;

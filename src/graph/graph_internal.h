@@ -36,6 +36,24 @@ lg_status lg__graph_self_loops(const lg_graph *g, int add, lg_graph **out);
  * "<fn>: <what>: ". O(n + nnz). */
 lg_status lg__graph_check_arg(const lg_graph *g, const char *what, const char *fn);
 
+/* The graph of a layer cache's last forward, as its backward and read-outs
+ * must be given it again: the object and its two arrays (identity only; the
+ * forward checked the contents, which the caller keeps unchanged). */
+typedef struct lg__graph_id {
+    const lg_graph *g; /* the graph (NULL: no forward yet)                   */
+    const lg_idx *p;   /* its g->p then                                      */
+    const lg_idx *j;   /* its g->j then                                      */
+} lg__graph_id;
+
+/* The identity of g (not NULL), to keep at a forward. O(1). */
+static inline lg__graph_id lg__graph_id_of(const lg_graph *g) { return (lg__graph_id){g, g->p, g->j}; }
+
+/* The check of the graph given to a backward or a read-out (fn): LG_EINVAL
+ * if g is NULL, or is not the forward's `id` (another lg_graph, or its p or j
+ * replaced since: a graph of the same sizes used to pass, and the gradient
+ * was the forward's activations walked over another graph's edges). O(1). */
+lg_status lg__graph_id_check(const lg__graph_id *id, const lg_graph *g, const char *fn);
+
 /* Every flag of lg_graph_from_edges and lg_graph_from_igraph (lipgnn/graph.h). */
 #define LG__GRAPH_FLAGS_ALL (LG_GRAPH_SYMMETRIZE | LG_GRAPH_ADD_SELF_LOOPS | LG_GRAPH_REMOVE_SELF_LOOPS)
 
