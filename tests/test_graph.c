@@ -258,6 +258,17 @@ static void test_stats(void **state) {
     assert_ok(lg_graph_stats_compute(g, &s));
     assert_true(s.symmetric);
     lg_graph_free(g);
+    /* isolated counts nodes with no edge either way: on a directed graph (not
+     * symmetrised) the single edge 0 -> 1 touches both its source (which
+     * receives nothing) and its destination (which sends nothing) */
+    const lg_idx s1[] = {0}, d1[] = {1};
+    assert_ok(lg_graph_from_edges(&g, 2, 1, s1, d1, 0));
+    assert_ok(lg_graph_stats_compute(g, &s));
+    assert_false(s.symmetric);
+    assert_int_equal(s.in_min, 0);
+    assert_int_equal(s.out_min, 0);
+    assert_int_equal(s.isolated, 0);
+    lg_graph_free(g);
 }
 
 /* The symmetry check (the transpose map's cursor walk over (g, g)): an edge

@@ -177,12 +177,72 @@ static void test_explode(void **state) {
     assert_int_equal(lg__explode_init(&d, 1, &bad), LG_EINVAL);
 }
 
+/* The threshold is strict ("above this is an explosion"): a norm exactly at
+ * it is not flagged, nor counted among the layers above it; the next double
+ * up is. (>= flagged a norm sitting at the threshold, e.g. a clipped one.) */
+static void test_explode_threshold_strict(void **state) {
+    (void)state;
+    lg_explode d;
+    lg_explode_opts o = {1e3, 100, 5};
+    assert_ok(lg__explode_init(&d, 2, &o));
+    double n[2] = {1e3, 1e3};
+    for (long e = 0; e < 20; e++) assert_int_equal(lg__explode_observe(&d, e, 1.0, -1, n), 0);
+    assert_int_equal(d.fired, 0);
+    n[1] = nextafter(1e3, INFINITY);
+    assert_int_equal(lg__explode_observe(&d, 20, 1.0, -1, n), 1);
+    assert_int_equal(d.epoch, 20);
+    assert_int_equal(d.layer, 1);
+    /* one layer above it (layer 0, at the threshold, is not counted) */
+    assert_string_equal(d.reason, "gradient norm of layer 1 is 1e+03 > threshold 1e+03");
+    lg__explode_destroy(&d);
+}
+
+/* Growth is measured against the norm exactly `window` epochs earlier
+ * (optim.h, train.h's explode_window), not window - 1: with window 5, a jump
+ * that is more than the growth factor over 5 epochs but not over 4 is
+ * flagged, and one that is over 4 epochs but not over 5 is not (until the
+ * 5-epoch comparison sees it, one epoch later). The second case runs after
+ * the history ring (window + 1 rows) has wrapped. */
+static void test_explode_window_exact(void **state) {
+    (void)state;
+    lg_explode d;
+    lg_explode_opts o = {1e3, 100, 5}; /* growth counts from threshold / growth = 10 */
+    double x;
+    assert_ok(lg__explode_init(&d, 1, &o));
+    x = 1;
+    assert_int_equal(lg__explode_observe(&d, 0, 1.0, -1, &x), 0);
+    x = 10;
+    for (long e = 1; e < 5; e++) assert_int_equal(lg__explode_observe(&d, e, 1.0, -1, &x), 0);
+    x = 500; /* 500x against epoch 0 (5 earlier), 50x against epoch 1 (4 earlier) */
+    assert_int_equal(lg__explode_observe(&d, 5, 1.0, -1, &x), 1);
+    assert_int_equal(d.epoch, 5);
+    assert_int_equal(d.layer, 0);
+    assert_string_equal(d.reason, "gradient norm of layer 0 grew 500x in 5 epochs (1 -> 500)");
+    lg__explode_destroy(&d);
+
+    assert_ok(lg__explode_init(&d, 1, &o));
+    x = 10;
+    for (long e = 0; e < 10; e++) assert_int_equal(lg__explode_observe(&d, e, 1.0, -1, &x), 0);
+    x = 1;
+    for (long e = 10; e < 14; e++) assert_int_equal(lg__explode_observe(&d, e, 1.0, -1, &x), 0);
+    x = 500; /* 50x against epoch 9 (5 earlier): not flagged; 500x against epoch 10 is only 4 earlier */
+    assert_int_equal(lg__explode_observe(&d, 14, 1.0, -1, &x), 0);
+    assert_int_equal(d.fired, 0);
+    /* one epoch later epoch 10 is 5 earlier: 500x */
+    assert_int_equal(lg__explode_observe(&d, 15, 1.0, -1, &x), 1);
+    assert_int_equal(d.epoch, 15);
+    assert_string_equal(d.reason, "gradient norm of layer 0 grew 500x in 5 epochs (1 -> 500)");
+    lg__explode_destroy(&d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_adam_matches_reference),
         cmocka_unit_test(test_adam_thread_invariant),
         cmocka_unit_test(test_adam_isa_variants_bitwise),
         cmocka_unit_test(test_explode),
+        cmocka_unit_test(test_explode_threshold_strict),
+        cmocka_unit_test(test_explode_window_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
