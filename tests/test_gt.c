@@ -1091,63 +1091,6 @@ static void test_invalid(void **state) {
     free(in), free(prm), free(out), free(dpr), free(din), free(in64), free(out64), free(prm64);
 }
 
-/* A wrong transpose of the right sizes whose rows are mis-split: g (n = 3)
- * has node 0 sending to 1 and 2 (rows 1 = [0] and 2 = [0]), so gT's row 0 is
- * [1, 2]. The fake p = [0, 1, 2, 2], j = [1, 2] is a valid CSR with g's n and
- * nnz, and a walk of per-row cursors that ignored where each row ends would
- * read 1 then 2 from row 0's cursor and accept it; the backward must bound
- * each cursor by its row's end and refuse it (LG_EINVAL naming the transpose),
- * in both precisions, while taking the real transpose. */
-static void test_transpose_mis_split(void **state) {
-    (void)state;
-    const lg_idx src[] = {0, 0}, dst[] = {1, 2};
-    lg_graph *g = NULL, *gT = NULL;
-    assert_ok(lg_graph_from_edges(&g, 3, 2, src, dst, 0));
-    assert_ok(lg_graph_transpose(g, &gT));
-    lg_idx fp[] = {0, 1, 2, 2}, fj[] = {1, 2};
-    const lg_graph fake = {3, 2, fp, fj};
-    assert_ok(lg_graph_check(&fake));
-    assert_memory_not_equal(fake.p, gT->p, sizeof fp);
-    const lg_gt_config cfg = lg_gt_config_default(2, 2, 2);
-    lg_gt_layout lay;
-    assert_ok(lg_gt_layout_get(&cfg, &lay));
-    const lg_idx n = g->n, F = cfg.in_dim, D = lg_gt_out_dim(&cfg);
-    lg_rng r;
-    lg_rng_seed(&r, 11);
-    { /* double */
-        double *in = lg_test_dvec(n * F), *prm = lg_test_dvec(lay.count), *out = lg_test_dvec(n * D),
-               *dout = lg_test_dvec(n * D), *din = lg_test_dvec(n * F), *dp = lg_test_dvec(lay.count);
-        fill(&r, in, n * F, -1, 1);
-        fill(&r, dout, n * D, -1, 1);
-        assert_ok(lg_gt_params_init_f64(prm, &cfg, &r));
-        lg_gt_cache *c = NULL;
-        assert_ok(lg_gt_cache_init_f64(&c, &cfg, n, g->nnz));
-        assert_ok(lg_gt_forward_f64(out, c, in, prm, g, &cfg, 0, 0, 0));
-        assert_int_equal(lg_gt_backward_f64(din, dp, dout, c, in, prm, g, &fake, &cfg), LG_EINVAL);
-        assert_non_null(strstr(lg_last_error(), "transpose"));
-        assert_ok(lg_gt_backward_f64(din, dp, dout, c, in, prm, g, gT, &cfg));
-        lg_gt_cache_free(c);
-        free(in), free(prm), free(out), free(dout), free(din), free(dp);
-    }
-    { /* float */
-        float *in = lg_test_fvec(n * F), *prm = lg_test_fvec(lay.count), *out = lg_test_fvec(n * D),
-              *dout = lg_test_fvec(n * D), *din = lg_test_fvec(n * F), *dp = lg_test_fvec(lay.count);
-        for (lg_idx t = 0; t < n * F; t++) in[t] = (float)(2 * lg_rng_double(&r) - 1);
-        for (lg_idx t = 0; t < n * D; t++) dout[t] = (float)(2 * lg_rng_double(&r) - 1);
-        assert_ok(lg_gt_params_init_f32(prm, &cfg, &r));
-        lg_gt_cache *c = NULL;
-        assert_ok(lg_gt_cache_init_f32(&c, &cfg, n, g->nnz));
-        assert_ok(lg_gt_forward_f32(out, c, in, prm, g, &cfg, 0, 0, 0));
-        assert_int_equal(lg_gt_backward_f32(din, dp, dout, c, in, prm, g, &fake, &cfg), LG_EINVAL);
-        assert_non_null(strstr(lg_last_error(), "transpose"));
-        assert_ok(lg_gt_backward_f32(din, dp, dout, c, in, prm, g, gT, &cfg));
-        lg_gt_cache_free(c);
-        free(in), free(prm), free(out), free(dout), free(din), free(dp);
-    }
-    lg_graph_free(g);
-    lg_graph_free(gT);
-}
-
 /* One attempt of the sweep: an f32 cache for odd k, an f64 one for even k. */
 LG_TEST_CACHE_ATTEMPT(cache_attempt, gt, const lg_gt_config, (lg_gt_cache *)1,
                       k % 2 ? lg_gt_cache_init_f32(&c, w, 300, 2000) : lg_gt_cache_init_f64(&c, w, 300, 2000))
@@ -1723,7 +1666,6 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_layout_and_init),
         cmocka_unit_test(test_invalid),
-        cmocka_unit_test(test_transpose_mis_split),
         cmocka_unit_test(test_alloc_failures),
         cmocka_unit_test(test_fd_all),
         cmocka_unit_test(test_fd_catches_wrong_gradient),
