@@ -2,7 +2,9 @@
  * check in double for every model variant, determinism across runs and
  * thread counts, bit-identical resume from a checkpoint, refusal of
  * mismatched checkpoints, the missing-feature setting, configuration checks,
- * and out-of-memory paths. */
+ * out-of-memory paths, and the epochs at which the scheduler and early
+ * stopping act, the split weight decay, mini-batch norms and order, and the
+ * explosion detector across a checkpoint. */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -2134,6 +2136,364 @@ static void test_checkpoint_note(void **state) {
     lg_dataset_free(ds);
 }
 
+/* Whether the scheduler and early stopping act at the documented epochs:
+ * with a learning rate so small (1e-30) that no float parameter moves and
+ * without dropout, the validation loss is the same at every epoch (checked),
+ * so epoch 1 is the best and every later one a bad epoch. ReduceLROnPlateau
+ * (patience 10, factor 0.1) cuts the rate after the 11th bad epoch (epoch 12):
+ * es.lr, the rate an epoch used, is the configured one up to epoch 12, a tenth
+ * of it from epoch 13, a hundredth from epoch 24 (the counter starts again
+ * after a cut). Early stopping with patience P ends the run after P epochs
+ * without a better validation loss: lg_trainer_done is false after epochs
+ * 1..P and true after epoch P + 1, the summary saying so. (An off-by-one in
+ * either counter, or another factor, went unseen.) */
+static void test_plateau_patience_epochs(void **state) {
+    (void)state;
+    lg_dataset *ds = lg_test_random_dataset(40, 5, 3, 0, 21);
+    lg_model_config mc;
+    lg_train_config tc;
+    small_config(&mc, &tc);
+    mc.dropout = mc.att_dropout = 0;
+    tc.lr = 1e-30;
+    tc.plateau = 1;
+    lg_trainer *t = NULL;
+    assert_ok(lg_trainer_init(&t, &mc, &tc, ds));
+    lg_epoch_stats es;
+    double val1 = 0;
+    for (int e = 1; e <= 25; e++) {
+        assert_ok(lg_trainer_epoch(t, &es));
+        assert_int_equal(es.epoch, e);
+        if (e == 1) val1 = es.val_loss;
+        assert_memory_equal(&es.val_loss, &val1, sizeof val1); /* the premise: a constant loss */
+        const double want = e <= 12 ? tc.lr : e <= 23 ? tc.lr * 0.1 : tc.lr * 0.1 * 0.1;
+        if (es.lr != want) fail_msg("epoch %d ran at lr %g, expected %g", e, es.lr, want);
+    }
+    assert_false(lg_trainer_done(t)); /* no patience: never stops */
+    lg_trainer_free(t);
+
+    /* early stopping, patience 4, run as lg_trainer_epoch's documentation loops */
+    enum { P = 4 };
+    tc.plateau = 0;
+    tc.patience = P;
+    tc.epochs = 50;
+    assert_ok(lg_trainer_init(&t, &mc, &tc, ds));
+    int run_epochs = 0;
+    for (int e = 0; e < tc.epochs && !lg_trainer_done(t); e++) {
+        assert_ok(lg_trainer_epoch(t, &es));
+        run_epochs++;
+        assert_memory_equal(&es.val_loss, &val1, sizeof val1);
+        if (lg_trainer_done(t) != (run_epochs == P + 1))
+            fail_msg("patience %d: lg_trainer_done is %d after epoch %d", P, lg_trainer_done(t), run_epochs);
+    }
+    assert_int_equal(run_epochs, P + 1);
+    assert_int_equal(lg_trainer_epochs_done(t), P + 1);
+    lg_train_summary s;
+    lg_trainer_summary(t, &s);
+    assert_int_equal(s.stopped_early, 1);
+    assert_int_equal(s.epochs_run, P + 1);
+    assert_int_equal(s.best_epoch, 1);
+    lg_trainer_free(t);
+    lg_dataset_free(ds);
+}
+
+/* A mini-batch epoch reports per layer the MEAN over its batches of each
+ * batch's gradient norm (lg_trainer_epoch), not their sum: two identical trees
+ * (tree 1 made a copy of tree 0), batches of 1 tree, learning rate 1e-30 (the
+ * parameters do not move between the batches), no dropout: both batches have
+ * the gradient of one batch holding the two trees (the mean loss over two
+ * equal roots), so every norm (layers, attention, input and output linears)
+ * equals that one batch's, where a sum would double it. */
+static void test_batch_norm_mean(void **state) {
+    (void)state;
+    lg_dataset *ds = lg_test_trees(2, 2, 5);
+    assert_int_equal(ds->n_graphs, 2);
+    assert_int_equal(ds->n_train, 2);
+    lg_graph *g = ds->graph;
+    lg_features *x = ds->features;
+    assert_int_equal(x->kind, LG_FEAT_SPARSE);
+    const lg_idx m = ds->graph_ptr[1];
+    assert_int_equal(ds->graph_ptr[2] - m, m);
+    for (lg_idx i = 0; i < m; i++) { /* same shape; tree 1 takes tree 0's features and labels */
+        assert_int_equal(g->p[i + m + 1] - g->p[i + m], g->p[i + 1] - g->p[i]);
+        for (lg_idx e = 0; e < g->p[i + 1] - g->p[i]; e++)
+            assert_int_equal(g->j[g->p[i + m] + e], g->j[g->p[i] + e] + m);
+        assert_int_equal(x->p[i + m + 1] - x->p[i + m], x->p[i + 1] - x->p[i]);
+        for (lg_idx e = 0; e < x->p[i + 1] - x->p[i]; e++) {
+            x->j[x->p[i + m] + e] = x->j[x->p[i] + e];
+            x->x[x->p[i + m] + e] = x->x[x->p[i] + e];
+        }
+        ds->labels[i + m] = ds->labels[i];
+    }
+    lg_model_config mc;
+    lg_train_config tc;
+    trees_config(&mc, &tc, 2, 1);
+    mc.dropout = mc.att_dropout = 0;
+    tc.lr = 1e-30;
+    lg_trainer *one = NULL, *two = NULL;
+    assert_ok(lg_trainer_init(&one, &mc, &tc, ds)); /* 2 batches of 1 tree */
+    tc.batch_size = 2;
+    assert_ok(lg_trainer_init(&two, &mc, &tc, ds)); /* 1 batch of 2 trees */
+    lg_epoch_stats e1, e2;
+    for (int e = 0; e < 2; e++) {
+        assert_ok(lg_trainer_epoch(one, &e1));
+        assert_ok(lg_trainer_epoch(two, &e2));
+        assert_true(rel(e1.train_loss_step, e2.train_loss_step) < 1e-6);
+        for (int l = 0; l < e1.layers; l++) {
+            assert_true(e2.grad_norm[l] > 1e-4 && e2.att_grad_norm[l] > 1e-6);
+            if (rel(e1.grad_norm[l], e2.grad_norm[l]) > 1e-5)
+                fail_msg("epoch %d, layer %d: grad norm %.9g over 2 batches of 1 tree, %.9g in 1 batch of both "
+                         "(not their mean)", e + 1, l, e1.grad_norm[l], e2.grad_norm[l]);
+            assert_true(rel(e1.att_grad_norm[l], e2.att_grad_norm[l]) < 1e-5);
+        }
+        for (int k = 0; k < 2; k++) assert_true(rel(e1.io_grad_norm[k], e2.io_grad_norm[k]) < 1e-5);
+    }
+    lg_trainer_free(one);
+    lg_trainer_free(two);
+    lg_dataset_free(ds);
+}
+
+/* A layer weight decay L (GCNII's split decay) replaces the weight decay w on
+ * the attention layers' parameters: lg_trainer_params' grads (what Adam
+ * took, without the w Adam adds itself) hold, over each
+ * lg_trainer_layer_params range, the loss's gradient plus (L - w) p0, p0 the
+ * parameters the step started from, and the loss's gradient alone elsewhere.
+ * Against a run without one (layer_weight_decay -1: w everywhere), same seed,
+ * no dropout, after one epoch: L = 0.3 (w = 0.1), L = 0 (no decay at all on
+ * the layers: a 0 is a decay, not "unset"), and L = w (the same as none). */
+static void test_layer_weight_decay(void **state) {
+    (void)state;
+    lg_dataset *ds = lg_test_random_dataset(40, 5, 3, 0, 22);
+    lg_model_config mc;
+    lg_train_config tc;
+    small_config(&mc, &tc);
+    mc.dropout = mc.att_dropout = 0;
+    tc.weight_decay = 0.1;
+    tc.layer_weight_decay = -1;
+    lg_trainer *a = NULL;
+    assert_ok(lg_trainer_init(&a, &mc, &tc, ds));
+    const float *pa, *ga;
+    lg_idx n;
+    assert_ok(lg_trainer_params(a, &pa, &ga, &n));
+    float *p0 = malloc(sizeof(float) * (size_t)n);
+    assert_non_null(p0);
+    memcpy(p0, pa, sizeof(float) * (size_t)n);
+    lg_epoch_stats es;
+    assert_ok(lg_trainer_epoch(a, &es));
+    const int L = lg_trainer_layers(a);
+    char *in_layer = calloc((size_t)n, 1);
+    assert_non_null(in_layer);
+    for (int l = 0; l < L; l++) {
+        lg_idx off, len;
+        assert_ok(lg_trainer_layer_params(a, l, &off, &len));
+        memset(in_layer + off, 1, (size_t)len);
+    }
+    const double decays[3] = {0.3, 0, 0.1};
+    for (int c = 0; c < 3; c++) {
+        tc.layer_weight_decay = decays[c];
+        lg_trainer *b = NULL;
+        assert_ok(lg_trainer_init(&b, &mc, &tc, ds));
+        const float *pb, *gb;
+        lg_idx nb;
+        assert_ok(lg_trainer_params(b, &pb, &gb, &nb));
+        assert_int_equal(nb, n);
+        assert_memory_equal(pb, p0, sizeof(float) * (size_t)n); /* same start */
+        assert_ok(lg_trainer_epoch(b, &es));
+        const float dd = (float)(decays[c] - tc.weight_decay);
+        double largest = 0;
+        for (lg_idx k = 0; k < n; k++) {
+            if (!in_layer[k]) {
+                if (gb[k] != ga[k]) fail_msg("L = %g: parameter %lld outside the layers: grad %.9g, %.9g without "
+                                             "a layer decay", decays[c], (long long)k, gb[k], ga[k]);
+                continue;
+            }
+            const double want = (double)(dd * p0[k]), got = (double)gb[k] - (double)ga[k];
+            largest = fmax(largest, fabs(want));
+            if (fabs(got - want) > 1e-6 * fmax(fabs(gb[k]), fabs(ga[k])) + 1e-12)
+                fail_msg("L = %g, w = %g: parameter %lld: grad %.9g - %.9g without a layer decay = %.9g, expected "
+                         "(L - w) p0 = %.9g", decays[c], tc.weight_decay, (long long)k, gb[k], ga[k], got, want);
+        }
+        if (dd != 0) assert_true(largest > 1e-2); /* the term is there to be seen */
+        lg_trainer_free(b);
+    }
+    free(in_layer);
+    free(p0);
+    lg_trainer_free(a);
+    lg_dataset_free(ds);
+}
+
+/* The explosion detector's state is part of a checkpoint: its count of epochs
+ * seen decides when the growth rule starts (from epoch window + 1) and where
+ * its ring of past norms is read. A run whose layer-0 gradient norm grows
+ * more than 3x from epoch 1 to 2 (0.8 -> 4.4; no normalisation, lr 0.05),
+ * window 1, threshold 10 (never crossed by then; the growth counts from
+ * 10 / 3), fires at epoch 2 by the growth rule; saved after epoch 1, loaded
+ * into a new trainer and continued, it fires at the same epoch, layer and
+ * reason (with the count lost, the growth rule waited a window and the
+ * explosion went unseen). */
+static void test_detector_resume(void **state) {
+    (void)state;
+    enum { E = 5 };
+    lg_dataset *ds = lg_test_random_dataset(50, 7, 3, 0, 4);
+    lg_model_config mc;
+    lg_train_config tc;
+    small_config(&mc, &tc);
+    mc.att_norm = LG_ATT_NORM_NONE;
+    mc.node_norm = LG_NODE_NORM_NONE;
+    mc.dropout = mc.att_dropout = 0;
+    tc.plateau = 0;
+    tc.lr = 0.05;
+    tc.explode_window = 1;
+    tc.explode_growth = 3;
+    tc.explode_threshold = 10;
+    lg_trainer *a = run(ds, &mc, &tc, E, NULL);
+    lg_train_summary sa, sb;
+    lg_trainer_summary(a, &sa);
+    assert_int_equal(sa.exploded, 1);
+    assert_int_equal(sa.first_explosion_epoch, 2);
+    assert_int_equal(sa.explosion_layer, 0);
+    assert_non_null(strstr(sa.explosion_reason, "grew"));
+    lg_trainer *b = run(ds, &mc, &tc, 1, NULL);
+    char path[] = "/tmp/lg_detect_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_ok(lg_trainer_save(b, path));
+    lg_trainer_free(b);
+    assert_ok(lg_trainer_init(&b, &mc, &tc, ds));
+    assert_ok(lg_trainer_load(b, path));
+    lg_epoch_stats es;
+    for (int e = 2; e <= E; e++) {
+        assert_ok(lg_trainer_epoch(b, &es));
+        if (es.exploded_now != (e == 2))
+            fail_msg("resumed after epoch 1: exploded_now %d at epoch %d (the straight run fired at epoch 2)",
+                     es.exploded_now, e);
+    }
+    lg_trainer_summary(b, &sb);
+    assert_int_equal(sb.exploded, sa.exploded);
+    assert_int_equal(sb.first_explosion_epoch, sa.first_explosion_epoch);
+    assert_int_equal(sb.explosion_layer, sa.explosion_layer);
+    assert_string_equal(sb.explosion_reason, sa.explosion_reason);
+    unlink(path);
+    lg_trainer_free(b);
+    lg_trainer_free(a);
+    lg_dataset_free(ds);
+}
+
+/* The mini-batch order of an epoch (lg__batcher_shuffle) is a permutation of
+ * the training graphs drawn from (seed, epoch): the same for the same pair (a
+ * resumed run draws it again), another at each epoch. And the trainer visits
+ * the graphs in that order: batches of 1 tree, learning rate 1e-30 (the
+ * parameters stay where they are), no dropout, so the gradient left after an
+ * epoch (lg_trainer_params' grads: its last batch's) is the one of the tree
+ * the order put last: the same tree, the same gradient; another tree,
+ * another. (An order drawn once for all epochs went unseen.) */
+static void test_batch_order_per_epoch(void **state) {
+    (void)state;
+    enum { E = 8 };
+    lg_dataset *ds = lg_test_trees(2, 8, 13);
+    lg_model_config mc;
+    lg_train_config tc;
+    trees_config(&mc, &tc, 2, 1);
+    mc.dropout = mc.att_dropout = 0;
+    tc.lr = 1e-30;
+    lg__batcher b;
+    assert_ok(lg__batcher_init(&b, ds, ds->features, &mc, 1, 0));
+    const lg_idx G = b.ng[0];
+    assert_true(G >= 3);
+    lg_idx orders[E + 1][8], last[E + 1];
+    assert_true(G <= 8);
+    for (int e = 1; e <= E; e++) {
+        lg__batcher_shuffle(&b, tc.seed, e);
+        char seen[8] = {0};
+        for (lg_idx k = 0; k < G; k++) {
+            assert_true(b.order[k] >= 0 && b.order[k] < G && !seen[b.order[k]]); /* a permutation */
+            seen[b.order[k]] = 1;
+        }
+        memcpy(orders[e], b.order, sizeof(lg_idx) * (size_t)G);
+        last[e] = b.order[G - 1];
+        for (int f = 1; f < e; f++)
+            if (memcmp(orders[f], orders[e], sizeof(lg_idx) * (size_t)G) == 0)
+                fail_msg("epochs %d and %d have the same batch order", f, e);
+    }
+    lg__batcher_shuffle(&b, tc.seed, 3); /* drawn again: the same */
+    assert_memory_equal(b.order, orders[3], sizeof(lg_idx) * (size_t)G);
+    lg__batcher_shuffle(&b, tc.seed + 1, 3); /* another seed, another order */
+    assert_true(memcmp(b.order, orders[3], sizeof(lg_idx) * (size_t)G) != 0);
+    lg__batcher_destroy(&b);
+
+    lg_trainer *t = NULL;
+    assert_ok(lg_trainer_init(&t, &mc, &tc, ds));
+    const float *p, *g;
+    lg_idx n;
+    assert_ok(lg_trainer_params(t, &p, &g, &n));
+    double norm[E + 1];
+    lg_epoch_stats es;
+    int distinct = 0;
+    for (int e = 1; e <= E; e++) {
+        assert_ok(lg_trainer_epoch(t, &es));
+        double s = 0;
+        for (lg_idx k = 0; k < n; k++) s += (double)g[k] * (double)g[k];
+        norm[e] = sqrt(s);
+        int fresh = 1;
+        for (int f = 1; f < e; f++) {
+            if (last[f] == last[e]) {
+                fresh = 0;
+                if (rel(norm[f], norm[e]) > 1e-6)
+                    fail_msg("epochs %d and %d end with tree %lld, but with gradients of norms %.9g and %.9g", f, e,
+                             (long long)last[e], norm[f], norm[e]);
+            } else if (rel(norm[f], norm[e]) < 1e-3)
+                fail_msg("epochs %d and %d end with trees %lld and %lld, but with the same gradient norm %.9g", f, e,
+                         (long long)last[f], (long long)last[e], norm[e]);
+        }
+        distinct += fresh;
+    }
+    assert_true(distinct >= 2); /* the last tree changed: the test compared something */
+    lg_trainer_free(t);
+    lg_dataset_free(ds);
+}
+
+/* A checkpoint is refused by a trainer on a data set of the same sizes
+ * (nodes, edges, features, classes, splits) whose edges differ: one edge's
+ * source moved to another node, row pointers unchanged, so only the edges
+ * tell the two apart (the fingerprint must hash them). LG_EINVAL naming the
+ * mismatch; with the edge put back, the checkpoint loads. */
+static void test_load_other_edges(void **state) {
+    (void)state;
+    lg_dataset *ds = lg_test_random_dataset(40, 5, 3, 0, 23);
+    lg_model_config mc;
+    lg_train_config tc;
+    small_config(&mc, &tc);
+    lg_trainer *t = run(ds, &mc, &tc, 2, NULL);
+    char path[] = "/tmp/lg_edges_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_ok(lg_trainer_save(t, path));
+    lg_trainer_free(t);
+    /* the first entry of a row that can take its successor node instead, in order, without a duplicate */
+    lg_graph *g = ds->graph;
+    lg_idx at = -1;
+    for (lg_idx i = 0; i < g->n && at < 0; i++)
+        for (lg_idx e = g->p[i]; e < g->p[i + 1] && at < 0; e++)
+            if (g->j[e] + 1 < g->n && (e + 1 == g->p[i + 1] || g->j[e + 1] > g->j[e] + 1)) at = e;
+    assert_true(at >= 0);
+    g->j[at]++;
+    assert_ok(lg_graph_check(g));
+    assert_ok(lg_trainer_init(&t, &mc, &tc, ds));
+    assert_int_equal(lg_trainer_load(t, path), LG_EINVAL);
+    assert_non_null(strstr(lg_last_error(), "another data set"));
+    assert_non_null(strstr(lg_last_error(), "edges"));
+    assert_int_equal(lg_trainer_epochs_done(t), 0);
+    lg_trainer_free(t);
+    g->j[at]--;
+    assert_ok(lg_trainer_init(&t, &mc, &tc, ds));
+    assert_ok(lg_trainer_load(t, path));
+    assert_int_equal(lg_trainer_epochs_done(t), 2);
+    lg_trainer_free(t);
+    unlink(path);
+    lg_dataset_free(ds);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_checkpoint_note),
@@ -2154,6 +2514,9 @@ int main(void) {
         cmocka_unit_test(test_batch_resume), cmocka_unit_test(test_batch_errors),
         cmocka_unit_test(test_batch_model_gradients), cmocka_unit_test(test_batch_bind_checks_transpose),
         cmocka_unit_test(test_batch_progress),
+        cmocka_unit_test(test_plateau_patience_epochs), cmocka_unit_test(test_batch_norm_mean),
+        cmocka_unit_test(test_layer_weight_decay), cmocka_unit_test(test_detector_resume),
+        cmocka_unit_test(test_batch_order_per_epoch), cmocka_unit_test(test_load_other_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
