@@ -492,6 +492,29 @@ static void test_misuse(void **state) {
     gpair_free(&big);
     free(din), free(dp);
     prob_free(&pr);
+
+    /* a transposed graph of the right sizes that is not the transpose (a
+     * directed graph given as its own): refused by every kind, GCN with
+     * D = 1 included (its cursors fit the work buffer); it was taken on its
+     * sizes and the gradient summed over the wrong edges */
+    for (int kind = 0; kind < LG_CONV_COUNT; kind++) {
+        const lg_idx F = 3, D = kind == LG_CONV_GCN ? 1 : (kind == LG_CONV_GIN ? 2 : F);
+        lg_conv_config c = lg_conv_config_default((lg_conv_kind)kind, F, D);
+        prob q;
+        prob_init(&q, &c, random_graph(20, 3, 5, 1), 13);
+        lg_graph_stats gs;
+        assert_ok(lg_graph_stats_compute(q.gp.g, &gs));
+        assert_false(gs.symmetric);
+        double *qi = calloc((size_t)(q.n * F), sizeof(double)), *qp = calloc((size_t)q.P, sizeof(double));
+        assert_true(qi && qp);
+        assert_ok(lg_conv_forward_f64(q.out, q.cache, q.in, q.h0, q.params, q.gp.g, &c));
+        assert_int_equal(lg_conv_backward_f64(qi, NULL, qp, q.R, q.cache, q.in, q.h0, q.params, q.gp.g, q.gp.g, &c),
+                         LG_EINVAL);
+        assert_non_null(strstr(lg_last_error(), "not the graph's transpose"));
+        assert_ok(lg_conv_backward_f64(qi, NULL, qp, q.R, q.cache, q.in, q.h0, q.params, q.gp.g, q.gp.gT, &c));
+        free(qi), free(qp);
+        prob_free(&q);
+    }
 }
 
 static void test_cache_out_of_memory(void **state) {

@@ -145,9 +145,10 @@ lg_status lg_conv_forward_f64(double *out, lg_conv_cache *cache, const double *i
  *     d_params        += dL/d params
  *     d_out    n x D  dL/d out
  * g must be the forward's lg_graph, with the same p and j arrays (O(1); its
- * contents are not checked again). gT must be g's transpose (its sizes are
- * checked, not its entries). LG_EINVAL if no forward preceded or arguments
- * differ from the forward's. */
+ * contents are not checked again). gT must be g's transpose: LG_EINVAL
+ * otherwise (checked in O(n + nnz), as the attention layers' backward checks
+ * it). LG_EINVAL if no forward preceded or arguments differ from the
+ * forward's. */
 lg_status lg_conv_backward_f32(float *d_in, float *d_h0, float *d_params, const float *d_out,
                                lg_conv_cache *cache, const float *in, const float *h0, const float *params,
                                const lg_graph *g, const lg_graph *gT, const lg_conv_config *cfg);

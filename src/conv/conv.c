@@ -104,7 +104,7 @@ lg_status lg_conv_layout_get(const lg_conv_config *c, lg_conv_layout *lay) {
 void lg__conv_sizes(const lg_conv_config *c, lg_idx n, lg_idx *act, lg_idx *work) {
     const lg_idx F = c->in_dim, D = c->out_dim;
     switch (c->kind) {
-    case LG_CONV_GCN: *act = n; *work = n * D; break;
+    case LG_CONV_GCN: *act = n; *work = n * LG_MAX(D, 2); break; /* >= n lg_idx: the backward's transpose check */
     case LG_CONV_GIN: *act = n * (F + D); *work = n * (2 * D + F); break;
     case LG_CONV_GGNN: *act = n * 5 * F; *work = n * 8 * F; break;
     default: *act = n + n * F; *work = 2 * n * F; break;

@@ -212,6 +212,11 @@ lg_status LG_FN(lg_conv_backward)(lg_real *d_in, lg_real *d_h0, lg_real *d_param
     const lg_real *act = cache->act;
     lg_real *work = cache->work;
     if (n == 0) return LG_OK;
+    /* gT's entries, as every attention backward checks them (a wrong transpose
+     * of the right sizes gave wrong gradients silently); the work buffer, at
+     * least 2 n scalars of every kind (lg__conv_sizes), holds the n cursors */
+    if (!lg__graph_transpose_map(NULL, NULL, (lg_idx *)work, g, gT))
+        return lg__error(LG_EINVAL, "%s: transposed graph is not the graph's transpose", fn);
     switch (cfg->kind) {
     case LG_CONV_GCN: {
         const lg_real *dinv = act;
