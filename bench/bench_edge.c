@@ -55,7 +55,7 @@ typedef struct edge_ctx {
     const float *dout;      /* n x KC                                   */
     float *datt;            /* nnz x K                                  */
     float *dx;              /* n x KC                                   */
-    lg_idx *tedge;          /* nnz: edge of g at each position of gT    */
+    const lg__epos *tedge;  /* nnz: edge of g at each position of gT    */
 } edge_ctx;
 
 LG_BENCH_CLONES static void pass_softmax_gather(const edge_ctx *c, lg_idx r0, lg_idx r1) {
@@ -135,17 +135,6 @@ static void run_pass(void (*pass)(const edge_ctx *, lg_idx, lg_idx), const edge_
     }
 }
 
-/* tedge[t] = the edge of g at position t of gT (rows of g visited in order, so
- * each row of gT lists its targets ascending, as lg_graph_transpose does). */
-static void transpose_edges(const lg_graph *g, const lg_graph *gT, lg_idx *tedge) {
-    lg_idx *next = malloc(sizeof(lg_idx) * (size_t)(g->n + 1));
-    if (!next) die("alloc", LG_ENOMEM);
-    memcpy(next, gT->p, sizeof(lg_idx) * (size_t)g->n);
-    for (lg_idx i = 0; i < g->n; i++)
-        for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) tedge[next[g->j[e]]++] = e;
-    free(next);
-}
-
 int main(int argc, char **argv) {
     const int maxt = lg_set_threads(0);
     int runs = argc > 1 ? atoi(argv[1]) : 30;
@@ -167,11 +156,16 @@ int main(int argc, char **argv) {
     const lg_graph *g = bg.g;
     const lg_idx n = g->n, nnz = g->nnz, KC = K * C, F = KC; /* a hidden layer: F = KC */
 
+    /* the edge map of (g, gT), made once: the plain scatter's edge at each
+     * position of gT, and lent to lipgnn's layer as a model lends it (else each
+     * backward rebuilds it serially, which a model's layer never does) */
+    lg__epos *tpos = malloc(sizeof(lg__epos) * (size_t)nnz), *tedge = malloc(sizeof(lg__epos) * (size_t)nnz);
+    lg_idx *tnext = malloc(sizeof(lg_idx) * (size_t)(n + 1));
+    if (!tpos || !tedge || !tnext) die("alloc", LG_ENOMEM);
+    if (!lg__graph_transpose_map(tpos, tedge, tnext, g, bg.gT)) die("edge map", LG_EINVAL);
     edge_ctx c = {g, bg.gT, K, C, rand_array(n * KC, 1.0f, 1), rand_array(n * K, 1.0f, 2), rand_array(n * K, 1.0f, 3),
                   rand_array(nnz * K, 0, 4), rand_array(n * KC, 0, 5), rand_array(n * KC, 1.0f, 6),
-                  rand_array(nnz * K, 0, 7), rand_array(n * KC, 0, 8), malloc(sizeof(lg_idx) * (size_t)nnz)};
-    if (!c.tedge) die("alloc", LG_ENOMEM);
-    transpose_edges(g, bg.gT, c.tedge);
+                  rand_array(nnz * K, 0, 7), rand_array(n * KC, 0, 8), tedge};
     float *h = rand_array(n * F, 1.0f, 9), *w = rand_array(F * KC, 0.1f, 10), *z = rand_array(n * KC, 0, 11),
           *dz = rand_array(n * KC, 1.0f, 12), *dw = rand_array(F * KC, 0, 13), *dh = rand_array(n * F, 0, 14);
     /* lipgnn's layer */
@@ -185,12 +179,6 @@ int main(int argc, char **argv) {
           *ldin = rand_array(n * F, 0, 18);
     lg_gat_cache *cache = NULL;
     if ((st = lg_gat_cache_init_f32(&cache, &cfg, n, nnz))) die("cache", st);
-    /* the edge map lent as a model lends it (made once; else each backward
-     * rebuilds it serially, which a model's layer never does) */
-    lg__epos *tpos = malloc(sizeof(lg__epos) * (size_t)nnz), *tedge = malloc(sizeof(lg__epos) * (size_t)nnz);
-    lg_idx *tnext = malloc(sizeof(lg_idx) * (size_t)(n + 1));
-    if (!tpos || !tedge || !tnext) die("alloc", LG_ENOMEM);
-    if (!lg__graph_transpose_map(tpos, tedge, tnext, g, bg.gT)) die("edge map", LG_EINVAL);
     const lg__att_tmap map = {g, bg.gT, tpos, tedge, 1};
     lg__gat_cache_lend_tmap(cache, &map);
     double *tm[5];
@@ -236,7 +224,7 @@ int main(int argc, char **argv) {
     free(tpos), free(tedge), free(tnext);
     free(lprm), free(ldp), free(lout), free(ldin);
     free((void *)c.x), free((void *)c.sd), free((void *)c.ss), free(c.att), free(c.out), free((void *)c.dout);
-    free(c.datt), free(c.dx), free(c.tedge);
+    free(c.datt), free(c.dx);
     free(h), free(w), free(z), free(dz), free(dw), free(dh);
     bench_graph_close(&bg);
     return 0;

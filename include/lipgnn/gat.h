@@ -207,9 +207,9 @@ lg_status lg_gat_forward_f64(double *out, lg_gat_cache *cache, const double *in,
  * reaches a_k through them. O(n F K C) in OpenBLAS + O(nnz K C) fused.
  * g must be the forward's graph: the same lg_graph, with the same p and j
  * arrays, else LG_EINVAL (O(1); its contents, checked by the forward, are not
- * checked again: keep them unchanged). A cache serves one call at a time. LG_EINVAL if no forward preceded, if
- * arguments differ from the forward's in size or cfg, or if gT is not g's
- * transpose (checked in O(n + nnz)). */
+ * checked again: keep them unchanged). A cache serves one call at a time.
+ * LG_EINVAL if no forward preceded, if arguments differ from the forward's in
+ * size or cfg, or if gT is not g's transpose (checked in O(n + nnz)). */
 lg_status lg_gat_backward_f32(float *d_in, float *d_params, const float *d_out,
                               lg_gat_cache *cache, const float *in, const float *params,
                               const lg_graph *g, const lg_graph *gT, const lg_gat_config *cfg);

@@ -74,22 +74,9 @@ lg_status lg__att_after_fwd(int present, size_t cache_rs, size_t rs, int have_fw
     return LG_OK;
 }
 
-lg_status lg__att_check_backward_graphs(const lg__att_head *h, const lg_graph *g, const lg_graph *gT, lg_idx n,
-                                        lg_idx nnz, const char *fn) {
-    if (!gT) return lg__error(LG_EINVAL, "%s: transposed graph is NULL", fn);
-    if (g->n != n || g->nnz != nnz)
-        return lg__error(LG_EINVAL, "%s: graph (%lld nodes, %lld edges) is not the forward's (%lld, %lld)", fn,
-                         (long long)g->n, (long long)g->nnz, (long long)n, (long long)nnz);
-    if (gT->n != g->n || gT->nnz != g->nnz || !gT->p || (gT->nnz > 0 && !gT->j))
-        return lg__error(LG_EINVAL, "%s: transposed graph (%lld nodes, %lld edges) does not match the graph (%lld, %lld)",
-                         fn, (long long)gT->n, (long long)gT->nnz, (long long)g->n, (long long)g->nnz);
+lg_status lg__att_check_backward_graphs(const lg__att_head *h, const lg_graph *g, const lg_graph *gT, const char *fn) {
     if (h->lent.checked && g == h->lent.g && gT == h->lent.gT) return LG_OK; /* the lender's pair */
-    if (gT->p[0] != 0 || gT->p[gT->n] != gT->nnz)
-        return lg__error(LG_EINVAL, "%s: the transposed graph's row pointers do not span [0, nnz)", fn);
-    for (lg_idx j = 0; j < gT->n; j++)
-        if (gT->p[j + 1] < gT->p[j])
-            return lg__error(LG_EINVAL, "%s: transposed graph row %lld has negative length", fn, (long long)j);
-    return LG_OK;
+    return lg__graph_transpose_shape(g, gT, fn);
 }
 
 lg_status lg__att_check_edges(const char *layer, lg_idx nnz) {

@@ -168,12 +168,11 @@ lg_status lg__att_memory_args(void *mem, size_t size, size_t real_size, const ch
  * scalar size than rs, or has seen no forward. */
 lg_status lg__att_after_fwd(int present, size_t cache_rs, size_t rs, int have_fwd, const char *fn);
 
-/* The graphs of a backward: g of the forward's size (n, nnz) and gT not NULL,
- * of g's size, with row pointers spanning [0, nnz) without a negative row
- * (its entries are checked by lg__graph_transpose_map). LG_EINVAL naming fn.
- * O(n); O(1) for the pair of a checked lent map (h->lent.checked). */
-lg_status lg__att_check_backward_graphs(const lg__att_head *h, const lg_graph *g, const lg_graph *gT, lg_idx n,
-                                        lg_idx nnz, const char *fn);
+/* The graphs of a backward, g already found to be the forward's
+ * (lg__graph_id_check): lg__graph_transpose_shape of (g, gT) (its entries
+ * are checked by lg__graph_transpose_map); O(1) for the pair of a checked
+ * lent map (h->lent.checked). */
+lg_status lg__att_check_backward_graphs(const lg__att_head *h, const lg_graph *g, const lg_graph *gT, const char *fn);
 
 /* lg__att_after_fwd on a layer's cache (any struct with real_size and
  * have_fwd), for the kernels' scalar type. */

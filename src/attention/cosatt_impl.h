@@ -76,7 +76,8 @@ lg_status LG_FN(lg_cosatt_forward)(lg_real *out, lg_cosatt_cache *cache, const l
     LG_CHECK(lg__cos_check_cache(cache, cfg, sizeof(lg_real), fn));
     if (!out || !in || !params) return lg__error(LG_EINVAL, "%s: out, in or params is NULL", fn);
     LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
-    LG_CHECK(LG__CHECK_APART(out, g->n, cfg->out_dim, in, cfg->in_dim, sizeof(lg_real), fn, "in"));
+    LG_CHECK(lg__apart(fn, out, "out", (size_t)(g->n * cfg->out_dim) * sizeof(lg_real), in, "in",
+                       (size_t)(g->n * cfg->in_dim) * sizeof(lg_real)));
     cache->have_fwd = 0;
 
     const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C;
@@ -153,7 +154,7 @@ lg_status LG_FN(lg_cosatt_backward)(lg_real *d_in, lg_real *d_params, const lg_r
         return lg__error(LG_EINVAL, "%s: d_params, d_out, in or params is NULL", fn);
     LG_CHECK(lg__graph_id_check(&cache->fg, g, fn)); /* checked by the forward */
     /* gT's shape here, its entries by the transpose map (B0) */
-    LG_CHECK(lg__att_check_backward_graphs(&cache->head, g, gT, cache->n, cache->nnz, fn));
+    LG_CHECK(lg__att_check_backward_graphs(&cache->head, g, gT, fn));
 
     const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C;
     const lg_idx P = 3 * KC, D = cfg->out_dim, PW = P + D;

@@ -351,7 +351,8 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_forward))(lg_real *out, lg_gat_cache *cache, 
     if (!out || !in || !params) return lg__error(LG_EINVAL, "%s: out, in or params is NULL", fn);
     LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
     /* out (n x D) must not alias in (n x F): sizes within the cache's, checked at its making */
-    LG_CHECK(LG__CHECK_APART(out, g->n, lg_gat_out_dim(cfg), in, cfg->in_dim, sizeof(lg_real), fn, "in"));
+    LG_CHECK(lg__apart(fn, out, "out", (size_t)(g->n * lg_gat_out_dim(cfg)) * sizeof(lg_real), in, "in",
+                       (size_t)(g->n * cfg->in_dim) * sizeof(lg_real)));
     LG_CHECK(lg__gat_fscr_reserve(cache, omp_get_max_threads())); /* (more threads than at its making) */
     cache->have_fwd = 0;
 
@@ -467,7 +468,7 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
     /* g must be the forward's, which checked it; gT's rows are checked here
      * (O(n)) and its entries by B0 */
     LG_CHECK(lg__graph_id_check(&cache->fg, g, fn));
-    LG_CHECK(lg__att_check_backward_graphs(&cache->head, g, gT, cache->n, cache->nnz, fn));
+    LG_CHECK(lg__att_check_backward_graphs(&cache->head, g, gT, fn));
 
     const lg_idx n = g->n, nnz = g->nnz, F = cfg->in_dim;
     const lg_idx K = LG__ATT_K(cfg->heads), C = LG__ATT_C(cfg->head_dim), KC = K * C;

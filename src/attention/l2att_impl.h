@@ -136,7 +136,8 @@ lg_status LG_FN(lg_l2att_forward)(lg_real *out, lg_l2att_cache *cache, const lg_
     if (!out || !in || !params) return lg__error(LG_EINVAL, "%s: out, in or params is NULL", fn);
     LG_CHECK(lg__att_check_graph(&cache->head, g, "graph", fn));
     LG_CHECK(lg__l2att_check_loops(g, fn));
-    LG_CHECK(LG__CHECK_APART(out, g->n, cfg->out_dim, in, cfg->in_dim, sizeof(lg_real), fn, "in"));
+    LG_CHECK(lg__apart(fn, out, "out", (size_t)(g->n * cfg->out_dim) * sizeof(lg_real), in, "in",
+                       (size_t)(g->n * cfg->in_dim) * sizeof(lg_real)));
     cache->have_fwd = 0;
 
     const lg_idx n = g->n, F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C, D = cfg->out_dim;
@@ -222,7 +223,7 @@ lg_status LG_FN(lg_l2att_backward)(lg_real *d_in, lg_real *d_params, const lg_re
         return lg__error(LG_EINVAL, "%s: contractive = %g differs from the forward's %g", fn, cfg->contractive,
                          cache->fcfg.contractive);
     LG_CHECK(lg__graph_id_check(&cache->fg, g, fn)); /* checked by the forward */
-    LG_CHECK(lg__att_check_backward_graphs(&cache->head, g, gT, cache->n, cache->nnz, fn));
+    LG_CHECK(lg__att_check_backward_graphs(&cache->head, g, gT, fn));
 
     const lg_idx n = g->n, F = cfg->in_dim, K = cfg->heads, C = cfg->head_dim, KC = K * C, D = cfg->out_dim;
     const lg_real *Wq = params, *V = params + F * KC, *Wo = V + KC * C, *bias = Wo + KC * D;

@@ -116,7 +116,7 @@ lg_status lg_conv_memory(const lg_conv_config *cfg, lg_idx n, size_t real_size, 
     if (!mem) return lg__error(LG_EINVAL, "lg_conv_memory: mem is NULL");
     if (real_size != 4 && real_size != 8) return lg__error(LG_EINVAL, "lg_conv_memory: real_size %zu is not 4 or 8", real_size);
     if (n < 0) return lg__error(LG_EINVAL, "lg_conv_memory: negative n = %lld", (long long)n);
-    if (n > ((lg_idx)1 << 40)) return lg__error(LG_ERANGE, "lg_conv_memory: n = %lld exceeds 2^40", (long long)n);
+    if (n > LG_GRAPH_MAX_NODES) return lg__error(LG_ERANGE, "lg_conv_memory: n = %lld exceeds 2^40", (long long)n);
     lg_idx a, w;
     lg__conv_sizes(cfg, n, &a, &w);
     mem->activations = (size_t)a * real_size;
@@ -131,7 +131,7 @@ lg_status lg__conv_cache_alloc(lg_conv_cache **out, const lg_conv_config *cfg, l
     *out = NULL;
     LG_CHECK(lg_conv_config_check(cfg));
     if (n_cap < 0) return lg__error(LG_EINVAL, "lg_conv_cache_init: negative n_cap = %lld", (long long)n_cap);
-    if (n_cap > ((lg_idx)1 << 40))
+    if (n_cap > LG_GRAPH_MAX_NODES)
         return lg__error(LG_ERANGE, "lg_conv_cache_init: n_cap = %lld exceeds 2^40", (long long)n_cap);
     lg_idx a, w;
     lg__conv_sizes(cfg, n_cap, &a, &w);

@@ -121,10 +121,10 @@ lg_status LG_FN(lg_conv_forward)(lg_real *out, lg_conv_cache *cache, const lg_re
     const lg_idx n = g->n, F = cfg->in_dim, D = cfg->out_dim;
     lg_conv_layout lay;
     LG_CHECK(lg_conv_layout_get(cfg, &lay));
-    LG_CHECK(LG__CHECK_APART(out, n, D, in, F, sizeof(lg_real), fn, "in"));
-    if (h0) LG_CHECK(LG__CHECK_APART(out, n, D, h0, F, sizeof(lg_real), fn, "h0"));
-    if (lg__overlap(out, (size_t)(n * D) * sizeof(lg_real), params, (size_t)lay.count * sizeof(lg_real)))
-        return lg__error(LG_EINVAL, "%s: out and params overlap", fn);
+    const size_t ob = (size_t)(n * D) * sizeof(lg_real), ib = (size_t)(n * F) * sizeof(lg_real);
+    LG_CHECK(lg__apart(fn, out, "out", ob, in, "in", ib));
+    LG_CHECK(lg__apart(fn, out, "out", ob, h0, "h0", h0 ? ib : 0));
+    LG_CHECK(lg__apart(fn, out, "out", ob, params, "params", (size_t)lay.count * sizeof(lg_real)));
     cache->have_fwd = 0;
     lg_real *act = cache->act, *work = cache->work;
     if (n > 0) switch (cfg->kind) {
@@ -183,8 +183,6 @@ lg_status LG_FN(lg_conv_forward)(lg_real *out, lg_conv_cache *cache, const lg_re
         }
         }
     cache->fcfg = *cfg;
-    cache->n = n;
-    cache->nnz = g->nnz;
     cache->fg = lg__graph_id_of(g);
     cache->have_fwd = 1;
     return LG_OK;
@@ -202,10 +200,7 @@ lg_status LG_FN(lg_conv_backward)(lg_real *d_in, lg_real *d_h0, lg_real *d_param
         cfg->eps != cache->fcfg.eps)
         return lg__error(LG_EINVAL, "%s: config differs from the forward's", fn);
     LG_CHECK(lg__graph_id_check(&cache->fg, g, fn)); /* checked by the forward */
-    LG_CHECK(lg__conv_check_graph(cache, gT, "transposed graph", fn));
-    if (gT->n != g->n || gT->nnz != g->nnz)
-        return lg__error(LG_EINVAL, "%s: transposed graph (%lld nodes, %lld edges) does not match the graph (%lld, %lld)",
-                         fn, (long long)gT->n, (long long)gT->nnz, (long long)g->n, (long long)g->nnz);
+    LG_CHECK(lg__graph_transpose_shape(g, gT, fn)); /* its entries below, by the transpose map */
     const lg_idx n = g->n, F = cfg->in_dim, D = cfg->out_dim;
     lg_conv_layout lay;
     LG_CHECK(lg_conv_layout_get(cfg, &lay));
@@ -214,7 +209,9 @@ lg_status LG_FN(lg_conv_backward)(lg_real *d_in, lg_real *d_h0, lg_real *d_param
     if (n == 0) return LG_OK;
     /* gT's entries, as every attention backward checks them (a wrong transpose
      * of the right sizes gave wrong gradients silently); the work buffer, at
-     * least 2 n scalars of every kind (lg__conv_sizes), holds the n cursors */
+     * least 2 n scalars of every kind (lg__conv_sizes), holds the n cursors.
+     * With its shape above this is the whole check: a gT that passes is g's
+     * transpose, hence a valid graph (lg_graph_check is not needed again). */
     if (!lg__graph_transpose_map(NULL, NULL, (lg_idx *)work, g, gT))
         return lg__error(LG_EINVAL, "%s: transposed graph is not the graph's transpose", fn);
     switch (cfg->kind) {

@@ -24,7 +24,6 @@ struct lg_conv_cache {
     lg_idx n_cap;           /* largest graph (nodes) it serves                 */
     int have_fwd;           /* 1 once a forward completed                      */
     lg_conv_config fcfg;    /* the cfg the last forward was called with        */
-    lg_idx n, nnz;          /* its graph's sizes                               */
     lg__graph_id fg;        /* its graph (lg__graph_id_of)                     */
     void *act;              /* activations kept for backward                   */
     void *work;             /* scratch                                         */

@@ -133,13 +133,13 @@ static inline int lg__overlap(const void *a, size_t abytes, const void *b, size_
     return abytes > 0 && bbytes > 0 && x < y + bbytes && y < x + abytes;
 }
 
-/* The argument check of a layer's forward whose output (n x D values of size
- * bytes) must not alias an input (n x F): LG_EINVAL "fn: out and what
- * overlap" if their bytes do, else LG_OK. O(1). */
-#define LG__CHECK_APART(out, n, D, inp, F, size, fn, what)                                                    \
-    (lg__overlap((out), (size_t)((n) * (D)) * (size), (inp), (size_t)((n) * (F)) * (size))                   \
-         ? lg__error(LG_EINVAL, "%s: out and %s overlap", (fn), (what))                                      \
-         : LG_OK)
+/* The argument check of two arrays that must not alias (a of abytes bytes,
+ * named an; b likewise): LG_EINVAL "fn: an and bn overlap" if their bytes do
+ * (lg__overlap), else LG_OK. O(1). */
+static inline lg_status lg__apart(const char *fn, const void *a, const char *an, size_t abytes, const void *b,
+                                  const char *bn, size_t bbytes) {
+    return lg__overlap(a, abytes, b, bbytes) ? lg__error(LG_EINVAL, "%s: %s and %s overlap", fn, an, bn) : LG_OK;
+}
 
 #define LG_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define LG_MAX(a, b) ((a) > (b) ? (a) : (b))

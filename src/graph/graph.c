@@ -88,7 +88,7 @@ lg_status lg__graph_triplets(cs_dl **T, lg_idx n, lg_idx m, const lg_idx *src, c
     /* the triplets' entries (and their bytes, two lg_idx each) must be
      * countable: a larger graph could not be held anyway */
     const lg_idx most = (lg_idx)LG_MIN((uint64_t)INT64_MAX, (uint64_t)(SIZE_MAX / (2 * sizeof(lg_idx))));
-    if (m > (most - (loops ? n : 0)) / (sym ? 2 : 1) || (loops && n > most))
+    if (m > (most - (loops ? n : 0)) / (sym ? 2 : 1)) /* n <= LG_GRAPH_MAX_NODES, far below most */
         return lg__error(LG_ENOMEM, "out of memory: a graph of %lld nodes and %lld edges%s is too large",
                          (long long)n, (long long)m, loops ? " with self-loops" : "");
     const lg_idx cap = m * (sym ? 2 : 1) + (loops ? n : 0);
@@ -152,6 +152,19 @@ void lg__graph_transpose_into(lg_graph *t, lg_idx *next, const lg_graph *g) {
     if (g->n) memcpy(next, t->p, sizeof(lg_idx) * (size_t)g->n);
     for (lg_idx i = 0; i < g->n; i++)
         for (lg_idx e = g->p[i]; e < g->p[i + 1]; e++) t->j[next[g->j[e]]++] = i;
+}
+
+lg_status lg__graph_transpose_shape(const lg_graph *g, const lg_graph *gT, const char *fn) {
+    if (!gT) return lg__error(LG_EINVAL, "%s: transposed graph is NULL", fn);
+    if (gT->n != g->n || gT->nnz != g->nnz || !gT->p || (gT->nnz > 0 && !gT->j))
+        return lg__error(LG_EINVAL, "%s: transposed graph (%lld nodes, %lld edges) does not match the graph (%lld, %lld)",
+                         fn, (long long)gT->n, (long long)gT->nnz, (long long)g->n, (long long)g->nnz);
+    if (gT->p[0] != 0 || gT->p[gT->n] != gT->nnz)
+        return lg__error(LG_EINVAL, "%s: the transposed graph's row pointers do not span [0, nnz)", fn);
+    for (lg_idx j = 0; j < gT->n; j++)
+        if (gT->p[j + 1] < gT->p[j])
+            return lg__error(LG_EINVAL, "%s: transposed graph row %lld has negative length", fn, (long long)j);
+    return LG_OK;
 }
 
 lg_status lg__graph_id_check(const lg__graph_id *id, const lg_graph *g, const char *fn) {

@@ -54,6 +54,12 @@ static inline lg__graph_id lg__graph_id_of(const lg_graph *g) { return (lg__grap
  * was the forward's activations walked over another graph's edges). O(1). */
 lg_status lg__graph_id_check(const lg__graph_id *id, const lg_graph *g, const char *fn);
 
+/* The shape of gT as g's transpose (g valid): not NULL, g's n and nnz, its
+ * arrays present, row pointers spanning [0, nnz) without a negative row, so
+ * that lg__graph_transpose_map may then walk it to check its entries.
+ * LG_EINVAL naming fn otherwise. O(n). */
+lg_status lg__graph_transpose_shape(const lg_graph *g, const lg_graph *gT, const char *fn);
+
 /* Every flag of lg_graph_from_edges and lg_graph_from_igraph (lipgnn/graph.h). */
 #define LG__GRAPH_FLAGS_ALL (LG_GRAPH_SYMMETRIZE | LG_GRAPH_ADD_SELF_LOOPS | LG_GRAPH_REMOVE_SELF_LOOPS)
 

@@ -111,8 +111,8 @@ lg_status LG_FN(lg_wresidual_backward)(lg_real *dx, lg_real *df, lg_real *dalpha
     LG__NN_NEED(alpha, df && n > 0 && d > 0, "alpha");
     LG__NN_NEED(f, dalpha && n > 0 && d > 0, "f");
     if (n == 0 || d == 0) return LG_OK;
-    if (dx && df && lg__overlap(dx, (size_t)(n * d) * sizeof(lg_real), df, (size_t)(n * d) * sizeof(lg_real)))
-        return lg__error(LG_EINVAL, "%s: dx and df overlap", __func__);
+    if (dx && df) LG_CHECK(lg__apart(__func__, dx, "dx", (size_t)(n * d) * sizeof(lg_real), df, "df",
+                                     (size_t)(n * d) * sizeof(lg_real)));
     const int par = n * d >= LG__NN_PAR_MIN;
     if (dx || df) {
 #pragma omp parallel for schedule(static) if (par)

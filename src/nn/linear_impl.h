@@ -67,10 +67,8 @@ lg_status LG_FN(lg_linear_forward)(lg_real *y, const lg_real *x, const lg_real *
     LG__NN_NEED(w, in > 0 && out > 0, "w");
     if (n == 0 || out == 0) return LG_OK;
     const size_t ys = (size_t)(n * out) * sizeof(lg_real); /* sizes checked by lg__nn_shape */
-    if (lg__overlap(y, ys, x, (size_t)(n * in) * sizeof(lg_real)))
-        return lg__error(LG_EINVAL, "%s: y and x overlap", __func__);
-    if (lg__overlap(y, ys, w, (size_t)(in * out) * sizeof(lg_real)))
-        return lg__error(LG_EINVAL, "%s: y and w overlap", __func__);
+    LG_CHECK(lg__apart(__func__, y, "y", ys, x, "x", (size_t)(n * in) * sizeof(lg_real)));
+    LG_CHECK(lg__apart(__func__, y, "y", ys, w, "w", (size_t)(in * out) * sizeof(lg_real)));
     LG_FN(lg__bias_ctx) bc = {y, b, out};
     if (in == 0) { /* 0, then + b */
         LG_FN(lg__rows_set)(y, NULL, n, out);

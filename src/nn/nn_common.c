@@ -58,19 +58,13 @@ lg_status lg__nn_dropout_p(const char *fn, double p) {
     return LG_OK;
 }
 
-/* 1 if the arrays a and b of count elements of size bytes each overlap. */
-static int lg__nn_overlap(const void *a, const void *b, lg_idx count, size_t size) {
-    return lg__overlap(a, (size_t)count * size, b, (size_t)count * size);
-}
-
 lg_status lg__nn_dropout_args(const char *fn, lg_idx count, double p, const void *a, const char *an, const void *b,
                               const char *bn, size_t distinct) {
     if (count < 0) return lg__error(LG_EINVAL, "%s: negative count", fn);
     LG_CHECK(lg__nn_dropout_p(fn, p));
     if (count > 0 && !a) return lg__error(LG_EINVAL, "%s: %s is NULL", fn, an);
     if (count > 0 && !b) return lg__error(LG_EINVAL, "%s: %s is NULL", fn, bn);
-    if (distinct && count > 0 && lg__nn_overlap(a, b, count, distinct))
-        return lg__error(LG_EINVAL, "%s: %s and %s overlap", fn, an, bn);
+    if (distinct && count > 0) LG_CHECK(lg__apart(fn, a, an, (size_t)count * distinct, b, bn, (size_t)count * distinct));
     return LG_OK;
 }
 
