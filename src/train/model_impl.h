@@ -50,10 +50,17 @@ typedef struct {
                              ReLU (gcn, gin: all but the last; gcnii: all), none (ggnn) */
     int pn;               /* PairNorm after it (not after gcn's last: logits)  */
     int residual;         /* out = z + input                                  */
-    lg_real *drop;        /* n x w_in   dropout(input)                        */
-    const lg_real *lin;   /* the layer's input in the last forward: drop, or, in
-                             the model's forward when the dropout is the
-                             identity, the block's input itself (no copy)    */
+    lg_real *drop;        /* n x w_in   dropout(input): block 0's (p > 0), and
+                             any block's alone (lg__model_block_forward,
+                             made on first use); else NULL                    */
+    const lg_real *lin;   /* the layer's input in the last forward: drop, or,
+                             in the model's forward, after block 0 the shared
+                             m->dropin (training, p > 0), and when the dropout
+                             is the identity the block's input itself (no
+                             copy)                                            */
+    const lg_real *lsrc;  /* the block's input in the last forward: what its
+                             dropout read (the block before's out, or h0),
+                             from which the backward makes m->dropin again   */
     lg_real *act;         /* n x w_out  layer output                          */
     lg_real *ln;          /* n x w_out  LayerNorm output (or NULL)            */
     lg_real *ln_mean, *ln_rstd; /* n each (or NULL)                           */
@@ -93,6 +100,15 @@ struct LG_MODEL {
     lg_real *xdrop;        /* n x f: dropout(X) (io_drop)                      */
     lg_real *odrop;        /* n x w_last: dropout(cur) before the output linear (io_drop) */
     lg_real *h0;           /* n x hid (or = xd for gat-classic and gcn)        */
+    lg_real *dropin;       /* n x the widest input of a block after the first:
+                              their input dropout in the model's forward
+                              (training, p > 0), one block's at a time, made
+                              again from its input (the layer's lsrc) before
+                              the block's backward reads it: the mask is a
+                              hash of the element's index, so the bits are
+                              the forward's (not kept per block: DeepGAT 30
+                              keeps 20 MiB less, bench/README.md); NULL
+                              without dropout or with one block              */
     lg_real *dh0;          /* n x hid: gcnii's gradient of h0 over the layers (or NULL) */
     lg_real *logits, *logp; /* n x classes                                     */
     lg_real *buf[5];       /* backward scratch, n x maxw each: [0], [1]
@@ -187,6 +203,7 @@ void LG_FN(lg__model_free)(LG_MODEL *m) {
     for (int k = 0; k < 5; k++) lg__free(m->buf[k]);
     lg__free(m->pn_work);
     lg__free(m->dh0);
+    lg__free(m->dropin);
     lg__free(m->xdrop);
     lg__free(m->odrop);
     lg__free(m->rlabels);
@@ -531,6 +548,7 @@ buffers:
         st = lg__nomem("attention layers' backward workspace");
         goto fail;
     }
+    lg_idx win_max = 0; /* the widest block input */
     for (int l = 0; l < m->L; l++) {
         LG_FN(lg__layer) *y = &m->layer[l];
         if (y->cos) {
@@ -563,10 +581,13 @@ buffers:
             LG_TRY(lg__gat_memory_ext(&y->gc, m->n, nnz_g, sizeof(lg_real), 1, &gm));
             m->act_bytes += gm.activations;
         }
-        /* without dropout (p = 0) the model's forward reads each block's
-         * input in place (lg__block_forward): no copy to keep; one block
-         * alone (lg__model_block_forward) makes the buffer on first use */
-        if (m->c.dropout > 0) LG_TRY(LG_FN(lg__buf)(m, &y->drop, m->n, y->w_in, &m->act_bytes, "dropout activations"));
+        /* block 0's input dropout: a buffer of its own (gat-classic's and gcn's
+         * first input is the features, far wider than the blocks: a shared
+         * buffer as wide, made again in the backward, would add a pass over
+         * them); the others' share the model's dropin (below) */
+        if (l == 0 && m->c.dropout > 0)
+            LG_TRY(LG_FN(lg__buf)(m, &y->drop, m->n, y->w_in, &m->act_bytes, "dropout activations"));
+        if (l > 0) win_max = LG_MAX(win_max, y->w_in);
         LG_TRY(LG_FN(lg__buf)(m, &y->act, m->n, y->w_out, &m->act_bytes, "layer activations"));
         y->z = y->act;
         if (y->ln_gain >= 0) {
@@ -579,6 +600,13 @@ buffers:
         else y->out = y->z;
         if (y->pn) LG_TRY(LG_FN(lg__buf)(m, &y->pn_rstd, m->n, 1, &m->act_bytes, "PairNorm statistics"));
     }
+    /* the input dropout of the blocks after the first, one block at a time
+     * (not kept: the backward makes it again); without dropout (p = 0) the
+     * model's forward reads each block's input in place (lg__block_forward);
+     * one block alone (lg__model_block_forward) makes a buffer of its own on
+     * first use */
+    if (m->c.dropout > 0 && m->L > 1)
+        LG_TRY(LG_FN(lg__buf)(m, &m->dropin, m->n, win_max, &m->work_bytes, "dropout buffer"));
     LG_TRY(LG_FN(lg__buf)(m, &m->logits, m->r_cap, m->classes, &m->act_bytes, "logits"));
     LG_TRY(LG_FN(lg__buf)(m, &m->logp, m->r_cap, m->classes, &m->act_bytes, "log-probabilities"));
     if (m->batch) { /* the outputs of the nodes read out only */
@@ -709,13 +737,16 @@ static lg_status LG_FN(lg__block_forward)(LG_MODEL *m, int l, const lg_real *cur
     LG_FN(lg__layer) *y = &m->layer[l];
     /* the input dropout is the identity (not training, or p = 0): the model's
      * forward reads the block's input where it is (kept until the backward,
-     * which reads it there), not a copy; one block alone copies it, as the
-     * caller's input need not outlive the call */
+     * which reads it there), not a copy; otherwise it writes block 0's drop
+     * or, after block 0, the model's dropin, which the block's backward makes
+     * again from cur (lsrc); one block alone writes its drop, as the caller's
+     * input need not outlive the call */
     const int ident = !training || m->c.dropout == 0.0;
-    y->lin = y->drop;
-    if (fused && ident) y->lin = cur;
-    else if (!(fused && l > 0 && LG_FN(lg__fwd_fused)(m, l - 1)))
-        LG_CHECK(LG_FN(lg_dropout_forward)(y->drop, cur, n * y->w_in, m->c.dropout, seed, LG_FN(lg__ctr)(epoch, l, 0),
+    lg_real *dst = fused && l > 0 ? m->dropin : y->drop;
+    y->lin = fused && ident ? cur : dst;
+    y->lsrc = cur;
+    if (!(fused && ident) && !(fused && l > 0 && LG_FN(lg__fwd_fused)(m, l - 1)))
+        LG_CHECK(LG_FN(lg_dropout_forward)(dst, cur, n * y->w_in, m->c.dropout, seed, LG_FN(lg__ctr)(epoch, l, 0),
                                            training));
     const lg_real *lin = y->lin;
     if (y->cos) { /* out = cur + alpha (*) SCSA(CenterNorm(drop)) */
@@ -738,8 +769,8 @@ static lg_status LG_FN(lg__block_forward)(LG_MODEL *m, int l, const lg_real *cur
     if (y->ln)
         LG_CHECK(LG_FN(lg_layernorm_forward)(y->ln, y->ln_mean, y->ln_rstd, y->act, m->params + y->ln_gain,
                                              m->params + y->ln_bias, n, y->w_out));
-    if (fused && !ident && LG_FN(lg__fwd_fused)(m, l)) /* and block l + 1's input dropout */
-        return LG_FN(lg_elu_dropout_forward)(y->z, m->layer[l + 1].drop, n * y->w_out, m->c.dropout, seed,
+    if (fused && !ident && LG_FN(lg__fwd_fused)(m, l)) /* and block l + 1's input dropout (its lin is dropin) */
+        return LG_FN(lg_elu_dropout_forward)(y->z, m->dropin, n * y->w_out, m->c.dropout, seed,
                                              LG_FN(lg__ctr)(epoch, l + 1, 0), training);
     if (y->actf == LG__ACT_ELU) LG_CHECK(LG_FN(lg_elu_forward)(y->z, y->z, n * y->w_out));
     if (y->actf == LG__ACT_RELU) LG_CHECK(LG_FN(lg_relu_forward)(y->z, y->z, n * y->w_out));
@@ -905,6 +936,9 @@ static lg_status LG_FN(lg__block_backward)(LG_MODEL *m, int l, lg_real *dcur, lg
     const lg_idx n = m->n;
     LG_FN(lg__layer) *y = &m->layer[l];
     const size_t out_sz = sizeof(lg_real) * (size_t)(n * y->w_out), in_sz = sizeof(lg_real) * (size_t)(n * y->w_in);
+    if (m->dropin && y->lin == m->dropin) /* the forward's dropped input, the same bits from the same input */
+        LG_CHECK(LG_FN(lg_dropout_forward)(m->dropin, y->lsrc, n * y->w_in, m->c.dropout, seed,
+                                           LG_FN(lg__ctr)(epoch, l, 0), training));
     if (y->cos) { /* back through out = cur + alpha (*) SCSA(CenterNorm(dropout(cur))) */
         memset(m->buf[3], 0, out_sz);
         LG_CHECK(LG_FN(lg_wresidual_backward)(NULL, m->buf[3], m->grads + y->alpha, dcur, y->act,
