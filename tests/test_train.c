@@ -189,6 +189,13 @@ static void test_model_no_dropout(void **state) {
     assert_ok(lg_trainer_estimate(&mc, &tc, dense, &without));
     assert_int_equal(with.activations - without.activations, sizeof(float) * 14 * 8);
     assert_int_equal(with.workspace - without.workspace, sizeof(float) * 14 * 16);
+    /* at 2 layers a shared buffer would spare nothing: each block keeps its own */
+    mc.layers = 2;
+    assert_ok(lg_trainer_estimate(&mc, &tc, dense, &without));
+    mc.dropout = 0.6;
+    assert_ok(lg_trainer_estimate(&mc, &tc, dense, &with));
+    assert_int_equal(with.activations - without.activations, sizeof(float) * 14 * (8 + 16));
+    assert_int_equal(with.workspace, without.workspace);
     lg_dataset_free(dense);
     lg_dataset_free(sparse);
 }

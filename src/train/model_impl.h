@@ -50,14 +50,14 @@ typedef struct {
                              ReLU (gcn, gin: all but the last; gcnii: all), none (ggnn) */
     int pn;               /* PairNorm after it (not after gcn's last: logits)  */
     int residual;         /* out = z + input                                  */
-    lg_real *drop;        /* n x w_in   dropout(input): block 0's (p > 0), and
-                             any block's alone (lg__model_block_forward,
+    lg_real *drop;        /* n x w_in   dropout(input) (p > 0) of a block that
+                             does not share m->dropin (lg__drop_shared), and
+                             of any block alone (lg__model_block_forward,
                              made on first use); else NULL                    */
     const lg_real *lin;   /* the layer's input in the last forward: drop, or,
-                             in the model's forward, after block 0 the shared
-                             m->dropin (training, p > 0), and when the dropout
-                             is the identity the block's input itself (no
-                             copy)                                            */
+                             in the model's forward, m->dropin where shared
+                             (training, p > 0), and when the dropout is the
+                             identity the block's input itself (no copy)     */
     const lg_real *lsrc;  /* the block's input in the last forward: what its
                              dropout read (the block before's out, or h0),
                              from which the backward makes m->dropin again   */
@@ -100,15 +100,17 @@ struct LG_MODEL {
     lg_real *xdrop;        /* n x f: dropout(X) (io_drop)                      */
     lg_real *odrop;        /* n x w_last: dropout(cur) before the output linear (io_drop) */
     lg_real *h0;           /* n x hid (or = xd for gat-classic and gcn)        */
-    lg_real *dropin;       /* n x the widest input of a block after the first:
-                              their input dropout in the model's forward
-                              (training, p > 0), one block's at a time, made
-                              again from its input (the layer's lsrc) before
-                              the block's backward reads it: the mask is a
-                              hash of the element's index, so the bits are
-                              the forward's (not kept per block: DeepGAT 30
-                              keeps 20 MiB less, bench/README.md); NULL
-                              without dropout or with one block              */
+    lg_real *dropin;       /* n x the widest input of the blocks that share it
+                              (lg__drop_shared: all but the first, in a model
+                              of three blocks or more): their input dropout
+                              in the model's forward (training, p > 0), one
+                              block's at a time, made again from its input
+                              (the layer's lsrc) before the block's backward
+                              reads it: the mask is a hash of the element's
+                              index, so the bits are the forward's (not kept
+                              per block: DeepGAT 30 keeps 20 MiB less,
+                              bench/README.md); NULL without dropout or with
+                              two blocks or fewer                            */
     lg_real *dh0;          /* n x hid: gcnii's gradient of h0 over the layers (or NULL) */
     lg_real *logits, *logp; /* n x classes                                     */
     lg_real *buf[5];       /* backward scratch, n x maxw each: [0], [1]
@@ -258,6 +260,14 @@ static int LG_FN(lg__bwd_fused)(const LG_MODEL *m, int l) {
     return l + 1 < m->L && m->layer[l].actf == LG__ACT_ELU && LG_FN(lg__block_in_place)(&m->layer[l + 1], 1) &&
            LG_FN(lg__block_in_place)(&m->layer[l], LG_FN(lg__need_din)(m, l));
 }
+
+/* 1 if block l's input dropout writes the model's shared dropin, which its
+ * backward writes again (training, p > 0): every block's after the first, when
+ * the model has three blocks or more. Block 0's input is gat-classic's and
+ * gcn's features, far wider than the blocks (a shared buffer as wide would be
+ * a pass over them in the backward), and in a model of two blocks the shared
+ * buffer would spare no memory. */
+static int LG_FN(lg__drop_shared)(const LG_MODEL *m, int l) { return l > 0 && m->L > 2; }
 
 /* Directed edges of g once self-loops are added (add) or removed. O(nnz). */
 static lg_idx LG_FN(lg__loops_nnz)(const lg_graph *g, int add) {
@@ -581,13 +591,11 @@ buffers:
             LG_TRY(lg__gat_memory_ext(&y->gc, m->n, nnz_g, sizeof(lg_real), 1, &gm));
             m->act_bytes += gm.activations;
         }
-        /* block 0's input dropout: a buffer of its own (gat-classic's and gcn's
-         * first input is the features, far wider than the blocks: a shared
-         * buffer as wide, made again in the backward, would add a pass over
-         * them); the others' share the model's dropin (below) */
-        if (l == 0 && m->c.dropout > 0)
+        /* the block's input dropout: a buffer of its own, or the model's
+         * dropin (below; lg__drop_shared) */
+        if (LG_FN(lg__drop_shared)(m, l)) win_max = LG_MAX(win_max, y->w_in);
+        else if (m->c.dropout > 0)
             LG_TRY(LG_FN(lg__buf)(m, &y->drop, m->n, y->w_in, &m->act_bytes, "dropout activations"));
-        if (l > 0) win_max = LG_MAX(win_max, y->w_in);
         LG_TRY(LG_FN(lg__buf)(m, &y->act, m->n, y->w_out, &m->act_bytes, "layer activations"));
         y->z = y->act;
         if (y->ln_gain >= 0) {
@@ -600,12 +608,12 @@ buffers:
         else y->out = y->z;
         if (y->pn) LG_TRY(LG_FN(lg__buf)(m, &y->pn_rstd, m->n, 1, &m->act_bytes, "PairNorm statistics"));
     }
-    /* the input dropout of the blocks after the first, one block at a time
-     * (not kept: the backward makes it again); without dropout (p = 0) the
-     * model's forward reads each block's input in place (lg__block_forward);
-     * one block alone (lg__model_block_forward) makes a buffer of its own on
+    /* the input dropout of the blocks that share it, one block at a time (not
+     * kept: the backward makes it again); without dropout (p = 0) the model's
+     * forward reads each block's input in place (lg__block_forward); one
+     * block alone (lg__model_block_forward) makes a buffer of its own on
      * first use */
-    if (m->c.dropout > 0 && m->L > 1)
+    if (m->c.dropout > 0 && win_max > 0)
         LG_TRY(LG_FN(lg__buf)(m, &m->dropin, m->n, win_max, &m->work_bytes, "dropout buffer"));
     LG_TRY(LG_FN(lg__buf)(m, &m->logits, m->r_cap, m->classes, &m->act_bytes, "logits"));
     LG_TRY(LG_FN(lg__buf)(m, &m->logp, m->r_cap, m->classes, &m->act_bytes, "log-probabilities"));
@@ -737,12 +745,12 @@ static lg_status LG_FN(lg__block_forward)(LG_MODEL *m, int l, const lg_real *cur
     LG_FN(lg__layer) *y = &m->layer[l];
     /* the input dropout is the identity (not training, or p = 0): the model's
      * forward reads the block's input where it is (kept until the backward,
-     * which reads it there), not a copy; otherwise it writes block 0's drop
-     * or, after block 0, the model's dropin, which the block's backward makes
-     * again from cur (lsrc); one block alone writes its drop, as the caller's
-     * input need not outlive the call */
+     * which reads it there), not a copy; otherwise it writes the block's drop
+     * or the model's dropin (lg__drop_shared), which the block's backward
+     * makes again from cur (lsrc); one block alone writes its drop, as the
+     * caller's input need not outlive the call */
     const int ident = !training || m->c.dropout == 0.0;
-    lg_real *dst = fused && l > 0 ? m->dropin : y->drop;
+    lg_real *dst = fused && LG_FN(lg__drop_shared)(m, l) ? m->dropin : y->drop;
     y->lin = fused && ident ? cur : dst;
     y->lsrc = cur;
     if (!(fused && ident) && !(fused && l > 0 && LG_FN(lg__fwd_fused)(m, l - 1)))
@@ -769,8 +777,9 @@ static lg_status LG_FN(lg__block_forward)(LG_MODEL *m, int l, const lg_real *cur
     if (y->ln)
         LG_CHECK(LG_FN(lg_layernorm_forward)(y->ln, y->ln_mean, y->ln_rstd, y->act, m->params + y->ln_gain,
                                              m->params + y->ln_bias, n, y->w_out));
-    if (fused && !ident && LG_FN(lg__fwd_fused)(m, l)) /* and block l + 1's input dropout (its lin is dropin) */
-        return LG_FN(lg_elu_dropout_forward)(y->z, m->dropin, n * y->w_out, m->c.dropout, seed,
+    if (fused && !ident && LG_FN(lg__fwd_fused)(m, l)) /* and block l + 1's input dropout (where its lin is) */
+        return LG_FN(lg_elu_dropout_forward)(y->z, LG_FN(lg__drop_shared)(m, l + 1) ? m->dropin : m->layer[l + 1].drop,
+                                             n * y->w_out, m->c.dropout, seed,
                                              LG_FN(lg__ctr)(epoch, l + 1, 0), training);
     if (y->actf == LG__ACT_ELU) LG_CHECK(LG_FN(lg_elu_forward)(y->z, y->z, n * y->w_out));
     if (y->actf == LG__ACT_RELU) LG_CHECK(LG_FN(lg_relu_forward)(y->z, y->z, n * y->w_out));
