@@ -828,6 +828,16 @@ PY
   stopped_by TERM 143 terminated "$tmp/s.ckpt" SIGTERM
   run train --trees 3 --trees-count 200 --layers 2 --hidden 8 --epochs 1 --resume "$tmp/s.ckpt"
   expect_rc 0 "resume after SIGTERM"
+  # a --save checked at the start that fails at the end (its directory removed
+  # during the run): exit 1, not the signal's 143, with the reason
+  mkdir -p "$tmp/gone"
+  "$bin" train --trees 3 --trees-count 200 --layers 2 --hidden 8 --epochs 1000000 --save "$tmp/gone/x.ckpt" \
+      >"$tmp/out" 2>"$tmp/err" & pid=$!
+  sleep 2; rm -rf "$tmp/gone"; kill -TERM $pid; wait $pid; st=$?
+  [ $st = 1 ] || fail "--save into a directory removed during the run: exit $st, expected 1: $(tail -c 300 "$tmp/err")"
+  grep -q "terminated: stopped after epoch" "$tmp/err" && grep -q -- "--save $tmp/gone/x.ckpt: cannot create" "$tmp/err" ||
+    fail "late --save failure: no stop at an epoch's end, or no reason: $(tail -c 300 "$tmp/err")"
+  echo "a --save that fails at the end: exit 1 and the reason"
   # SIGHUP (the terminal closed) the same, status 129; it ended the process mid-epoch
   stopped_by HUP 129 "hung up" "$tmp/h.ckpt" SIGHUP
   # a signal ignored when lipgnn started stays ignored: SIGINT in a script's
