@@ -1215,7 +1215,7 @@ lg_status LG_FN(lg__model_block_forward)(LG_MODEL *m, int l, const lg_real *in, 
         return lg__error(LG_EINVAL, "lg__model_block_forward: bad argument (layer %d)", l);
     LG_FN(lg__layer) *y = &m->layer[l];
     if (in == y->out || in == y->drop) return lg__error(LG_EINVAL, "lg__model_block_forward: input aliases the model's");
-    if (!y->drop) { /* a model without dropout: the copy of the input the backward reads */
+    if (!y->drop) { /* no buffer of its own (no dropout, or dropin shared): the copy of the input the backward reads */
         const lg_idx rows = m->batch ? m->n_cap : m->n;
         y->drop = lg__calloc((size_t)(rows * y->w_in > 0 ? rows * y->w_in : 1), sizeof(lg_real));
         if (!y->drop) return lg__nomem("dropout activations");
