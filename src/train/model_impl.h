@@ -558,7 +558,7 @@ buffers:
         st = lg__nomem("attention layers' backward workspace");
         goto fail;
     }
-    lg_idx win_max = 0; /* the widest block input */
+    lg_idx win_max = 0; /* the widest input of the blocks that share dropin */
     for (int l = 0; l < m->L; l++) {
         LG_FN(lg__layer) *y = &m->layer[l];
         if (y->cos) {
