@@ -1338,25 +1338,16 @@ static void test_misuse(void **state) {
     prob_free(&pr);
 }
 
-/* A wrong transpose of the right sizes whose rows are mis-split: g (n = 3)
- * has node 0 sending to 1 and 2 (rows 1 = [0] and 2 = [0]), so gT's row 0 is
- * [1, 2]. The fake p = [0, 1, 2, 2], j = [1, 2] is a valid CSR with g's n and
- * nnz, and a walk of per-row cursors that ignored where each row ends would
- * read 1 then 2 from row 0's cursor and accept it; the backward must bound
- * each cursor by its row's end and refuse it (LG_EINVAL naming the transpose),
- * while taking the real transpose. The check is the attention layers' shared
+/* A wrong transpose of the right sizes whose rows are mis-split
+ * (lg_test_misplit): the backward must bound each cursor by its row's end and
+ * refuse it (LG_EINVAL naming the transpose), while taking the real transpose. The check is the attention layers' shared
  * one (lg__att_tmap_pick, lg__graph_transpose_map: test_graph tests it
  * directly); this is it seen from a layer. */
 static void test_transpose_mis_split(void **state) {
     (void)state;
-    const lg_idx src[] = {0, 0}, dst[] = {1, 2};
-    lg_graph *g = NULL, *gT = NULL;
-    assert_ok(lg_graph_from_edges(&g, 3, 2, src, dst, 0));
-    assert_ok(lg_graph_transpose(g, &gT));
-    lg_idx fp[] = {0, 1, 2, 2}, fj[] = {1, 2};
-    const lg_graph fake = {3, 2, fp, fj};
-    assert_ok(lg_graph_check(&fake));
-    assert_memory_not_equal(fake.p, gT->p, sizeof fp);
+    lg_test_misplit ms;
+    lg_test_misplit_init(&ms);
+    const lg_graph *g = ms.g, *gT = ms.gT, *fake = &ms.fake;
     lg_gat_config cfg = lg_gat_config_default(2, 2, 2);
     lg_gat_layout lay;
     assert_ok(lg_gat_layout_get(&cfg, &lay));
@@ -1372,14 +1363,13 @@ static void test_transpose_mis_split(void **state) {
         lg_gat_cache *c = NULL;
         assert_ok(lg_gat_cache_init_f64(&c, &cfg, n, g->nnz));
         assert_ok(lg_gat_forward_f64(out, c, in, prm, g, &cfg, 0, 0, 0));
-        assert_int_equal(lg_gat_backward_f64(din, dp, dout, c, in, prm, g, &fake, &cfg), LG_EINVAL);
+        assert_int_equal(lg_gat_backward_f64(din, dp, dout, c, in, prm, g, fake, &cfg), LG_EINVAL);
         assert_non_null(strstr(lg_last_error(), "transpose"));
         assert_ok(lg_gat_backward_f64(din, dp, dout, c, in, prm, g, gT, &cfg));
         lg_gat_cache_free(c);
         free(in), free(prm), free(out), free(dout), free(din), free(dp);
     }
-    lg_graph_free(g);
-    lg_graph_free(gT);
+    lg_test_misplit_free(&ms);
 }
 
 /* One attempt of the sweep: an f32 cache of the config for 50 nodes, 300 edges. */

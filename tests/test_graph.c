@@ -273,24 +273,17 @@ static void test_stats(void **state) {
 }
 
 /* The transpose check every attention backward makes (lg__graph_transpose_map)
- * bounds each row's cursor by the row's end: g (n = 3) has node 0 sending to
- * 1 and 2, so gT's row 0 is [1, 2]; the fake p = [0, 1, 2, 2], j = [1, 2] is a
- * valid CSR of g's sizes whose rows are mis-split, and a cursor that ran past
- * row 0's end into row 1 read 1 then 2 and took it (test_gat sees it from a
- * layer). */
+ * bounds each row's cursor by the row's end: a cursor that ran past row 0's
+ * end into row 1 took the mis-split transpose of lg_test_misplit (test_gat
+ * sees it from a layer). */
 static void test_transpose_map_rows(void **state) {
     (void)state;
-    const lg_idx src[] = {0, 0}, dst[] = {1, 2};
-    lg_graph *g = NULL, *gT = NULL;
-    assert_ok(lg_graph_from_edges(&g, 3, 2, src, dst, 0));
-    assert_ok(lg_graph_transpose(g, &gT));
-    lg_idx fp[] = {0, 1, 2, 2}, fj[] = {1, 2}, tnext[3];
-    const lg_graph fake = {3, 2, fp, fj};
-    assert_ok(lg_graph_check(&fake));
-    assert_false(lg__graph_transpose_map(NULL, NULL, tnext, g, &fake));
-    assert_true(lg__graph_transpose_map(NULL, NULL, tnext, g, gT));
-    lg_graph_free(g);
-    lg_graph_free(gT);
+    lg_test_misplit ms;
+    lg_test_misplit_init(&ms);
+    lg_idx tnext[3];
+    assert_false(lg__graph_transpose_map(NULL, NULL, tnext, ms.g, &ms.fake));
+    assert_true(lg__graph_transpose_map(NULL, NULL, tnext, ms.g, ms.gT));
+    lg_test_misplit_free(&ms);
 }
 
 /* The symmetry check (the transpose map's cursor walk over (g, g)): an edge

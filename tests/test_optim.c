@@ -86,13 +86,22 @@ static void test_adam_isa_variants_bitwise(void **state) {
     if (compared < 3) print_message("test_adam_isa_variants_bitwise: %d of 3 variants run on this CPU\n", compared);
 }
 
+/* Threshold 1e3, growth 100 over 5 epochs. */
+static const lg_explode_opts explode_opts = {1e3, 100, 5};
+
+/* A detector of 2 layers (explode_opts) fed epochs 0..19 with both layers'
+ * norms at v, none of which fires. */
+static void explode_steady(lg_explode *d, double n[2], double v) {
+    assert_ok(lg__explode_init(d, 2, &explode_opts));
+    n[0] = n[1] = v;
+    for (long e = 0; e < 20; e++) assert_int_equal(lg__explode_observe(d, e, 1.0, -1, n), 0);
+}
+
 static void test_explode(void **state) {
     (void)state;
     lg_explode d;
-    lg_explode_opts o = {1e3, 100, 5};
-    assert_ok(lg__explode_init(&d, 2, &o));
-    double n[2] = {1, 1};
-    for (long e = 0; e < 20; e++) assert_int_equal(lg__explode_observe(&d, e, 1.0, -1, n), 0);
+    double n[2];
+    explode_steady(&d, n, 1);
     n[1] = 999;
     assert_int_equal(lg__explode_observe(&d, 20, 1.0, -1, n), 1); /* 999x growth in 5 epochs */
     assert_int_equal(d.epoch, 20);
@@ -102,7 +111,7 @@ static void test_explode(void **state) {
     assert_int_equal(lg__explode_observe(&d, 21, 1.0, -1, n), 0); /* reported once */
     lg__explode_destroy(&d);
 
-    assert_ok(lg__explode_init(&d, 2, &o));
+    assert_ok(lg__explode_init(&d, 2, &explode_opts));
     n[0] = 1; n[1] = 1;
     assert_int_equal(lg__explode_observe(&d, 0, 1.0, -1, n), 0);
     n[0] = 2e3; /* above the threshold */
@@ -111,28 +120,28 @@ static void test_explode(void **state) {
     lg__explode_destroy(&d);
 
     /* several layers above the threshold: the largest is named, with their count (the lowest was) */
-    assert_ok(lg__explode_init(&d, 4, &o));
+    assert_ok(lg__explode_init(&d, 4, &explode_opts));
     double m4[4] = {2e3, 1, 5e3, 3e3};
     assert_int_equal(lg__explode_observe(&d, 0, 1.0, -1, m4), 1);
     assert_int_equal(d.layer, 2);
     assert_string_equal(d.reason, "gradient norm of layer 2 is 5e+03 > threshold 1e+03 (the largest of 3 layers above it)");
     lg__explode_destroy(&d);
     /* a norm that is not finite comes before one above the threshold, whatever their layers */
-    assert_ok(lg__explode_init(&d, 4, &o));
+    assert_ok(lg__explode_init(&d, 4, &explode_opts));
     m4[3] = INFINITY;
     assert_int_equal(lg__explode_observe(&d, 0, 1.0, -1, m4), 1);
     assert_int_equal(d.layer, 3);
     assert_string_equal(d.reason, "gradient norm of layer 3 is not finite (inf)");
     lg__explode_destroy(&d);
 
-    assert_ok(lg__explode_init(&d, 2, &o));
+    assert_ok(lg__explode_init(&d, 2, &explode_opts));
     n[0] = 1;
     assert_int_equal(lg__explode_observe(&d, 0, -NAN, -1, n), 1);
     assert_int_equal(d.layer, -1);
     assert_string_equal(d.reason, "loss is nan"); /* not "-nan" */
     lg__explode_destroy(&d);
     /* a gradient norm that is not finite, the loss finite */
-    assert_ok(lg__explode_init(&d, 2, &o));
+    assert_ok(lg__explode_init(&d, 2, &explode_opts));
     n[0] = 1; n[1] = -NAN;
     assert_int_equal(lg__explode_observe(&d, 0, 1.0, -1, n), 1);
     assert_int_equal(d.layer, 1);
@@ -140,7 +149,7 @@ static void test_explode(void **state) {
     lg__explode_destroy(&d);
     /* a non-finite loss traced to layer 1: reported with that layer */
     n[1] = 1;
-    assert_ok(lg__explode_init(&d, 2, &o));
+    assert_ok(lg__explode_init(&d, 2, &explode_opts));
     assert_int_equal(lg__explode_observe(&d, 0, 1.0, -1, n), 0);
     assert_int_equal(lg__explode_observe(&d, 1, INFINITY, 1, n), 1);
     assert_int_equal(d.epoch, 1);
@@ -148,19 +157,19 @@ static void test_explode(void **state) {
     assert_string_equal(d.reason, "loss is inf: the output of layer 1 is the first not finite");
     lg__explode_destroy(&d);
 
-    assert_ok(lg__explode_init(&d, 1, &o));
+    assert_ok(lg__explode_init(&d, 1, &explode_opts));
     double slow = 1; /* slow steady growth, 2x per window: never flagged */
     for (long e = 0; e < 40; e++, slow *= pow(2.0, 1.0 / 5)) assert_int_equal(lg__explode_observe(&d, e, 1.0, -1, &slow), 0);
     lg__explode_destroy(&d);
 
     /* growth from vanishing gradients (below threshold / growth = 10 when it
      * ends) is not an explosion; the same growth ending at 11 is */
-    assert_ok(lg__explode_init(&d, 1, &o));
+    assert_ok(lg__explode_init(&d, 1, &explode_opts));
     double tiny = 3e-25;
     for (long e = 0; e < 20; e++, tiny *= 10) /* up to 3e-6 */
         assert_int_equal(lg__explode_observe(&d, e, 1.0, -1, &tiny), 0);
     lg__explode_destroy(&d);
-    assert_ok(lg__explode_init(&d, 1, &o));
+    assert_ok(lg__explode_init(&d, 1, &explode_opts));
     double x = 0.1;
     for (long e = 0; e < 5; e++) assert_int_equal(lg__explode_observe(&d, e, 1.0, -1, &x), 0);
     x = 9.9; /* 99x: not enough growth */
@@ -183,10 +192,8 @@ static void test_explode(void **state) {
 static void test_explode_threshold_strict(void **state) {
     (void)state;
     lg_explode d;
-    lg_explode_opts o = {1e3, 100, 5};
-    assert_ok(lg__explode_init(&d, 2, &o));
-    double n[2] = {1e3, 1e3};
-    for (long e = 0; e < 20; e++) assert_int_equal(lg__explode_observe(&d, e, 1.0, -1, n), 0);
+    double n[2];
+    explode_steady(&d, n, 1e3);
     assert_int_equal(d.fired, 0);
     n[1] = nextafter(1e3, INFINITY);
     assert_int_equal(lg__explode_observe(&d, 20, 1.0, -1, n), 1);

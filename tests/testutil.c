@@ -306,6 +306,23 @@ void lg_test_dataset_split_thirds(lg_dataset *ds, lg_idx n) {
     ds->graph_ptr[1] = n;
 }
 
+void lg_test_misplit_init(lg_test_misplit *m) {
+    const lg_idx src[] = {0, 0}, dst[] = {1, 2}, fp[] = {0, 1, 2, 2}, fj[] = {1, 2};
+    m->g = m->gT = NULL;
+    assert_ok(lg_graph_from_edges(&m->g, 3, 2, src, dst, 0));
+    assert_ok(lg_graph_transpose(m->g, &m->gT));
+    memcpy(m->fp, fp, sizeof fp);
+    memcpy(m->fj, fj, sizeof fj);
+    m->fake = (lg_graph){3, 2, m->fp, m->fj};
+    assert_ok(lg_graph_check(&m->fake));
+    assert_memory_not_equal(m->fake.p, m->gT->p, sizeof fp);
+}
+
+void lg_test_misplit_free(lg_test_misplit *m) {
+    lg_graph_free(m->g);
+    lg_graph_free(m->gT);
+}
+
 void lg_test_symmetrize(lg_dataset *ds) {
     const lg_graph *g = ds->graph;
     lg_idx *src = malloc(sizeof(lg_idx) * (size_t)(g->nnz + 1)), *dst = malloc(sizeof(lg_idx) * (size_t)(g->nnz + 1));

@@ -172,6 +172,21 @@ lg_dataset *lg_test_random_dataset(lg_idx n, lg_idx d, int c, int sparse, uint64
 /* ds's graph made symmetric: every edge i -> j gains its j -> i. */
 void lg_test_symmetrize(lg_dataset *ds);
 
+/* A wrong transpose of the right sizes whose rows are mis-split, for the
+ * transpose checks (test_graph directly, test_gat from a layer): g (n = 3)
+ * has node 0 sending to 1 and 2 (rows 1 = [0] and 2 = [0]), so gT's row 0 is
+ * [1, 2]; fake (p = [0, 1, 2, 2], j = [1, 2]) is a valid CSR of g's n and nnz,
+ * unlike gT, which a walk of per-row cursors that ignored where each row ends
+ * would read 1 then 2 from row 0's cursor and take. fake points into the
+ * struct's own arrays: initialise it in place, do not copy it. */
+typedef struct lg_test_misplit {
+    lg_graph *g, *gT; /* g and its real transpose                  */
+    lg_graph fake;    /* the mis-split one (p = fp, j = fj)         */
+    lg_idx fp[4], fj[2];
+} lg_test_misplit;
+void lg_test_misplit_init(lg_test_misplit *m);
+void lg_test_misplit_free(lg_test_misplit *m);
+
 /* The whole-model finite-difference check (double model of src/train/model.h).
  * Moves every parameter of the built model m off its initial value by
  * 0.1 (U[0,1) - 0.5) drawn from r, then compares the backward's gradient of

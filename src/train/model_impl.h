@@ -108,7 +108,7 @@ struct LG_MODEL {
                               (the layer's lsrc) before the block's backward
                               reads it: the mask is a hash of the element's
                               index, so the bits are the forward's (not kept
-                              per block: DeepGAT 30 keeps 20 MiB less,
+                              per block: DeepGAT 30 keeps 19 MiB less,
                               bench/README.md); NULL without dropout or with
                               two blocks or fewer                            */
     lg_real *dh0;          /* n x hid: gcnii's gradient of h0 over the layers (or NULL) */
