@@ -1572,7 +1572,9 @@ static void test_elu_backward_inplace(void **state) {
 
 /* The fused ELU + dropout forward and its in-place backward give the bits of
  * the two operations in turn (lg_elu_forward then lg_dropout_forward;
- * lg_dropout_forward in place then lg_elu_backward_inplace): every
+ * lg_dropout_forward in place then lg_elu_backward_inplace), and the
+ * backward that makes the dropped copy again those bits and the forward's
+ * copy (lg_dropout_elu_backward_remake; into d3, first filled with 7s): every
  * instruction-set variant, both precisions, training with two rates, p = 0
  * and evaluation; values with zeros, huge negatives, subnormals and a NaN. */
 #define LG_TEST_ELU_DROP(T, SFX, N, X, G, P, TRAIN, CTR)                                              \
@@ -1580,7 +1582,8 @@ static void test_elu_backward_inplace(void **state) {
         T *z1 = malloc(sizeof(T) * (size_t)(N)), *z2 = malloc(sizeof(T) * (size_t)(N));              \
         T *d1 = malloc(sizeof(T) * (size_t)(N)), *d2 = malloc(sizeof(T) * (size_t)(N));              \
         T *g1 = malloc(sizeof(T) * (size_t)(N)), *g2 = malloc(sizeof(T) * (size_t)(N));              \
-        assert_true(z1 && z2 && d1 && d2 && g1 && g2);                                               \
+        T *g3 = malloc(sizeof(T) * (size_t)(N)), *d3 = malloc(sizeof(T) * (size_t)(N));              \
+        assert_true(z1 && z2 && d1 && d2 && g1 && g2 && g3 && d3);                                   \
         memcpy(z1, X, sizeof(T) * (size_t)(N));                                                      \
         memcpy(z2, X, sizeof(T) * (size_t)(N));                                                      \
         assert_ok(lg_elu_forward_##SFX(z1, z1, N));                                                  \
@@ -1594,7 +1597,12 @@ static void test_elu_backward_inplace(void **state) {
         assert_ok(lg_elu_backward_inplace_##SFX(g1, z1, N));                                         \
         assert_ok(lg_dropout_elu_backward_inplace_##SFX(g2, z1, N, P, 31, CTR, TRAIN));              \
         assert_memory_equal(g1, g2, sizeof(T) * (size_t)(N));                                        \
-        free(z1), free(z2), free(d1), free(d2), free(g1), free(g2);                                  \
+        memcpy(g3, G, sizeof(T) * (size_t)(N));                                                      \
+        for (lg_idx k_ = 0; k_ < (N); k_++) d3[k_] = 7;                                              \
+        assert_ok(lg_dropout_elu_backward_remake_##SFX(g3, d3, z1, N, P, 31, CTR, TRAIN));           \
+        assert_memory_equal(g1, g3, sizeof(T) * (size_t)(N));                                        \
+        assert_memory_equal(d1, d3, sizeof(T) * (size_t)(N));                                        \
+        free(z1), free(z2), free(d1), free(d2), free(g1), free(g2), free(g3), free(d3);              \
     } while (0)
 
 static void test_elu_dropout_fused(void **state) {
@@ -1643,6 +1651,20 @@ static void test_elu_dropout_fused(void **state) {
     assert_int_equal(lg_dropout_elu_backward_inplace_f64(gd, xd, -2, 0.5, 1, 1, 1), LG_EINVAL);
     assert_ok(lg_elu_dropout_forward_f32(NULL, NULL, 0, 0.5, 1, 1, 1));
     assert_ok(lg_dropout_elu_backward_inplace_f64(NULL, NULL, 0, 0.5, 1, 1, 1));
+    /* the remaking backward: each pair of its three arrays apart, none NULL, the rate */
+    float *df = malloc(sizeof(float) * (size_t)n);
+    double *dd = malloc(sizeof(double) * (size_t)n);
+    assert_true(df && dd);
+    assert_int_equal(lg_dropout_elu_backward_remake_f32(gf, gf + 9, xf, 100, 0.5, 1, 1, 1), LG_EINVAL);
+    assert_int_equal(lg_dropout_elu_backward_remake_f32(gf, df, df + 50, 100, 0.5, 1, 1, 1), LG_EINVAL);
+    assert_int_equal(lg_dropout_elu_backward_remake_f32(gf, df, gf + 99, 100, 0.5, 1, 1, 1), LG_EINVAL);
+    assert_int_equal(lg_dropout_elu_backward_remake_f32(gf, NULL, xf, 100, 0.5, 1, 1, 1), LG_EINVAL);
+    assert_int_equal(lg_dropout_elu_backward_remake_f64(NULL, dd, xd, 100, 0.5, 1, 1, 1), LG_EINVAL);
+    assert_int_equal(lg_dropout_elu_backward_remake_f64(gd, dd, NULL, 100, 0.5, 1, 1, 1), LG_EINVAL);
+    assert_int_equal(lg_dropout_elu_backward_remake_f64(gd, dd, xd, 10, 1.5, 1, 1, 1), LG_EINVAL);
+    assert_int_equal(lg_dropout_elu_backward_remake_f64(gd, dd, xd, -1, 0.5, 1, 1, 1), LG_EINVAL);
+    assert_ok(lg_dropout_elu_backward_remake_f32(NULL, NULL, NULL, 0, 0.5, 1, 1, 1));
+    free(df), free(dd);
     free(xf), free(gf), free(xd), free(gd);
 }
 

@@ -195,6 +195,17 @@ lg_status lg_dropout_elu_backward_inplace_f32(float *g, const float *z, lg_idx c
 lg_status lg_dropout_elu_backward_inplace_f64(double *g, const double *z, lg_idx count, double p, uint64_t seed,
                                               uint64_t counter, int training);
 
+/* The backward in place above and, in the same pass, d = the forward's
+ * dropped copy made again: the bits of lg_dropout_elu_backward_inplace(g, z,
+ * ...) and lg_dropout_forward(d, z, ...) with the same (p, seed, counter,
+ * training), the mask computed once for both (a model's backward that keeps
+ * no dropped copy makes it so for the layer that reads it). g, d and z must
+ * not overlap (LG_EINVAL). O(count). */
+lg_status lg_dropout_elu_backward_remake_f32(float *g, float *d, const float *z, lg_idx count, double p,
+                                             uint64_t seed, uint64_t counter, int training);
+lg_status lg_dropout_elu_backward_remake_f64(double *g, double *d, const double *z, lg_idx count, double p,
+                                             uint64_t seed, uint64_t counter, int training);
+
 /* ------------------------------------------------------------------------- */
 /* PairNorm (Zhao & Akoglu 2020), per graph of a batch                        */
 /* ------------------------------------------------------------------------- */

@@ -45,6 +45,20 @@ typedef struct lg__att_tmap {
                                these two graphs (a model's own full graph)    */
 } lg__att_tmap;
 
+/* A step of a backward's caller run between the layer's two last products:
+ * after its input gradient d_in is complete and before the product of its
+ * weights' gradient reads its input. A model whose blocks keep no dropped
+ * copy of their input makes it again there, in the pass that takes d_in
+ * through the block before's dropout and ELU backward
+ * (lg_dropout_elu_backward_remake). Set for one backward call
+ * (lg__<layer>_cache_set_mid) and cleared by the caller after it; without
+ * one (fn NULL), dW's product runs first, as the layers' contracts allow d_in
+ * to alias in. The step's error ends the backward with it. */
+typedef struct lg__att_mid {
+    lg_status (*fn)(void *ctx); /* NULL: none */
+    void *ctx;                  /* its argument */
+} lg__att_mid;
+
 /* One entry of a layer's buffer table: the void * field `field` of the cache
  * struct `type`, of kind (LG__ATT_ACT / LG__ATT_WORK), element type idx
  * (LG__ATT_REAL / LG__ATT_IDX / LG__ATT_EPOS) and count elements, appended at
@@ -63,6 +77,7 @@ typedef struct lg__att_tmap {
     int lent_map;      /* 1: no edge map (tpos, ...) of its own: the backward uses the one
                           lent to it (lg__<layer>_cache_lend_tmap)                       */               \
     lg__att_tmap lent; /* the lent edge map (tpos NULL: none)                            */               \
+    lg__att_mid mid;   /* the caller's step in the next backward (fn NULL: none)          */               \
     lg__graph_id fg;   /* the last forward's graph (lg__graph_id_of)                      */
 
 /* The head of a cache, for the life cycle below. */

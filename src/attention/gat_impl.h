@@ -689,12 +689,21 @@ lg_status LG__ATT_FN(LG_FN(lg__gat_backward))(lg_real *d_in, lg_real *d_params, 
 
     /* B4. dW += H^T dXP (on a large graph split along n, over part, whose
      * partials are summed above); d_in += dXP W^T, or d_in = dXP W^T over
-     * d_out when they are one buffer (d_out was last read by B2) */
-    LG_FN(lg__gemm_ws)(CblasTrans, CblasNoTrans, F, KC, n, in, F, dxp, KC, LG_R(1), dW, KC, part,
-                       lg__gat_part_len(cfg, n));
+     * d_out when they are one buffer (d_out was last read by B2). With the
+     * caller's step (att_cache.h, lg__att_mid), d_in's product, the step,
+     * then dW's (which reads in, the step's to write) */
+    const lg__att_mid mid = cache->mid;
+    if (!mid.fn)
+        LG_FN(lg__gemm_ws)(CblasTrans, CblasNoTrans, F, KC, n, in, F, dxp, KC, LG_R(1), dW, KC, part,
+                           lg__gat_part_len(cfg, n));
     if (d_in)
         LG_FN(lg__gemm)(CblasNoTrans, CblasTrans, n, F, KC, dxp, KC, W, KC, d_in == d_out ? LG_R(0) : LG_R(1), d_in,
                         F);
+    if (mid.fn) {
+        LG_CHECK(mid.fn(mid.ctx));
+        LG_FN(lg__gemm_ws)(CblasTrans, CblasNoTrans, F, KC, n, in, F, dxp, KC, LG_R(1), dW, KC, part,
+                           lg__gat_part_len(cfg, n));
+    }
     LG__PASS_MARK(LG__PASS_GAT_BWD_TAIL);
     return LG_OK;
 }

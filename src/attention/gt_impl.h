@@ -502,10 +502,20 @@ lg_status LG__ATT_FN(LG_FN(lg__gt_backward))(lg_real *d_in, lg_real *d_params, c
 
     /* B3. dW += H^T dZ (on a large graph split along n, over part, whose
      * partials are summed above); d_in += dZ W^T, or d_in = dZ W^T over d_out
-     * when they are one buffer (d_out was last read by B1) */
-    LG_FN(lg__gemm_ws)(CblasTrans, CblasNoTrans, F, P, n, in, F, dz, P, LG_R(1), dW, P, part, lg__gt_part_len(cfg, n));
+     * when they are one buffer (d_out was last read by B1). With the
+     * caller's step (att_cache.h, lg__att_mid), d_in's product, the step,
+     * then dW's (which reads in, the step's to write) */
+    const lg__att_mid mid = cache->mid;
+    if (!mid.fn)
+        LG_FN(lg__gemm_ws)(CblasTrans, CblasNoTrans, F, P, n, in, F, dz, P, LG_R(1), dW, P, part,
+                           lg__gt_part_len(cfg, n));
     if (d_in)
         LG_FN(lg__gemm)(CblasNoTrans, CblasTrans, n, F, P, dz, P, W, P, d_in == d_out ? LG_R(0) : LG_R(1), d_in, F);
+    if (mid.fn) {
+        LG_CHECK(mid.fn(mid.ctx));
+        LG_FN(lg__gemm_ws)(CblasTrans, CblasNoTrans, F, P, n, in, F, dz, P, LG_R(1), dW, P, part,
+                           lg__gt_part_len(cfg, n));
+    }
     LG__PASS_MARK(LG__PASS_GT_BWD_TAIL);
     return LG_OK;
 }

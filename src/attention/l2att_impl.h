@@ -316,10 +316,17 @@ lg_status LG_FN(lg_l2att_backward)(lg_real *d_in, lg_real *d_params, const lg_re
         }
     }
 
-    /* B5. dW_Q += X^T dQ; d_in += dQ W_Q^T (= when d_in is d_out, last read in B1) */
-    LG_FN(lg__gemm)(CblasTrans, CblasNoTrans, F, KC, n, in, F, dQ, KC, LG_R(1), dWq, KC);
+    /* B5. dW_Q += X^T dQ; d_in += dQ W_Q^T (= when d_in is d_out, last read in
+     * B1). With the caller's step (att_cache.h, lg__att_mid), d_in's
+     * product, the step, then dW_Q's (which reads in, the step's to write) */
+    const lg__att_mid mid = cache->mid;
+    if (!mid.fn) LG_FN(lg__gemm)(CblasTrans, CblasNoTrans, F, KC, n, in, F, dQ, KC, LG_R(1), dWq, KC);
     if (d_in)
         LG_FN(lg__gemm)(CblasNoTrans, CblasTrans, n, F, KC, dQ, KC, Wq, KC, d_in == d_out ? LG_R(0) : LG_R(1), d_in, F);
+    if (mid.fn) {
+        LG_CHECK(mid.fn(mid.ctx));
+        LG_FN(lg__gemm)(CblasTrans, CblasNoTrans, F, KC, n, in, F, dQ, KC, LG_R(1), dWq, KC);
+    }
 
     /* W_O and bias; B6 (contractive): the path through the bound */
     for (lg_idx t = 0; t < KC * D; t++) dWo[t] += contr ? sc * gwo[t] : gwo[t];

@@ -243,15 +243,33 @@ LG__ISA_VARIANTS(LG_FN(lg__elu_drop),
 
 /* Their backward in place over one chunk: g[k] = (kept(k) ? g[k] / (1 - p)
  * : 0) * ELU' from the output z (the mask skipped when not training or
- * p = 0). */
-LG__ALWAYS_INLINE void LG__CAT(LG_FN(lg__drop_elu_bwd), _body)(lg_real *restrict g, const lg_real *restrict z, lg_idx k0,
-                                                    lg_idx n, uint64_t stream, uint64_t thr, lg_real scale, int drop) {
+ * p = 0); and, when d is not NULL, in the same pass d[k] = kept(k) ? z[k] /
+ * (1 - p) : 0 (d = z when not training or p = 0): the forward's dropped copy
+ * made again, as lg__dropout's body writes it. */
+LG__ALWAYS_INLINE void LG__CAT(LG_FN(lg__drop_elu_bwd), _body)(lg_real *restrict g, lg_real *restrict d,
+                                                    const lg_real *restrict z, lg_idx k0, lg_idx n, uint64_t stream,
+                                                    uint64_t thr, lg_real scale, int drop) {
     const uint64_t key = lg__nn_dropout_key(stream, (uint64_t)k0 >> 32); /* [k0, k0 + n): one chunk */
-    if (drop) {
+    if (drop && d) {
+#pragma omp simd
+        for (lg_idx k = 0; k < n; k++) {
+            const int keep = lg__nn_keep32(key, thr, (uint32_t)k0 + (uint32_t)k);
+            const lg_real zk = z[k], t = LG_FN(lg__nn_keep_or_zero)(g[k] * scale, keep);
+            g[k] = t * (zk > 0 ? LG_R(1) : zk + LG_R(1));
+            d[k] = LG_FN(lg__nn_keep_or_zero)(zk * scale, keep);
+        }
+    } else if (drop) {
 #pragma omp simd
         for (lg_idx k = 0; k < n; k++) {
             const lg_real t = LG_FN(lg__nn_keep_or_zero)(g[k] * scale, lg__nn_keep32(key, thr, (uint32_t)k0 + (uint32_t)k));
             g[k] = t * (z[k] > 0 ? LG_R(1) : z[k] + LG_R(1));
+        }
+    } else if (d) {
+#pragma omp simd
+        for (lg_idx k = 0; k < n; k++) {
+            const lg_real zk = z[k];
+            g[k] *= zk > 0 ? LG_R(1) : zk + LG_R(1);
+            d[k] = zk;
         }
     } else {
 #pragma omp simd
@@ -259,27 +277,27 @@ LG__ALWAYS_INLINE void LG__CAT(LG_FN(lg__drop_elu_bwd), _body)(lg_real *restrict
     }
 }
 LG__ISA_VARIANTS(LG_FN(lg__drop_elu_bwd),
-                 (lg_real *restrict g, const lg_real *restrict z, lg_idx k0, lg_idx n, uint64_t stream, uint64_t thr,
-                  lg_real scale, int drop),
-                 (g, z, k0, n, stream, thr, scale, drop))
+                 (lg_real *restrict g, lg_real *restrict d, const lg_real *restrict z, lg_idx k0, lg_idx n,
+                  uint64_t stream, uint64_t thr, lg_real scale, int drop),
+                 (g, d, z, k0, n, stream, thr, scale, drop))
 
 /* Their loops over chunks, spread over the threads: the forward on (x = z,
- * d) when d is not NULL, else the backward on (x = g, zr = z). */
-static void LG_FN(lg__elu_drop_run)(lg_real *x, lg_real *d, const lg_real *zr, lg_idx count, double p, uint64_t seed,
-                                    uint64_t counter, int training) {
+ * d) when fwd, else the backward on (x = g, d, zr = z). */
+static void LG_FN(lg__elu_drop_run)(int fwd, lg_real *x, lg_real *d, const lg_real *zr, lg_idx count, double p,
+                                    uint64_t seed, uint64_t counter, int training) {
     const int drop = training && p != 0.0;
     const uint64_t stream = lg__nn_dropout_stream(seed, counter), thr = lg__nn_dropout_threshold(p);
     const lg_real scale = (lg_real)(1.0 / (1.0 - p));
     void (*ff)(lg_real *restrict, lg_real *restrict, lg_idx, lg_idx, uint64_t, uint64_t, lg_real, int) =
         LG__ISA_PICK(LG_FN(lg__elu_drop));
-    void (*fb)(lg_real *restrict, const lg_real *restrict, lg_idx, lg_idx, uint64_t, uint64_t, lg_real, int) =
-        LG__ISA_PICK(LG_FN(lg__drop_elu_bwd));
+    void (*fb)(lg_real *restrict, lg_real *restrict, const lg_real *restrict, lg_idx, lg_idx, uint64_t, uint64_t,
+               lg_real, int) = LG__ISA_PICK(LG_FN(lg__drop_elu_bwd));
     const lg_idx nc = (count + LG__NN_CHUNK - 1) / LG__NN_CHUNK;
 #pragma omp parallel for schedule(static) if (count >= LG__NN_PAR_MIN)
     for (lg_idx c = 0; c < nc; c++) {
         const lg_idx k0 = c * LG__NN_CHUNK, len = LG_MIN(LG__NN_CHUNK, count - k0);
-        if (d) ff(x + k0, d + k0, k0, len, stream, thr, scale, drop);
-        else fb(x + k0, zr + k0, k0, len, stream, thr, scale, drop);
+        if (fwd) ff(x + k0, d + k0, k0, len, stream, thr, scale, drop);
+        else fb(x + k0, d ? d + k0 : NULL, zr + k0, k0, len, stream, thr, scale, drop);
     }
 }
 
@@ -288,7 +306,7 @@ static void LG_FN(lg__elu_drop_run)(lg_real *x, lg_real *d, const lg_real *zr, l
 lg_status LG_FN(lg_elu_dropout_forward)(lg_real *z, lg_real *d, lg_idx count, double p, uint64_t seed, uint64_t counter,
                                         int training) {
     LG_CHECK(lg__nn_dropout_args(__func__, count, p, z, "z", d, "d", sizeof(lg_real)));
-    LG_FN(lg__elu_drop_run)(z, d, NULL, count, p, seed, counter, training);
+    LG_FN(lg__elu_drop_run)(1, z, d, NULL, count, p, seed, counter, training);
     return LG_OK;
 }
 
@@ -296,7 +314,18 @@ lg_status LG_FN(lg_elu_dropout_forward)(lg_real *z, lg_real *d, lg_idx count, do
 lg_status LG_FN(lg_dropout_elu_backward_inplace)(lg_real *g, const lg_real *z, lg_idx count, double p, uint64_t seed,
                                                  uint64_t counter, int training) {
     LG_CHECK(lg__nn_dropout_args(__func__, count, p, g, "g", z, "z", sizeof(lg_real)));
-    LG_FN(lg__elu_drop_run)(g, NULL, z, count, p, seed, counter, training);
+    LG_FN(lg__elu_drop_run)(0, g, NULL, z, count, p, seed, counter, training);
+    return LG_OK;
+}
+
+/* lg_dropout_elu_backward_inplace(g, z) and lg_dropout_forward(d, z) in one
+ * pass (one mask for both) */
+lg_status LG_FN(lg_dropout_elu_backward_remake)(lg_real *g, lg_real *d, const lg_real *z, lg_idx count, double p,
+                                                uint64_t seed, uint64_t counter, int training) {
+    LG_CHECK(lg__nn_dropout_args(__func__, count, p, g, "g", z, "z", sizeof(lg_real)));
+    LG_CHECK(lg__nn_dropout_args(__func__, count, p, d, "d", z, "z", sizeof(lg_real)));
+    LG_CHECK(lg__nn_dropout_args(__func__, count, p, g, "g", d, "d", sizeof(lg_real)));
+    LG_FN(lg__elu_drop_run)(0, g, d, z, count, p, seed, counter, training);
     return LG_OK;
 }
 

@@ -269,6 +269,33 @@ static int LG_FN(lg__bwd_fused)(const LG_MODEL *m, int l) {
  * buffer would spare no memory. */
 static int LG_FN(lg__drop_shared)(const LG_MODEL *m, int l) { return l > 0 && m->L > 2; }
 
+/* 1 if the model's backward of block l runs block l - 1's pass of
+ * lg__bwd_fused, on block l's input gradient, together with the making again
+ * of its own dropped input (lg_dropout_elu_backward_remake: one mask for
+ * both), in its layer's backward between the input gradient's product and
+ * the weights' (lg__att_mid): block l's input in the last forward was the
+ * shared dropin (lg__drop_shared, training with p > 0), dropped from block
+ * l - 1's ELU output. Block l - 1's backward then skips that pass. */
+static int LG_FN(lg__bwd_remade)(const LG_MODEL *m, int l) {
+    return l > 0 && l < m->L && m->dropin && m->layer[l].lin == m->dropin && m->layer[l].lsrc == m->layer[l - 1].z &&
+           LG_FN(lg__bwd_fused)(m, l - 1);
+}
+
+/* The step of lg__bwd_remade, run by the layer's backward (lg__att_mid). */
+typedef struct {
+    lg_real *g, *d;     /* block l's input gradient (n x w_in, in place); m->dropin */
+    const lg_real *z;   /* block l - 1's ELU output                              */
+    lg_idx count;       /* n w_in                                                */
+    double p;           /* the dropout rate                                      */
+    uint64_t seed, ctr; /* the mask's seed and counter (block l's input dropout) */
+    int training;
+} LG_FN(lg__remake_ctx);
+
+static lg_status LG_FN(lg__remake_step)(void *v) {
+    const LG_FN(lg__remake_ctx) *c = v;
+    return LG_FN(lg_dropout_elu_backward_remake)(c->g, c->d, c->z, c->count, c->p, c->seed, c->ctr, c->training);
+}
+
 /* Directed edges of g once self-loops are added (add) or removed. O(nnz). */
 static lg_idx LG_FN(lg__loops_nnz)(const lg_graph *g, int add) {
     lg_idx loops = 0;
@@ -939,13 +966,16 @@ lg_status LG_FN(lg__model_eval)(const LG_MODEL *m, const lg_idx *nodes, lg_idx c
  * both buf[0] when one_grad). With fused (the model's backward), when
  * lg__bwd_fused(m, l) dcur is still dL/d(block l + 1's dropped input), the
  * mask not applied, and when lg__bwd_fused(m, l - 1) dprev is left so for
- * block l - 1; lg__model_block_backward passes 0. */
+ * block l - 1, or (lg__bwd_remade(m, l)) taken through block l - 1's
+ * dropout and ELU backward by the layer's backward, which makes dropin
+ * again in that pass; lg__model_block_backward passes 0. */
 static lg_status LG_FN(lg__block_backward)(LG_MODEL *m, int l, lg_real *dcur, lg_real *dprev, int training,
                                            uint64_t seed, uint64_t epoch, int fused) {
     const lg_idx n = m->n;
     LG_FN(lg__layer) *y = &m->layer[l];
     const size_t out_sz = sizeof(lg_real) * (size_t)(n * y->w_out), in_sz = sizeof(lg_real) * (size_t)(n * y->w_in);
-    if (m->dropin && y->lin == m->dropin) /* the forward's dropped input, the same bits from the same input */
+    const int remake = fused && LG_FN(lg__bwd_remade)(m, l); /* the layer's backward makes it (below) */
+    if (m->dropin && y->lin == m->dropin && !remake) /* the forward's dropped input, the same bits from the same input */
         LG_CHECK(LG_FN(lg_dropout_forward)(m->dropin, y->lsrc, n * y->w_in, m->c.dropout, seed,
                                            LG_FN(lg__ctr)(epoch, l, 0), training));
     if (y->cos) { /* back through out = cur + alpha (*) SCSA(CenterNorm(dropout(cur))) */
@@ -969,23 +999,40 @@ static lg_status LG_FN(lg__block_backward)(LG_MODEL *m, int l, lg_real *dcur, lg
          * needed afterwards: no residual), the layer writes dL/d drop_l to
          * dprev, and the dropout's backward (its mask times 1/(1-p), which is
          * its forward) runs there in place */
-        if (fused && LG_FN(lg__bwd_fused)(m, l)) /* with block l + 1's input dropout backward */
+        if (fused && LG_FN(lg__bwd_remade)(m, l + 1)) {
+            /* done: block l + 1's backward ran that pass with its dropin's making */
+        } else if (fused && LG_FN(lg__bwd_fused)(m, l)) /* with block l + 1's input dropout backward */
             LG_CHECK(LG_FN(lg_dropout_elu_backward_inplace)(dcur, y->z, n * y->w_out, m->c.dropout, seed,
                                                             LG_FN(lg__ctr)(epoch, l + 1, 0), training));
         else if (y->actf == LG__ACT_ELU)
             LG_CHECK(LG_FN(lg_elu_backward_inplace)(dcur, y->z, n * y->w_out));
         /* one_grad: dprev is dcur, which the layer's backward overwrites */
         if (dprev != dcur) memset(dprev, 0, in_sz);
-        if (y->gt)
-            LG_CHECK(LG_FN(lg_gt_backward)(dprev, m->grads + y->off, dcur, y->tcache, y->lin, m->params + y->off, m->g,
-                                           m->gT, &y->tc));
-        else if (y->l2)
-            LG_CHECK(LG_FN(lg_l2att_backward)(dprev, m->grads + y->off, dcur, y->lcache, y->lin, m->params + y->off,
-                                              m->g, m->gT, &y->lc));
-        else
-            LG_CHECK(LG_FN(lg_gat_backward)(dprev, m->grads + y->off, dcur, y->cache, y->lin, m->params + y->off, m->g,
-                                            m->gT, &y->gc));
-        if (fused && l > 0 && LG_FN(lg__bwd_fused)(m, l - 1)) return LG_OK; /* block l - 1 applies the mask */
+        /* remake: block l - 1's dropout and ELU backward on dprev and the
+         * making of dropin, in one pass the layer runs before dW's product */
+        LG_FN(lg__remake_ctx) rc = {dprev, m->dropin, l > 0 ? m->layer[l - 1].z : NULL, n * y->w_in, m->c.dropout,
+                                    seed, LG_FN(lg__ctr)(epoch, l, 0), training};
+        const lg__att_mid mid = {remake ? LG_FN(lg__remake_step) : NULL, &rc}, none = {NULL, NULL};
+        lg_status st;
+        if (y->gt) {
+            lg__gt_cache_set_mid(y->tcache, &mid);
+            st = LG_FN(lg_gt_backward)(dprev, m->grads + y->off, dcur, y->tcache, y->lin, m->params + y->off, m->g,
+                                       m->gT, &y->tc);
+            lg__gt_cache_set_mid(y->tcache, &none);
+        } else if (y->l2) {
+            lg__l2att_cache_set_mid(y->lcache, &mid);
+            st = LG_FN(lg_l2att_backward)(dprev, m->grads + y->off, dcur, y->lcache, y->lin, m->params + y->off, m->g,
+                                          m->gT, &y->lc);
+            lg__l2att_cache_set_mid(y->lcache, &none);
+        } else {
+            lg__gat_cache_set_mid(y->cache, &mid);
+            st = LG_FN(lg_gat_backward)(dprev, m->grads + y->off, dcur, y->cache, y->lin, m->params + y->off, m->g,
+                                        m->gT, &y->gc);
+            lg__gat_cache_set_mid(y->cache, &none);
+        }
+        LG_CHECK(st);
+        /* block l - 1 applies the mask, or the layer did (remake) */
+        if (fused && l > 0 && LG_FN(lg__bwd_fused)(m, l - 1)) return LG_OK;
         return LG_FN(lg_dropout_forward)(dprev, dprev, n * y->w_in, m->c.dropout, seed, LG_FN(lg__ctr)(epoch, l, 0),
                                          training);
     }
