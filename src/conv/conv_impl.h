@@ -200,7 +200,8 @@ lg_status LG_FN(lg_conv_backward)(lg_real *d_in, lg_real *d_h0, lg_real *d_param
         cfg->eps != cache->fcfg.eps)
         return lg__error(LG_EINVAL, "%s: config differs from the forward's", fn);
     LG_CHECK(lg__graph_id_check(&cache->fg, g, fn)); /* checked by the forward */
-    LG_CHECK(lg__graph_transpose_shape(g, gT, fn)); /* its entries below, by the transpose map */
+    const int lent = g == cache->cg && gT && gT == cache->cgT; /* a checked pair (lg__conv_cache_lend_checked) */
+    if (!lent) LG_CHECK(lg__graph_transpose_shape(g, gT, fn)); /* its entries below, by the transpose map */
     const lg_idx n = g->n, F = cfg->in_dim, D = cfg->out_dim;
     lg_conv_layout lay;
     LG_CHECK(lg_conv_layout_get(cfg, &lay));
@@ -212,7 +213,7 @@ lg_status LG_FN(lg_conv_backward)(lg_real *d_in, lg_real *d_h0, lg_real *d_param
      * least 2 n scalars of every kind (lg__conv_sizes), holds the n cursors.
      * With its shape above this is the whole check: a gT that passes is g's
      * transpose, hence a valid graph (lg_graph_check is not needed again). */
-    if (!lg__graph_transpose_map(NULL, NULL, (lg_idx *)work, g, gT))
+    if (!lent && !lg__graph_transpose_map(NULL, NULL, (lg_idx *)work, g, gT))
         return lg__error(LG_EINVAL, "%s: transposed graph is not the graph's transpose", fn);
     switch (cfg->kind) {
     case LG_CONV_GCN: {

@@ -27,6 +27,10 @@ struct lg_conv_cache {
     lg__graph_id fg;        /* its graph (lg__graph_id_of)                     */
     void *act;              /* activations kept for backward                   */
     void *work;             /* scratch                                         */
+    const lg_graph *cg, *cgT; /* a pair its owner checked (g valid, gT its
+                               transpose) and keeps unchanged while lent: the
+                               calls on exactly these skip their O(n + nnz)
+                               checks (lg__conv_cache_lend_checked); NULL: none */
 };
 
 /* Values (not bytes) of the two buffers for cfg and n nodes. */
@@ -39,6 +43,13 @@ lg_status lg__conv_check_cache(const lg_conv_cache *cache, const lg_conv_config 
 
 /* Validates g (lg_graph_check) and that it fits the cache. */
 lg_status lg__conv_check_graph(const lg_conv_cache *cache, const lg_graph *g, const char *what, const char *fn);
+
+/* Lends the cache the pair (g, gT), which the caller has checked (g with
+ * lg_graph_check, gT made as g's transpose) and keeps unchanged while lent:
+ * forward and backward on exactly these graphs skip their checks of them (a
+ * model's own full graph, as its lent edge map does for the attention
+ * layers). NULLs end the lending. O(1). */
+void lg__conv_cache_lend_checked(lg_conv_cache *c, const lg_graph *g, const lg_graph *gT);
 
 /* Allocates a cache for scalars of rs bytes (LG_ENOMEM, nothing leaked). */
 lg_status lg__conv_cache_alloc(lg_conv_cache **out, const lg_conv_config *cfg, lg_idx n_cap, size_t rs);

@@ -8,6 +8,7 @@
 #include "attention/gat_internal.h"
 #include "attention/gt_internal.h"
 #include "attention/l2att_internal.h"
+#include "conv/conv_internal.h"
 #include "core/internal.h"
 #include "graph/graph_internal.h"
 #include "core/real.h"
@@ -330,10 +331,12 @@ static int LG_FN(lg__model_lends)(const LG_MODEL *m) {
 
 /* Lends the edge map of (m->g, m->gT) to every GAT, GT and L2 layer's cache;
  * a full-graph model's graphs, checked at its build and never changed, are
- * marked checked (a batch's are not: the layers check them). */
+ * marked checked (a batch's are not: the layers check them), and lent so to
+ * the convolution layers' caches too (gT made from g at the build). */
 static void LG_FN(lg__model_lend_map)(LG_MODEL *m) {
     const lg__att_tmap map = {m->g, m->gT, m->tpos, m->tedge, !m->batch};
     for (int l = 0; l < m->L; l++) {
+        if (m->layer[l].ccache && !m->batch) lg__conv_cache_lend_checked(m->layer[l].ccache, m->g, m->gT);
         if (m->layer[l].cache) lg__gat_cache_lend_tmap(m->layer[l].cache, &map);
         if (m->layer[l].tcache) lg__gt_cache_lend_tmap(m->layer[l].tcache, &map);
         if (m->layer[l].lcache) lg__l2att_cache_lend_tmap(m->layer[l].lcache, &map);
