@@ -50,8 +50,8 @@ typedef struct lg__att_tmap {
  * weights' gradient reads its input. A model whose blocks keep no dropped
  * copy of their input makes it again there, in the pass that takes d_in
  * through the block before's dropout and ELU backward
- * (lg_dropout_elu_backward_remake). Set for one backward call
- * (lg__<layer>_cache_set_mid) and cleared by the caller after it; without
+ * (lg_dropout_elu_backward_remake). Set in the cache's head (mid) for one
+ * backward call and cleared by the caller after it; without
  * one (fn NULL), dW's product runs first, as the layers' contracts allow d_in
  * to alias in. The step's error ends the backward with it. */
 typedef struct lg__att_mid {

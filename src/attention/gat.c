@@ -143,8 +143,6 @@ lg_status lg_gat_memory(const lg_gat_config *cfg, lg_idx n, lg_idx nnz, size_t r
 
 void lg__gat_cache_lend_tmap(lg_gat_cache *c, const lg__att_tmap *m) { c->lent = *m; }
 
-void lg__gat_cache_set_mid(lg_gat_cache *c, const lg__att_mid *mid) { c->mid = *mid; }
-
 void lg_gat_cache_free(lg_gat_cache *c) {
     if (c) lg__free(c->fscr);
     lg__att_cache_free(&lg__gat_kind, c);

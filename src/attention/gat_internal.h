@@ -126,8 +126,4 @@ lg_status lg__gat_memory_ext(const lg_gat_config *cfg, lg_idx n, lg_idx nnz, siz
  * caller's and must outlive their use). O(1). */
 void lg__gat_cache_lend_tmap(lg_gat_cache *c, const lg__att_tmap *m);
 
-/* Sets the caller's step of the next backward (att_cache.h, lg__att_mid;
- * copied; fn NULL clears it). O(1). */
-void lg__gat_cache_set_mid(lg_gat_cache *c, const lg__att_mid *mid);
-
 #endif /* LG_ATTENTION_GAT_INTERNAL_H */

@@ -132,8 +132,6 @@ lg_status lg_gt_memory(const lg_gt_config *cfg, lg_idx n, lg_idx nnz, size_t rea
 
 void lg__gt_cache_lend_tmap(lg_gt_cache *c, const lg__att_tmap *m) { c->lent = *m; }
 
-void lg__gt_cache_set_mid(lg_gt_cache *c, const lg__att_mid *mid) { c->mid = *mid; }
-
 void lg_gt_cache_free(lg_gt_cache *c) { lg__att_cache_free(&lg__gt_kind, c); }
 
 lg_status lg__gt_cache_alloc(lg_gt_cache **out, const lg_gt_config *cfg, lg_idx n_cap, lg_idx nnz_cap, size_t rs,

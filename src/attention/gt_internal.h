@@ -85,10 +85,6 @@ lg_status lg__gt_memory_ext(const lg_gt_config *cfg, lg_idx n, lg_idx nnz, size_
  * caller's and must outlive their use). O(1). */
 void lg__gt_cache_lend_tmap(lg_gt_cache *c, const lg__att_tmap *m);
 
-/* Sets the caller's step of the next backward (att_cache.h, lg__att_mid;
- * copied; fn NULL clears it). O(1). */
-void lg__gt_cache_set_mid(lg_gt_cache *c, const lg__att_mid *mid);
-
 /* Width of the reduction partials: P (bias) + 3D (gate vector, if any). */
 lg_idx lg__gt_part_width(const lg_gt_config *cfg);
 

@@ -170,8 +170,6 @@ lg_status lg_l2att_memory(const lg_l2att_config *cfg, lg_idx n, lg_idx nnz, size
 
 void lg__l2att_cache_lend_tmap(lg_l2att_cache *c, const lg__att_tmap *m) { c->lent = *m; }
 
-void lg__l2att_cache_set_mid(lg_l2att_cache *c, const lg__att_mid *mid) { c->mid = *mid; }
-
 void lg_l2att_cache_free(lg_l2att_cache *c) { lg__att_cache_free(&lg__l2_kind, c); }
 
 lg_status lg__l2att_cache_alloc(lg_l2att_cache **out, const lg_l2att_config *cfg, lg_idx n_cap, lg_idx nnz_cap,

@@ -74,8 +74,4 @@ lg_status lg__l2att_memory_ext(const lg_l2att_config *cfg, lg_idx n, lg_idx nnz,
  * caller's and must outlive their use). O(1). */
 void lg__l2att_cache_lend_tmap(lg_l2att_cache *c, const lg__att_tmap *m);
 
-/* Sets the caller's step of the next backward (att_cache.h, lg__att_mid;
- * copied; fn NULL clears it). O(1). */
-void lg__l2att_cache_set_mid(lg_l2att_cache *c, const lg__att_mid *mid);
-
 #endif /* LG_ATTENTION_L2ATT_INTERNAL_H */

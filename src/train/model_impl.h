@@ -1015,24 +1015,16 @@ static lg_status LG_FN(lg__block_backward)(LG_MODEL *m, int l, lg_real *dcur, lg
          * making of dropin, in one pass the layer runs before dW's product */
         LG_FN(lg__remake_ctx) rc = {dprev, m->dropin, l > 0 ? m->layer[l - 1].z : NULL, n * y->w_in, m->c.dropout,
                                     seed, LG_FN(lg__ctr)(epoch, l, 0), training};
-        const lg__att_mid mid = {remake ? LG_FN(lg__remake_step) : NULL, &rc}, none = {NULL, NULL};
-        lg_status st;
-        if (y->gt) {
-            lg__gt_cache_set_mid(y->tcache, &mid);
-            st = LG_FN(lg_gt_backward)(dprev, m->grads + y->off, dcur, y->tcache, y->lin, m->params + y->off, m->g,
-                                       m->gT, &y->tc);
-            lg__gt_cache_set_mid(y->tcache, &none);
-        } else if (y->l2) {
-            lg__l2att_cache_set_mid(y->lcache, &mid);
-            st = LG_FN(lg_l2att_backward)(dprev, m->grads + y->off, dcur, y->lcache, y->lin, m->params + y->off, m->g,
-                                          m->gT, &y->lc);
-            lg__l2att_cache_set_mid(y->lcache, &none);
-        } else {
-            lg__gat_cache_set_mid(y->cache, &mid);
-            st = LG_FN(lg_gat_backward)(dprev, m->grads + y->off, dcur, y->cache, y->lin, m->params + y->off, m->g,
-                                        m->gT, &y->gc);
-            lg__gat_cache_set_mid(y->cache, &none);
-        }
+        lg__att_head *h = y->gt ? &y->tcache->head : y->l2 ? &y->lcache->head : &y->cache->head;
+        if (remake) h->mid = (lg__att_mid){LG_FN(lg__remake_step), &rc};
+        const lg_status st =
+            y->gt   ? LG_FN(lg_gt_backward)(dprev, m->grads + y->off, dcur, y->tcache, y->lin, m->params + y->off, m->g,
+                                            m->gT, &y->tc)
+            : y->l2 ? LG_FN(lg_l2att_backward)(dprev, m->grads + y->off, dcur, y->lcache, y->lin, m->params + y->off,
+                                               m->g, m->gT, &y->lc)
+                    : LG_FN(lg_gat_backward)(dprev, m->grads + y->off, dcur, y->cache, y->lin, m->params + y->off, m->g,
+                                             m->gT, &y->gc);
+        h->mid = (lg__att_mid){NULL, NULL}; /* for this call only */
         LG_CHECK(st);
         /* block l - 1 applies the mask, or the layer did (remake) */
         if (fused && l > 0 && LG_FN(lg__bwd_fused)(m, l - 1)) return LG_OK;
